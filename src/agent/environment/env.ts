@@ -1,0 +1,59 @@
+import { assetsDir } from '../paths';
+import type { ServerSpec } from '../../shared/node-protocol';
+
+/** Variable names a server may not set (they would change how the runtime itself behaves). */
+const BLOCKED_VARS = /^(LD_.*|NODE_OPTIONS|NODE_PATH|HOME|PATH|SERVER_ID|SERVER_DIR|SERVER_MEMORY|SERVER_CPU|SERVER_DISK|NODE|ASSETS_DIR)$/;
+export const VARIABLE_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** The user-defined variables that are actually applied (invalid or reserved names are dropped). */
+export function userVariables(spec: ServerSpec): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(spec.variables ?? {})) {
+    if (!VARIABLE_KEY_RE.test(k) || BLOCKED_VARS.test(k)) continue;
+    out[k] = String(v);
+  }
+  return out;
+}
+
+/** Built-in values; they win over user variables. */
+export function builtinVariables(spec: ServerSpec, dir: string): Record<string, string> {
+  return {
+    NODE: process.execPath,
+    ASSETS_DIR: assetsDir(),
+    SERVER_ID: spec.id,
+    SERVER_DIR: dir,
+    SERVER_MEMORY: String(spec.memory),
+    SERVER_CPU: String(spec.cpu),
+    SERVER_DISK: String(spec.disk),
+  };
+}
+
+/** Values available to `{{VAR}}` substitution in the startup template. */
+export function templateVariablesFor(spec: ServerSpec, dir: string): Record<string, string> {
+  return { ...userVariables(spec), ...builtinVariables(spec, dir) };
+}
+
+/**
+ * The child's whole environment. Built from scratch (never a copy of the agent's env) so that the
+ * node token and any other secret of the agent cannot leak: only PATH/LANG/TZ are taken over.
+ */
+export function childEnv(spec: ServerSpec, dir: string): Record<string, string> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH || DEFAULT_PATH,
+    LANG: process.env.LANG || 'C.UTF-8',
+    HOME: dir,
+    USER: 'container',
+    TERM: 'dumb',
+  };
+  if (process.env.TZ) env.TZ = process.env.TZ;
+  Object.assign(env, userVariables(spec));
+  const b = builtinVariables(spec, dir);
+  env.SERVER_ID = b.SERVER_ID!;
+  env.SERVER_DIR = b.SERVER_DIR!;
+  env.SERVER_MEMORY = b.SERVER_MEMORY!;
+  env.SERVER_CPU = b.SERVER_CPU!;
+  env.SERVER_DISK = b.SERVER_DISK!;
+  return env;
+}

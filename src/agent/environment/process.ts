@@ -1,0 +1,130 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { LineSplitter } from './line-splitter';
+import { signalGroup } from './proc';
+
+export type OutputStream = 'stdout' | 'stderr';
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** set when the process could not be started at all */
+  error?: Error;
+}
+
+export interface SpawnOptions {
+  argv: string[];
+  cwd: string;
+  env: Record<string, string>;
+  maxLineLength?: number;
+}
+
+/**
+ * One running process, spawned without a shell as the leader of its own process group
+ * (`detached: true`) so that signals and kills reach the whole tree (`kill(-pid)`).
+ *
+ * Events: `line` (line, stream), `exit` ({ code, signal, error }) — emitted once, after the output is
+ * drained. When the leader exits, the rest of its group is SIGKILLed.
+ */
+export class ManagedProcess extends EventEmitter {
+  readonly child: ChildProcess;
+  readonly pid: number | null;
+  private exited = false;
+  private detachedFromAgent = false;
+  private resolveDone!: (info: ExitInfo) => void;
+  /** Resolves after the `exit` event was emitted (its listeners have run). */
+  readonly done: Promise<ExitInfo> = new Promise((r) => (this.resolveDone = r));
+
+  constructor(opts: SpawnOptions) {
+    super();
+    const [cmd, ...args] = opts.argv;
+    this.child = spawn(cmd!, args, {
+      cwd: opts.cwd,
+      env: opts.env,
+      shell: false,
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      windowsHide: true,
+    });
+    this.pid = this.child.pid ?? null;
+    const maxLen = opts.maxLineLength ?? 4096;
+    const out = new LineSplitter((l) => this.emit('line', l, 'stdout'), maxLen);
+    const err = new LineSplitter((l) => this.emit('line', l, 'stderr'), maxLen);
+    this.child.stdout!.on('data', (c: Buffer) => out.push(c));
+    this.child.stderr!.on('data', (c: Buffer) => err.push(c));
+    this.child.stdin!.on('error', () => {
+      /* EPIPE when the process is gone */
+    });
+    let exitInfo: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let closeTimer: NodeJS.Timeout | null = null;
+    const finish = (error?: Error): void => {
+      if (this.exited) return;
+      this.exited = true;
+      if (closeTimer) clearTimeout(closeTimer);
+      out.end();
+      err.end();
+      const info: ExitInfo = { code: exitInfo?.code ?? null, signal: exitInfo?.signal ?? null, error };
+      this.emit('exit', info);
+      this.resolveDone(info);
+    };
+    this.child.on('error', (e) => {
+      // spawn failure (ENOENT, EACCES): no exit event follows when there is no pid
+      if (this.pid === null || !exitInfo) {
+        exitInfo = { code: null, signal: null };
+        finish(e);
+      }
+    });
+    this.child.on('exit', (code, signal) => {
+      exitInfo = { code, signal };
+      if (this.pid !== null && !this.detachedFromAgent) signalGroup(this.pid, 'SIGKILL');
+      // wait for stdio to drain ('close'), but not forever
+      closeTimer = setTimeout(() => finish(), 1000);
+    });
+    this.child.on('close', () => {
+      if (exitInfo) finish();
+    });
+  }
+
+  get running(): boolean {
+    return !this.exited;
+  }
+
+  /** Writes one line to stdin. */
+  write(line: string): boolean {
+    const stdin = this.child.stdin;
+    if (!stdin || stdin.destroyed || !stdin.writable) return false;
+    stdin.write(line.endsWith('\n') ? line : line + '\n');
+    return true;
+  }
+
+  closeStdin(): void {
+    this.child.stdin?.end();
+  }
+
+  /** Signal to the whole process group. */
+  signal(sig: NodeJS.Signals): boolean {
+    if (this.pid === null || this.exited) return false;
+    return signalGroup(this.pid, sig);
+  }
+
+  kill(): boolean {
+    return this.signal('SIGKILL');
+  }
+
+  /**
+   * The agent stops watching this process but leaves it running (agent shutdown without stopping
+   * servers). The next agent run finds and kills it from state.json.
+   */
+  abandon(): void {
+    this.detachedFromAgent = true;
+    this.exited = true;
+    this.removeAllListeners();
+    this.child.removeAllListeners('exit');
+    this.child.removeAllListeners('close');
+    this.child.stdout?.removeAllListeners('data');
+    this.child.stderr?.removeAllListeners('data');
+    this.child.on('error', () => {});
+    this.child.unref();
+    for (const s of [this.child.stdin, this.child.stdout, this.child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
+  }
+}

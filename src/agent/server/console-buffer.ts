@@ -1,0 +1,75 @@
+export type ConsoleStream = 'stdout' | 'stderr' | 'system';
+
+export interface ConsoleLine {
+  line: string;
+  stream: ConsoleStream;
+  ts: string; // ISO time
+  /** 'install' lines come from the install script and are replayed as `install_output`. */
+  kind: 'console' | 'install';
+}
+
+/** Fixed-size ring buffer of the most recent console lines (150 by default). */
+export class ConsoleBuffer {
+  private buf: (ConsoleLine | undefined)[];
+  private next = 0;
+  private size = 0;
+
+  constructor(readonly capacity = 150) {
+    this.buf = new Array<ConsoleLine | undefined>(capacity);
+  }
+
+  push(entry: ConsoleLine): void {
+    this.buf[this.next] = entry;
+    this.next = (this.next + 1) % this.capacity;
+    if (this.size < this.capacity) this.size++;
+  }
+
+  /** Oldest first. */
+  entries(): ConsoleLine[] {
+    const out: ConsoleLine[] = [];
+    const start = (this.next - this.size + this.capacity) % this.capacity;
+    for (let i = 0; i < this.size; i++) out.push(this.buf[(start + i) % this.capacity]!);
+    return out;
+  }
+
+  lines(): string[] {
+    return this.entries().map((e) => e.line);
+  }
+
+  clear(): void {
+    this.buf = new Array<ConsoleLine | undefined>(this.capacity);
+    this.next = 0;
+    this.size = 0;
+  }
+}
+
+/**
+ * Output flood guard: at most `maxLines` per `windowMs` are let through; the first line dropped in a
+ * window is reported by the caller with one system notice.
+ */
+export class FloodGuard {
+  private windowStart = 0;
+  private count = 0;
+  private noticed = false;
+
+  constructor(
+    private readonly maxLines = 2000,
+    private readonly windowMs = 100,
+  ) {}
+
+  /** 'pass' | 'drop' | 'notice' (first drop of the window: caller emits a notice). */
+  check(now = Date.now()): 'pass' | 'drop' | 'notice' {
+    if (now - this.windowStart >= this.windowMs) {
+      this.windowStart = now;
+      this.count = 0;
+      this.noticed = false;
+    }
+    if (this.count < this.maxLines) {
+      this.count++;
+      return 'pass';
+    }
+    if (this.noticed) return 'drop';
+    this.noticed = true;
+    return 'notice';
+  }
+}

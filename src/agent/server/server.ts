@@ -1,0 +1,562 @@
+import { EventEmitter } from 'node:events';
+import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
+import path from 'node:path';
+import { constants as osConstants } from 'node:os';
+import type { ServerSpec, ServerStateEvent, ServerStatus } from '../../shared/node-protocol';
+import { childLogger } from '../../logger';
+import { AgentError, invalidState } from '../errors';
+import { type AgentPaths, serverDir } from '../paths';
+import { buildArgv, TemplateError } from '../environment/template';
+import { childEnv, templateVariablesFor } from '../environment/env';
+import { ManagedProcess, type ExitInfo, type OutputStream } from '../environment/process';
+import { dirSize, processStartTime } from '../environment/proc';
+import type { CpuLimiter } from '../environment/cgroup';
+import { ConsoleBuffer, FloodGuard, type ConsoleLine, type ConsoleStream } from './console-buffer';
+import { ResourceMonitor, type ServerStats } from './monitor';
+
+const log = childLogger('agent');
+const MIB = 1024 * 1024;
+
+export interface ServerRuntimeOptions {
+  paths: AgentPaths;
+  cpuLimiter: CpuLimiter;
+  stopGraceSeconds: number;
+  /** resource poll (memory limit check, cpu %) */
+  statsIntervalMs: number;
+  /** `stats` push to console clients while running */
+  statsPushIntervalMs: number;
+  /** disk re-check while running */
+  diskCheckIntervalMs: number;
+  /** no auto-restart when a crash follows the previous one within this window */
+  crashLoopWindowMs: number;
+  autoRestartDelayMs: number;
+  installTimeoutMs: number;
+  maxLineLength: number;
+  floodLines: number;
+  floodWindowMs: number;
+  historyLines: number;
+}
+
+/** What is persisted in state.json for one server. */
+export interface PersistedServer {
+  spec: ServerSpec;
+  installed: boolean;
+  /** the server should be running (restored at agent boot) */
+  desiredRunning: boolean;
+  status: ServerStatus;
+  pid: number | null;
+  pidStart: number | null;
+  exitCode: number | null;
+  reason: string | null;
+}
+
+export interface ServerState {
+  id: string;
+  status: ServerStatus;
+  exitCode: number | null;
+  reason: string | null;
+  startedAt: string | null;
+  stats: ServerStats;
+}
+
+export type StopMethod = { kind: 'stdin'; line: string } | { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'eof' };
+
+/** `stop` of a blueprint: `SIGTERM`/`SIGINT`/…, `^C` (SIGINT), `^\` (SIGQUIT), `^D` (close stdin), else a stdin line. */
+export function parseStop(stop: string | null | undefined): StopMethod {
+  const s = (stop ?? '').trim();
+  if (!s) return { kind: 'signal', signal: 'SIGTERM' };
+  const caret: Record<string, StopMethod> = {
+    '^C': { kind: 'signal', signal: 'SIGINT' },
+    '^\\': { kind: 'signal', signal: 'SIGQUIT' },
+    '^D': { kind: 'eof' },
+    '^Z': { kind: 'signal', signal: 'SIGTSTP' },
+  };
+  if (caret[s.toUpperCase()]) return caret[s.toUpperCase()]!;
+  const sig = s.toUpperCase();
+  if (/^SIG[A-Z0-9]+$/.test(sig) && sig in osConstants.signals) return { kind: 'signal', signal: sig as NodeJS.Signals };
+  return { kind: 'stdin', line: s };
+}
+
+// eslint-disable-next-line no-control-regex
+const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
+
+function compileReady(ready: string | null): RegExp | null {
+  if (!ready) return null;
+  try {
+    return new RegExp(ready);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * One server: its process, state machine (CONTRACT §3), console history and resource limits.
+ *
+ * Events: `state` (ServerStateEvent, every status change, for the panel), `status` (status),
+ * `console` (ConsoleLine, also install lines with kind 'install'), `stats` (ServerStats), `persist`.
+ */
+export class Server extends EventEmitter {
+  spec: ServerSpec;
+  status: ServerStatus = 'offline';
+  exitCode: number | null = null;
+  reason: string | null = null;
+  startedAt: Date | null = null;
+  installed = false;
+  desiredRunning = false;
+  pid: number | null = null;
+  pidStart: number | null = null;
+
+  readonly buffer: ConsoleBuffer;
+  readonly dir: string;
+  private readonly flood: FloodGuard;
+  private readyRe: RegExp | null;
+  private proc: ManagedProcess | null = null;
+  private installProc: ManagedProcess | null = null;
+  private installLog: WriteStream | null = null;
+  private expectedExit: string | null = null;
+  private restartPending = false;
+  private startPromise: Promise<void> | null = null;
+  private startToken = 0;
+  private stopTimer: NodeJS.Timeout | null = null;
+  private autoRestartTimer: NodeJS.Timeout | null = null;
+  private installTimer: NodeJS.Timeout | null = null;
+  private lastCrashAt: number | null = null;
+  private readonly monitor: ResourceMonitor;
+  private closing = false;
+  deleted = false;
+
+  constructor(
+    spec: ServerSpec,
+    private readonly opts: ServerRuntimeOptions,
+  ) {
+    super();
+    this.setMaxListeners(0);
+    this.spec = spec;
+    this.dir = serverDir(opts.paths, spec.id);
+    this.readyRe = compileReady(spec.ready);
+    this.buffer = new ConsoleBuffer(opts.historyLines);
+    this.flood = new FloodGuard(opts.floodLines, opts.floodWindowMs);
+    this.monitor = new ResourceMonitor(this.dir, opts, {
+      onStats: (s) => this.emit('stats', s),
+      onMemoryExceeded: (mib) => this.limitKill('memory_limit', `Server is using ${mib} MiB of memory, over its limit of ${this.spec.memory} MiB; killing it`),
+      onDiskExceeded: (mib) => {
+        this.systemLine(`Server is using ${mib} MiB of disk, over its limit of ${this.spec.disk} MiB; stopping it`);
+        void this.stop('disk_limit');
+      },
+      limits: () => ({ memory: this.spec.memory, disk: this.spec.disk }),
+    });
+  }
+
+  get id(): string {
+    return this.spec.id;
+  }
+
+  /** Restores fields from state.json (used at agent boot). */
+  restore(p: PersistedServer): void {
+    this.installed = p.installed;
+    this.desiredRunning = p.desiredRunning;
+    this.exitCode = p.exitCode;
+    this.reason = p.reason;
+    this.status = p.installed ? (p.status === 'install_failed' ? 'install_failed' : 'offline') : 'offline';
+  }
+
+  persisted(): PersistedServer {
+    return {
+      spec: this.spec,
+      installed: this.installed,
+      desiredRunning: this.desiredRunning,
+      status: this.status,
+      pid: this.pid,
+      pidStart: this.pidStart,
+      exitCode: this.exitCode,
+      reason: this.reason,
+    };
+  }
+
+  /** New spec; takes effect at the next start (or install). */
+  updateSpec(spec: ServerSpec): void {
+    this.spec = spec;
+    this.readyRe = compileReady(spec.ready);
+    this.emit('persist');
+  }
+
+  state(): ServerState {
+    return {
+      id: this.spec.id,
+      status: this.status,
+      exitCode: this.exitCode,
+      reason: this.reason,
+      startedAt: this.startedAt ? this.startedAt.toISOString() : null,
+      stats: this.monitor.snapshot(this.startedAt),
+    };
+  }
+
+  stats(): ServerStats {
+    return this.monitor.snapshot(this.startedAt);
+  }
+
+  get hasProcess(): boolean {
+    return this.proc !== null;
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // console
+
+  systemLine(text: string): void {
+    this.pushLine(`[panel] ${text}`, 'system', 'console', true);
+  }
+
+  private pushLine(line: string, stream: ConsoleStream, kind: ConsoleLine['kind'], force = false): void {
+    if (!force) {
+      const verdict = this.flood.check();
+      if (verdict === 'drop') return;
+      if (verdict === 'notice') {
+        this.pushLine('[panel] Output rate limit exceeded: some lines were dropped', 'system', kind, true);
+        return;
+      }
+    }
+    const entry: ConsoleLine = { line, stream, ts: new Date().toISOString(), kind };
+    this.buffer.push(entry);
+    this.emit('console', entry);
+  }
+
+  private onOutput(line: string, stream: OutputStream): void {
+    if (this.status === 'starting' && this.readyRe && this.readyRe.test(line.replace(ANSI_RE, ''))) {
+      this.pushLine(line, stream, 'console');
+      this.setStatus('running');
+      return;
+    }
+    this.pushLine(line, stream, 'console');
+  }
+
+  /** Writes a command to stdin. Only while running. */
+  sendCommand(command: string): void {
+    if (this.status !== 'running' || !this.proc) throw invalidState('Server is not running');
+    if (!this.proc.write(command)) throw invalidState('Server does not accept input');
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // state
+
+  private setStatus(status: ServerStatus, extra: { exitCode?: number | null; reason?: string | null } = {}): void {
+    const changed = status !== this.status;
+    this.status = status;
+    if ('exitCode' in extra) this.exitCode = extra.exitCode ?? null;
+    if ('reason' in extra) this.reason = extra.reason ?? null;
+    const event: ServerStateEvent = { serverId: this.spec.id, status, at: new Date().toISOString() };
+    if ('exitCode' in extra) event.exitCode = extra.exitCode ?? null;
+    if (extra.reason) event.reason = extra.reason;
+    if (changed) this.systemLine(`Server marked as ${status}...`);
+    this.emit('state', event);
+    if (changed) this.emit('status', status);
+    this.emit('persist');
+  }
+
+  /** Reports the current status once more (agent boot). */
+  announce(reason?: string): void {
+    const event: ServerStateEvent = { serverId: this.spec.id, status: this.status, at: new Date().toISOString() };
+    if (reason) event.reason = reason;
+    else if (this.status === 'offline' || this.status === 'install_failed') {
+      if (this.reason) event.reason = this.reason;
+      event.exitCode = this.exitCode;
+    }
+    this.emit('state', event);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // power
+
+  async start(): Promise<void> {
+    if (this.deleted) throw new AgentError(404, 'NOT_FOUND', 'Server not found');
+    if (this.status === 'installing') throw invalidState('Server is being installed');
+    if (this.status === 'install_failed') throw invalidState('Installation failed; reinstall the server first');
+    if (this.status === 'starting' || this.status === 'running') return;
+    if (this.status === 'stopping') throw invalidState('Server is stopping; use restart to start it again');
+    if (this.startPromise) return this.startPromise;
+    this.startPromise = this.doStart().finally(() => (this.startPromise = null));
+    return this.startPromise;
+  }
+
+  private async doStart(): Promise<void> {
+    const token = ++this.startToken;
+    this.cancelAutoRestart();
+    await fsp.mkdir(this.dir, { recursive: true });
+    const bytes = await dirSize(this.dir);
+    this.monitor.setDisk(bytes);
+    if (token !== this.startToken || this.status !== 'offline' || this.deleted || this.closing) return;
+    const usedMib = Math.ceil(bytes / MIB);
+    if (bytes > this.spec.disk * MIB) {
+      this.systemLine(`Not starting: the server uses ${usedMib} MiB of disk, over its limit of ${this.spec.disk} MiB`);
+      this.desiredRunning = false;
+      this.setStatus('offline', { exitCode: null, reason: 'disk_limit' });
+      throw new AgentError(422, 'DISK_LIMIT', `Server uses ${usedMib} MiB of disk, over its limit of ${this.spec.disk} MiB`, {
+        used: usedMib,
+        limit: this.spec.disk,
+      });
+    }
+    let argv: string[];
+    try {
+      argv = buildArgv(this.spec.startup, templateVariablesFor(this.spec, this.dir));
+    } catch (e) {
+      if (e instanceof TemplateError) {
+        this.systemLine(`Not starting: ${e.message}`);
+        throw new AgentError(422, 'INVALID_STARTUP', e.message);
+      }
+      throw e;
+    }
+    this.desiredRunning = true;
+    this.expectedExit = null;
+    this.restartPending = false;
+    this.startedAt = new Date();
+    this.setStatus('starting', { exitCode: null, reason: null });
+    const proc = new ManagedProcess({ argv, cwd: this.dir, env: childEnv(this.spec, this.dir), maxLineLength: this.opts.maxLineLength });
+    this.proc = proc;
+    proc.on('line', (l: string, s: OutputStream) => this.onOutput(l, s));
+    proc.on('exit', (info: ExitInfo) => this.onExit(proc, info));
+    if (proc.pid) {
+      this.pid = proc.pid;
+      this.pidStart = processStartTime(proc.pid);
+      this.opts.cpuLimiter.apply(this.spec.id, proc.pid, this.spec.cpu);
+      this.monitor.start(proc.pid);
+    }
+    this.emit('persist');
+    if (!this.readyRe && this.status === 'starting') this.setStatus('running');
+  }
+
+  private onExit(proc: ManagedProcess, info: ExitInfo): void {
+    if (proc !== this.proc) return;
+    this.proc = null;
+    this.pid = null;
+    this.pidStart = null;
+    this.monitor.stop();
+    if (this.stopTimer) clearTimeout(this.stopTimer);
+    this.stopTimer = null;
+    this.opts.cpuLimiter.release(this.spec.id);
+    const reason = this.expectedExit ?? 'crashed';
+    this.expectedExit = null;
+    this.startedAt = null;
+    const how = info.code !== null ? `exit code ${info.code}` : info.signal ? `signal ${info.signal}` : 'no exit code';
+    if (info.error) this.systemLine(`Process could not be started: ${info.error.message}`);
+    else if (reason === 'crashed') this.systemLine(`Server process exited unexpectedly (${how})`);
+    else this.systemLine(`Server process ended (${how})`);
+    if (reason === 'crashed' && !this.restartPending) this.desiredRunning = false;
+    this.setStatus('offline', { exitCode: info.code, reason });
+    if (this.closing || this.deleted) return;
+    if (this.restartPending) {
+      this.restartPending = false;
+      this.start().catch((e: Error) => this.systemLine(`Restart failed: ${e.message}`));
+      return;
+    }
+    if (reason === 'crashed' && this.spec.autoRestart) {
+      const now = Date.now();
+      const loop = this.lastCrashAt !== null && now - this.lastCrashAt < this.opts.crashLoopWindowMs;
+      this.lastCrashAt = now;
+      if (loop) {
+        this.systemLine(`Server crashed again within ${Math.round(this.opts.crashLoopWindowMs / 1000)} s of the previous crash; not restarting automatically`);
+        return;
+      }
+      this.systemLine('Restarting the server after the crash...');
+      this.autoRestartTimer = setTimeout(() => {
+        this.autoRestartTimer = null;
+        if (this.status === 'offline') this.start().catch((e: Error) => this.systemLine(`Automatic restart failed: ${e.message}`));
+      }, this.opts.autoRestartDelayMs);
+    } else if (reason === 'crashed') {
+      this.lastCrashAt = Date.now();
+    }
+  }
+
+  private cancelAutoRestart(): void {
+    if (this.autoRestartTimer) clearTimeout(this.autoRestartTimer);
+    this.autoRestartTimer = null;
+  }
+
+  /** Graceful stop: stop command / signal, SIGKILL after the grace period. No-op unless starting/running. */
+  async stop(reason = 'stopped'): Promise<void> {
+    this.cancelAutoRestart();
+    if (this.startPromise && this.status === 'offline') {
+      this.startToken++; // cancels a start still measuring the disk
+      this.restartPending = false;
+    }
+    if ((this.status !== 'starting' && this.status !== 'running') || !this.proc) return;
+    const proc = this.proc;
+    if (reason !== 'agent_restart') this.desiredRunning = false;
+    this.expectedExit = reason;
+    this.setStatus('stopping');
+    const method = parseStop(this.spec.stop);
+    if (method.kind === 'stdin') {
+      if (!proc.write(method.line)) proc.signal('SIGTERM');
+    } else if (method.kind === 'eof') proc.closeStdin();
+    else proc.signal(method.signal);
+    const grace = this.opts.stopGraceSeconds;
+    this.stopTimer = setTimeout(() => {
+      this.stopTimer = null;
+      if (this.proc === proc) {
+        this.systemLine(`Server did not stop within ${grace} s; killing it`);
+        proc.kill();
+      }
+    }, grace * 1000);
+  }
+
+  /** SIGKILL at once; resolves when the process is gone (status offline). */
+  async kill(reason = 'killed'): Promise<void> {
+    this.cancelAutoRestart();
+    this.startToken++;
+    this.restartPending = false;
+    this.desiredRunning = false;
+    if (this.installProc) await this.killInstall();
+    const proc = this.proc;
+    if (!proc) return;
+    this.expectedExit = reason;
+    proc.kill();
+    await Promise.race([proc.done, new Promise((r) => setTimeout(r, 5000).unref())]);
+  }
+
+  private limitKill(reason: string, message: string): void {
+    const proc = this.proc;
+    if (!proc) return;
+    this.systemLine(message);
+    this.expectedExit = reason;
+    this.restartPending = false;
+    this.desiredRunning = false;
+    proc.kill();
+  }
+
+  /** stop (if needed) then start; from any state except installing / install_failed. */
+  async restart(): Promise<void> {
+    if (this.status === 'installing') throw invalidState('Server is being installed');
+    if (this.status === 'install_failed') throw invalidState('Installation failed; reinstall the server first');
+    if (this.status === 'offline') return this.start();
+    this.restartPending = true;
+    this.desiredRunning = true;
+    if (this.status === 'starting' || this.status === 'running') {
+      await this.stop();
+      this.desiredRunning = true;
+    }
+  }
+
+  async power(action: string): Promise<void> {
+    switch (action) {
+      case 'start':
+        return this.start();
+      case 'stop':
+        return this.stop();
+      case 'restart':
+        return this.restart();
+      case 'kill':
+        return this.kill();
+      default:
+        throw new AgentError(422, 'VALIDATION_ERROR', `Unknown power action: ${action}`, { fields: { action: 'must be start, stop, restart or kill' } });
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // install
+
+  /** Runs the install script (if any). Resolves once the install is under way (status installing). */
+  async install(): Promise<void> {
+    if (this.proc) await this.kill('killed');
+    if (this.installProc) await this.killInstall();
+    this.cancelAutoRestart();
+    await fsp.mkdir(this.dir, { recursive: true });
+    if (this.deleted) return;
+    if (!this.spec.install || !this.spec.install.trim()) {
+      this.installed = true;
+      this.setStatus('offline', { exitCode: null, reason: null });
+      return;
+    }
+    this.installed = false;
+    this.desiredRunning = false;
+    await fsp.mkdir(this.opts.paths.installLogs, { recursive: true });
+    this.installLog = createWriteStream(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`));
+    this.installLog.on('error', () => {});
+    this.setStatus('installing', { exitCode: null, reason: null });
+    const proc = new ManagedProcess({
+      argv: ['/bin/sh', '-c', this.spec.install],
+      cwd: this.dir,
+      env: childEnv(this.spec, this.dir),
+      maxLineLength: this.opts.maxLineLength,
+    });
+    this.installProc = proc;
+    proc.on('line', (l: string, s: OutputStream) => {
+      this.installLog?.write(l + '\n');
+      this.pushLine(l, s, 'install');
+    });
+    this.installTimer = setTimeout(() => {
+      this.pushLine(`[panel] Install script did not finish within ${Math.round(this.opts.installTimeoutMs / 1000)} s; killing it`, 'system', 'install', true);
+      proc.kill();
+    }, this.opts.installTimeoutMs);
+    proc.on('exit', (info: ExitInfo) => {
+      if (this.installProc !== proc) return;
+      this.installProc = null;
+      if (this.installTimer) clearTimeout(this.installTimer);
+      this.installTimer = null;
+      this.installLog?.end();
+      this.installLog = null;
+      if (this.deleted || this.closing) return;
+      if (info.code === 0) {
+        this.pushLine('[panel] Installation completed', 'system', 'install', true);
+        this.installed = true;
+        this.setStatus('offline', { exitCode: 0, reason: null });
+      } else {
+        const how = info.error ? info.error.message : info.code !== null ? `exit code ${info.code}` : `signal ${info.signal}`;
+        this.pushLine(`[panel] Installation failed (${how})`, 'system', 'install', true);
+        this.setStatus('install_failed', { exitCode: info.code, reason: 'install_failed' });
+      }
+    });
+  }
+
+  private async killInstall(): Promise<void> {
+    const proc = this.installProc;
+    if (!proc) return;
+    proc.kill();
+    await Promise.race([proc.done, new Promise((r) => setTimeout(r, 5000).unref())]);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // lifecycle
+
+  /** Kills everything and removes the files. */
+  async destroy(): Promise<void> {
+    this.cancelAutoRestart();
+    await this.kill('killed');
+    this.deleted = true;
+    this.monitor.stop();
+    this.opts.cpuLimiter.release(this.spec.id);
+    await fsp.rm(this.dir, { recursive: true, force: true });
+    await fsp.rm(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`), { force: true });
+    this.removeAllListeners();
+  }
+
+  /**
+   * Agent shutdown. With `stopServers`, running servers are stopped gracefully (reason agent_restart,
+   * they will be started again at the next boot); otherwise the process is left running and the next
+   * agent run kills and restarts it.
+   */
+  async shutdown(stopServers: boolean): Promise<void> {
+    this.cancelAutoRestart();
+    if (this.installProc) {
+      this.closing = true;
+      await this.killInstall();
+    }
+    if (stopServers) {
+      const proc = this.proc;
+      if (proc) {
+        this.restartPending = false;
+        if (this.status === 'starting' || this.status === 'running') await this.stop('agent_restart');
+        await proc.done;
+      }
+      this.closing = true;
+    } else {
+      this.closing = true;
+      if (this.proc) {
+        this.monitor.stop();
+        if (this.stopTimer) clearTimeout(this.stopTimer);
+        this.proc.abandon();
+        this.proc = null;
+      }
+    }
+    this.monitor.stop();
+  }
+}
+
+export { log as serverLog };

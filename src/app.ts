@@ -1,0 +1,87 @@
+/**
+ * The panel's Express application: helmet, request ids and logs, one MikroORM context per request,
+ * `/health`, `/api/v1` (REST) and `/plants`. Adapters only; the logic lives in src/services.
+ */
+import { RequestContext } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import express, { Router, type Express } from 'express';
+import helmet from 'helmet';
+import { pinoHttp } from 'pino-http';
+import type { Config } from './config.js';
+import { authenticate, checkOrigin } from './http/auth.js';
+import { jsonBody } from './http/body.js';
+import { apiErrorHandler, apiNotFound } from './http/errors.js';
+import { rateLimit } from './http/limit-middleware.js';
+import { bucketForPath, type RateLimiter } from './http/rate-limit.js';
+import { requestId } from './http/request-id.js';
+import { logger } from './logger.js';
+import { authRoutes } from './rest/auth.routes.js';
+import { usersRoutes } from './rest/users.routes.js';
+import type { Services } from './services/index.js';
+
+export interface AppDeps {
+  config: Config;
+  orm: MikroORM;
+  services: Services;
+  limiter: RateLimiter;
+}
+
+export function createApp(deps: AppDeps): Express {
+  const { config, orm, services, limiter } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          connectSrc: ["'self'", 'ws:', 'wss:'],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+        },
+      },
+    }),
+  );
+  app.use(
+    pinoHttp({
+      logger: logger.child({ component: 'http' }),
+      genReqId: requestId,
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
+      serializers: {
+        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+  app.use((_req, _res, next) => RequestContext.create(orm.em, next));
+
+  app.get('/health', async (_req, res) => {
+    let database: 'up' | 'down' = 'up';
+    try {
+      await orm.em.getConnection().execute('select 1');
+    } catch {
+      database = 'down';
+    }
+    res.status(database === 'up' ? 200 : 503).json({ status: database === 'up' ? 'ok' : 'degraded', database });
+  });
+
+  const api = Router();
+  api.use(authenticate(services.auth, config));
+  api.use(rateLimit(limiter, (req) => bucketForPath(req.path)));
+  api.use((req, _res, next) => {
+    if (req.actor && req.credentialVia === 'cookie') checkOrigin(req, config);
+    next();
+  });
+  api.use(jsonBody());
+  api.use('/auth', authRoutes(services));
+  api.use('/users', usersRoutes(services));
+  api.use(apiNotFound);
+  api.use(apiErrorHandler);
+  app.use('/api/v1', api);
+
+  app.use(apiNotFound);
+  app.use(apiErrorHandler);
+  return app;
+}

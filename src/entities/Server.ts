@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto';
+import { OptionalProps, Entity, Enum, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import type { ServerStatus } from '../shared/node-protocol.js';
+import { SERVER_STATUSES } from '../shared/node-protocol.js';
+import { Blueprint } from './Blueprint.js';
+import { Node } from './Node.js';
+import { User } from './User.js';
+
+/** A game or app server: a process run by the agent of its node. */
+@Entity({ tableName: 'servers' })
+@Index({ properties: ['owner', 'createdAt', 'id'] })
+@Index({ properties: ['createdAt', 'id'] })
+@Index({ properties: ['node'] })
+export class Server {
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @Property({ type: 'string', length: 100 })
+  name!: string;
+
+  @Property({ type: 'text' })
+  description: string = '';
+
+  @ManyToOne(() => User, { deleteRule: 'cascade' })
+  owner!: User;
+
+  @ManyToOne(() => Node, { deleteRule: 'restrict' })
+  node!: Node;
+
+  @ManyToOne(() => Blueprint, { deleteRule: 'restrict' })
+  blueprint!: Blueprint;
+
+  /** MiB */
+  @Property({ type: 'integer' })
+  memory!: number;
+
+  /** percent of one core */
+  @Property({ type: 'integer' })
+  cpu!: number;
+
+  /** MiB */
+  @Property({ type: 'integer' })
+  disk!: number;
+
+  @Enum({ items: [...SERVER_STATUSES], type: 'string' })
+  status: ServerStatus = 'installing';
+
+  @Property({ type: 'json' })
+  variables: Record<string, string> = {};
+
+  @Property({ type: 'boolean' })
+  autoRestart: boolean = false;
+
+  @Property({ type: 'integer', nullable: true })
+  lastExitCode: number | null = null;
+
+  @Property({ type: 'datetime', nullable: true })
+  lastCrashAt: Date | null = null;
+
+  /** Why the process last ended: stopped, killed, crashed, memory_limit, disk_limit, ... */
+  @Property({ type: 'string', length: 32, nullable: true })
+  lastStopReason: string | null = null;
+
+  @Property({ type: 'integer' })
+  crashCount: number = 0;
+
+  @Property({ type: 'datetime' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'datetime', onUpdate: () => new Date() })
+  updatedAt: Date = new Date();
+}

@@ -1,0 +1,48 @@
+/** REST mapping of AppError (once), plus the 404 for unknown routes and body-parser failures. */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { AppError, toAppError } from '../errors.js';
+import { childLogger } from '../logger.js';
+
+const log = childLogger('http');
+
+export function errorBody(err: AppError) {
+  return { error: { code: err.code, message: err.message, details: err.details ?? {} } };
+}
+
+/** Maps body-parser's errors (malformed JSON, too large, bad encoding) to 400. */
+export function fromBodyParserError(err: unknown): AppError | null {
+  const e = err as { type?: string; status?: number; expose?: boolean };
+  if (!e || typeof e !== 'object' || typeof e.type !== 'string') return null;
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return AppError.badRequest('The request body is not valid JSON.');
+    case 'entity.too.large':
+      return AppError.badRequest('The request body is larger than 1 MiB.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return AppError.badRequest('The request body uses an unsupported encoding.');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return AppError.badRequest('The request body could not be read.');
+    default:
+      return e.status && e.status >= 400 && e.status < 500 ? AppError.badRequest('The request could not be read.') : null;
+  }
+}
+
+/** Resolves any error to an AppError, logging the real cause of a 500 (never sent). */
+export function resolveError(err: unknown, context: Record<string, unknown> = {}): AppError {
+  const app = fromBodyParserError(err) ?? toAppError(err);
+  if (app.status >= 500) log.error({ err, ...context }, 'unhandled error');
+  return app;
+}
+
+export const apiErrorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  const app = resolveError(err, { reqId: req.id, method: req.method, url: req.originalUrl });
+  if (res.headersSent) return res.end();
+  res.status(app.status).json(errorBody(app));
+};
+
+export const apiNotFound: RequestHandler = (req, res) => {
+  res.status(404).json(errorBody(new AppError('NOT_FOUND', `No route for ${req.method} ${req.baseUrl}${req.path}.`)));
+};

@@ -1,0 +1,8 @@
+import type { Constructor } from '@mikro-orm/core';
+import type { Migration } from '@mikro-orm/migrations';
+import { Migration20261123000000Initial } from './Migration20261123000000Initial.js';
+
+/** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
+export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
+  { name: 'Migration20261123000000Initial', class: Migration20261123000000Initial },
+];

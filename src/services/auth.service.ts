@@ -1,0 +1,125 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { Config } from '../config.js';
+import { ApiToken } from '../entities/ApiToken.js';
+import { Session } from '../entities/Session.js';
+import { User } from '../entities/User.js';
+import { AppError } from '../errors.js';
+import { dummyHash, hashPassword, verifyPassword } from '../security/passwords.js';
+import { API_TOKEN_PREFIX, hashSecret, newSecret, SESSION_PREFIX } from '../security/tokens.js';
+import { signinInput, signupInput } from '../validation/auth.js';
+import { parseInput } from '../validation/common.js';
+import type { Actor } from './actor.js';
+import { requireActor } from './actor.js';
+
+export interface SignedIn {
+  user: User;
+  session: Session;
+  /** The session secret: returned once, stored only as a hash. */
+  token: string;
+}
+
+const TOUCH_EVERY_MS = 60_000;
+
+/** Accounts and credentials: sign up/in/out, sessions, and resolving a secret to an Actor. */
+export class AuthService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly config: Config,
+  ) {}
+
+  private get em() {
+    return this.orm.em;
+  }
+
+  async signup(input: unknown): Promise<SignedIn> {
+    if (!this.config.allowSignup) throw AppError.forbidden('Sign-up is turned off on this panel. Ask an administrator for an account.');
+    const data = parseInput(signupInput, input);
+    if (await this.em.count(User, { email: data.email })) {
+      throw AppError.alreadyExists('email', 'An account with this email already exists.');
+    }
+    const user = this.em.create(User, { email: data.email, name: data.name, passwordHash: await hashPassword(data.password), role: 'user' });
+    try {
+      await this.em.flush();
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) {
+        throw AppError.alreadyExists('email', 'An account with this email already exists.');
+      }
+      throw err;
+    }
+    return this.openSession(user);
+  }
+
+  async signin(input: unknown): Promise<SignedIn> {
+    const data = parseInput(signinInput, input);
+    const user = await this.em.findOne(User, { email: data.email.trim().toLowerCase() });
+    // Same work and same answer whether or not the email exists: no user enumeration.
+    const ok = await verifyPassword(user?.passwordHash ?? (await dummyHash()), data.password);
+    if (!user || !ok) throw AppError.unauthorized('Invalid email or password.');
+    return this.openSession(user);
+  }
+
+  async openSession(user: User): Promise<SignedIn> {
+    const token = newSecret(SESSION_PREFIX);
+    const session = this.em.create(Session, {
+      user,
+      tokenHash: hashSecret(token),
+      expiresAt: new Date(Date.now() + this.config.sessionTtlSeconds * 1000),
+    });
+    await this.em.flush();
+    return { user, session, token };
+  }
+
+  /** Ends the current session (an API token is not a session: revoke it under /users/me/api-tokens). */
+  async signout(actor: Actor | null): Promise<void> {
+    const a = requireActor(actor);
+    if (a.via === 'session') await this.em.nativeDelete(Session, { id: a.credentialId });
+  }
+
+  session(actor: Actor | null) {
+    const a = requireActor(actor);
+    return {
+      session: { id: a.credentialId, kind: a.via, createdAt: a.credentialCreatedAt, expiresAt: a.credentialExpiresAt },
+      user: a.user,
+    };
+  }
+
+  /** Resolves a bearer/cookie secret; null when unknown, revoked or expired. */
+  async authenticate(secret: string): Promise<Actor | null> {
+    if (secret.length > 200) return null;
+    const now = new Date();
+    if (secret.startsWith(SESSION_PREFIX)) {
+      const session = await this.em.findOne(Session, { tokenHash: hashSecret(secret) }, { populate: ['user'] });
+      if (!session || session.expiresAt <= now) return null;
+      if (!session.lastUsedAt || now.getTime() - session.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
+        await this.em.nativeUpdate(Session, { id: session.id }, { lastUsedAt: now });
+      }
+      return { user: session.user, via: 'session', credentialId: session.id, credentialCreatedAt: session.createdAt, credentialExpiresAt: session.expiresAt };
+    }
+    if (secret.startsWith(API_TOKEN_PREFIX)) {
+      const token = await this.em.findOne(ApiToken, { tokenHash: hashSecret(secret) }, { populate: ['user'] });
+      if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return null;
+      if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
+        await this.em.nativeUpdate(ApiToken, { id: token.id }, { lastUsedAt: now });
+      }
+      return { user: token.user, via: 'api_token', credentialId: token.id, credentialCreatedAt: token.createdAt, credentialExpiresAt: token.expiresAt };
+    }
+    return null;
+  }
+
+  /** First start: create the first administrator when none exists. Returns the generated password, if any. */
+  async ensureFirstAdmin(): Promise<{ email: string; password: string | null; created: boolean }> {
+    const existing = await this.em.findOne(User, { role: 'admin' }, { orderBy: { createdAt: 'asc' } });
+    if (existing) return { email: existing.email, password: null, created: false };
+    const email = this.config.adminEmail ?? 'admin@example.com';
+    const generated = this.config.adminPassword ? null : newSecret('').slice(0, 20);
+    const password = this.config.adminPassword ?? generated!;
+    const user = (await this.em.findOne(User, { email })) ?? this.em.create(User, { email, name: 'Administrator', passwordHash: '', role: 'admin' });
+    user.role = 'admin';
+    user.passwordHash = await hashPassword(password);
+    await this.em.flush();
+    return { email, password: generated, created: true };
+  }
+}
+
+export { API_TOKEN_PREFIX };

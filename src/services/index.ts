@@ -1,0 +1,17 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Config } from '../config.js';
+import { AuthService } from './auth.service.js';
+import { UsersService } from './users.service.js';
+
+/** The domain layer: REST routes and GraphQL resolvers call these and nothing below them. */
+export interface Services {
+  auth: AuthService;
+  users: UsersService;
+}
+
+export function createServices(orm: MikroORM, config: Config): Services {
+  return {
+    auth: new AuthService(orm, config),
+    users: new UsersService(orm),
+  };
+}

@@ -1,0 +1,91 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { ApiToken } from '../entities/ApiToken.js';
+import { Session } from '../entities/Session.js';
+import { User } from '../entities/User.js';
+import { AppError } from '../errors.js';
+import { hashPassword, verifyPassword } from '../security/passwords.js';
+import { API_TOKEN_PREFIX, hashSecret, newSecret } from '../security/tokens.js';
+import { createApiTokenInput, updateMeInput } from '../validation/auth.js';
+import { parseId, parseInput } from '../validation/common.js';
+import type { Page, Paginated } from '../validation/pagination.js';
+import type { Actor } from './actor.js';
+import { requireActor } from './actor.js';
+
+/** The signed-in user's own account and API tokens. */
+export class UsersService {
+  constructor(private readonly orm: MikroORM) {}
+
+  private get em() {
+    return this.orm.em;
+  }
+
+  me(actor: Actor | null): User {
+    return requireActor(actor).user;
+  }
+
+  async updateMe(actor: Actor | null, input: unknown): Promise<User> {
+    const a = requireActor(actor);
+    const data = parseInput(updateMeInput, input);
+    const user = a.user;
+    if (data.password !== undefined) {
+      if (!(await verifyPassword(user.passwordHash, data.currentPassword ?? ''))) {
+        throw AppError.validation({ currentPassword: 'is not your current password' });
+      }
+    }
+    if (data.email !== undefined && data.email !== user.email) {
+      if (await this.em.count(User, { email: data.email, id: { $ne: user.id } })) {
+        throw AppError.alreadyExists('email', 'An account with this email already exists.');
+      }
+      user.email = data.email;
+    }
+    if (data.name !== undefined) user.name = data.name;
+    if (data.password !== undefined) user.passwordHash = await hashPassword(data.password);
+    try {
+      await this.em.flush();
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) throw AppError.alreadyExists('email', 'An account with this email already exists.');
+      throw err;
+    }
+    if (data.password !== undefined) {
+      // A password change ends every other session of the user (the current one stays).
+      const keep = a.via === 'session' ? a.credentialId : '00000000-0000-0000-0000-000000000000';
+      await this.em.nativeDelete(Session, { user: user.id, id: { $ne: keep } });
+    }
+    return user;
+  }
+
+  async listApiTokens(actor: Actor | null, page: Page): Promise<Paginated<ApiToken>> {
+    const a = requireActor(actor);
+    const [items, total] = await this.em.findAndCount(
+      ApiToken,
+      { user: a.user.id, revokedAt: null },
+      { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset },
+    );
+    return { items, meta: { total, page: page.page, limit: page.limit } };
+  }
+
+  async createApiToken(actor: Actor | null, input: unknown): Promise<{ token: ApiToken; secret: string }> {
+    const a = requireActor(actor);
+    const data = parseInput(createApiTokenInput, input);
+    const secret = newSecret(API_TOKEN_PREFIX);
+    const token = this.em.create(ApiToken, {
+      user: a.user,
+      name: data.name,
+      tokenHash: hashSecret(secret),
+      prefix: secret.slice(0, 12),
+      expiresAt: data.expiresInDays ? new Date(Date.now() + data.expiresInDays * 86_400_000) : null,
+    });
+    await this.em.flush();
+    return { token, secret };
+  }
+
+  async revokeApiToken(actor: Actor | null, id: unknown): Promise<void> {
+    const a = requireActor(actor);
+    const tokenId = parseId(id, 'API token');
+    const token = await this.em.findOne(ApiToken, { id: tokenId, user: a.user.id, revokedAt: null });
+    if (!token) throw AppError.notFound('API token');
+    token.revokedAt = new Date();
+    await this.em.flush();
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * The panel <-> node agent protocol: what both sides need to agree on.
+ *
+ * Secrets. An admin issues a node token `T` (`hpn_…`, POST /admin/nodes/:id/token). The agent is
+ * configured with `T`. The panel stores only `sha256(T)` plus the derived node key `K` encrypted at
+ * rest. Both sides derive from `T`:
+ *   - `K  = HMAC-SHA256(T, "hostpanel/node-key")`: signs every panel<->agent HTTP request.
+ *   - `Kc = HMAC-SHA256(K, "hostpanel/console")`: signs console tokens (HS256 JWT). Only that node
+ *     (and the panel) know `Kc`, so a console token is verifiable by that node only.
+ *
+ * Requests. Every HTTP request between panel and agent, in either direction, carries
+ *   `Authorization: HPN1 <nodeId>:<unixSeconds>:<nonce>:<signature>`
+ * with signature = base64url(HMAC-SHA256(K, `${method}\n${pathWithQuery}\n${ts}\n${nonce}\n${sha256hex(body)}`)).
+ * The receiver rejects a timestamp more than {@link MAX_CLOCK_SKEW_SECONDS} away and any nonce it has
+ * already seen inside that window, so a captured request cannot be replayed.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const NODE_TOKEN_PREFIX = 'hpn_';
+export const AUTH_SCHEME = 'HPN1';
+export const MAX_CLOCK_SKEW_SECONDS = 30;
+
+export function generateNodeToken(): string {
+  return NODE_TOKEN_PREFIX + randomBytes(32).toString('base64url');
+}
+
+export function sha256Hex(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** K: the request-signing key derived from a node token. */
+export function deriveNodeKey(nodeToken: string): Buffer {
+  return createHmac('sha256', nodeToken).update('hostpanel/node-key').digest();
+}
+
+/** Kc: the console-token (JWT HS256) key derived from K. */
+export function deriveConsoleKey(nodeKey: Buffer): Buffer {
+  return createHmac('sha256', nodeKey).update('hostpanel/console').digest();
+}
+
+function signature(key: Buffer, method: string, path: string, ts: number, nonce: string, body: string | Buffer): string {
+  const payload = `${method.toUpperCase()}\n${path}\n${ts}\n${nonce}\n${sha256Hex(body)}`;
+  return createHmac('sha256', key).update(payload).digest('base64url');
+}
+
+/** Builds the Authorization header value for one request. `path` includes the query string. */
+export function signRequest(nodeId: string, key: Buffer, method: string, path: string, body: string | Buffer = ''): string {
+  const ts = Math.floor(Date.now() / 1000);
+  const nonce = randomBytes(12).toString('base64url');
+  return `${AUTH_SCHEME} ${nodeId}:${ts}:${nonce}:${signature(key, method, path, ts, nonce, body)}`;
+}
+
+export interface ParsedAuth {
+  nodeId: string;
+  ts: number;
+  nonce: string;
+  sig: string;
+}
+
+export function parseAuthHeader(header: string | undefined): ParsedAuth | null {
+  if (!header || !header.startsWith(AUTH_SCHEME + ' ')) return null;
+  const parts = header.slice(AUTH_SCHEME.length + 1).split(':');
+  if (parts.length !== 4) return null;
+  const [nodeId, tsRaw, nonce, sig] = parts as [string, string, string, string];
+  const ts = Number(tsRaw);
+  if (!nodeId || !Number.isInteger(ts) || !/^[A-Za-z0-9_-]{8,64}$/.test(nonce) || !/^[A-Za-z0-9_-]{20,100}$/.test(sig)) return null;
+  return { nodeId, ts, nonce, sig };
+}
+
+/** Remembers nonces for the skew window so that a request can be accepted once only. */
+export class NonceCache {
+  private seen = new Map<string, number>();
+  check(nonce: string, ts: number): boolean {
+    const now = Math.floor(Date.now() / 1000);
+    for (const [n, t] of this.seen) {
+      if (t < now - MAX_CLOCK_SKEW_SECONDS * 2) this.seen.delete(n);
+      else break;
+    }
+    if (this.seen.has(nonce)) return false;
+    this.seen.set(nonce, ts);
+    return true;
+  }
+}
+
+/**
+ * Verifies a signed request. Returns true when the signature matches, the timestamp is fresh and the
+ * nonce is new. The caller looks up `key` from `parsed.nodeId`.
+ */
+export function verifyRequest(
+  parsed: ParsedAuth,
+  key: Buffer,
+  method: string,
+  path: string,
+  body: string | Buffer,
+  nonces: NonceCache,
+): boolean {
+  const now = Math.floor(Date.now() / 1000);
+  if (Math.abs(now - parsed.ts) > MAX_CLOCK_SKEW_SECONDS) return false;
+  const expected = Buffer.from(signature(key, method, path, parsed.ts, parsed.nonce, body));
+  const given = Buffer.from(parsed.sig);
+  if (expected.length !== given.length || !timingSafeEqual(expected, given)) return false;
+  return nonces.check(`${parsed.nodeId}:${parsed.nonce}`, parsed.ts);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shapes exchanged between panel and agent.
+
+export type ServerStatus = 'installing' | 'install_failed' | 'offline' | 'starting' | 'running' | 'stopping';
+export const SERVER_STATUSES: readonly ServerStatus[] = ['installing', 'install_failed', 'offline', 'starting', 'running', 'stopping'];
+export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';
+export const POWER_ACTIONS: readonly PowerAction[] = ['start', 'stop', 'restart', 'kill'];
+
+/** Everything the agent needs to run one server. Sent by the panel with PUT /api/servers/:id. */
+export interface ServerSpec {
+  id: string;
+  name: string;
+  /** Startup command template, e.g. `node {{SERVER_SCRIPT}} --port {{PORT}}`; see agent/environment. */
+  startup: string;
+  /** A command written to stdin (e.g. `stop`) or a signal name starting with `^`/`SIG` (e.g. `SIGTERM`). */
+  stop: string;
+  /** Regular expression source; the server becomes `running` when an output line matches. Empty: at once. */
+  ready: string | null;
+  /** Optional shell script run once in the server directory at install. */
+  install: string | null;
+  /** Variable values (blueprint defaults merged with the user's). */
+  variables: Record<string, string>;
+  memory: number; // MiB
+  cpu: number; // percent of one core
+  disk: number; // MiB
+  autoRestart: boolean;
+}
+
+/** Agent -> panel: one state change of a server. */
+export interface ServerStateEvent {
+  serverId: string;
+  status: ServerStatus;
+  at: string; // ISO time
+  /** Set when a process ended: its exit code (null when killed by a signal). */
+  exitCode?: number | null;
+  /** Why the process ended: 'stopped' | 'killed' | 'crashed' | 'memory_limit' | 'disk_limit' | 'install_failed' | 'agent_restart'. */
+  reason?: string;
+}
+
+export interface NodeStats {
+  online: boolean;
+  cpu: { cores: number | null; usage: number | null; load: number[] | null };
+  memory: { total: number | null; used: number | null };
+  disk: { total: number | null; used: number | null };
+  servers: { total: number | null; running: number | null };
+  uptime: number | null;
+}
+
+/** Claims of a console token (JWT HS256 signed with Kc). */
+export interface ConsoleTokenClaims {
+  /** user id (or `gateway:<instance>` for the gateway's own upstream feed) */
+  sub: string;
+  /** server id */
+  srv: string;
+  /** node id */
+  node: string;
+  /** permissions: 'console' (read), 'command', 'power' */
+  perms: string[];
+}

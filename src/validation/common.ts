@@ -1,0 +1,44 @@
+/**
+ * Input schemas shared by REST, GraphQL and the OpenAPI document. Unknown fields are stripped
+ * (ignored); a field of the wrong type is a 422 VALIDATION_ERROR with details.fields.
+ */
+import { z } from 'zod';
+import { AppError, fromZodError } from '../errors.js';
+
+// Control characters (C0/C1, except tab) and the Unicode "noncharacters" have no place in names.
+const CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\uFDD0-\uFDEF\uFFFE\uFFFF]/;
+
+export const displayName = (max = 100) =>
+  z
+    .string({ message: 'must be a string' })
+    .trim()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+
+export const email = z
+  .string({ message: 'must be a string' })
+  .trim()
+  .max(254, 'must be at most 254 characters')
+  .pipe(z.email({ message: 'must be a valid email address' }))
+  .transform((s) => s.toLowerCase());
+
+export const password = z
+  .string({ message: 'must be a string' })
+  .min(8, 'must be at least 8 characters')
+  .max(128, 'must be at most 128 characters');
+
+export const uuid = z.uuid({ message: 'must be a UUID' });
+
+/** Parses `input` or throws a 422 AppError. A non-object body is a 422 too (REST answers 400 earlier). */
+export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const r = schema.safeParse(input ?? {});
+  if (!r.success) throw fromZodError(r.error);
+  return r.data;
+}
+
+/** Path ids: an id that is not a UUID cannot exist, so it is a 404 rather than a 422. */
+export function parseId(id: unknown, what: string): string {
+  if (typeof id !== 'string' || !uuid.safeParse(id).success) throw AppError.notFound(what);
+  return id;
+}

@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { parseInput } from './common.js';
+
+const intParam = (name: string, def: number, min: number, max?: number) =>
+  z
+    .union([z.string(), z.number()], { message: `${name} must be an integer` })
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return def;
+      const s = String(v).trim();
+      const n = /^[0-9]+$/.test(s) ? Number(s) : NaN;
+      if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
+        ctx.addIssue({ code: 'custom', message: max === undefined ? `must be an integer >= ${min}` : `must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+export const paginationQuery = z.object({
+  page: intParam('page', 1, 1),
+  limit: intParam('limit', 20, 1, 100),
+});
+
+export interface Page {
+  page: number;
+  limit: number;
+  offset: number;
+}
+
+export interface PageMeta {
+  total: number;
+  page: number;
+  limit: number;
+}
+
+export interface Paginated<T> {
+  items: T[];
+  meta: PageMeta;
+}
+
+export function parsePagination(query: unknown): Page {
+  const q = (query ?? {}) as Record<string, unknown>;
+  const { page, limit } = parseInput(paginationQuery, { page: single(q.page), limit: single(q.limit) });
+  return { page, limit, offset: (page - 1) * limit };
+}
+
+/** `?page=1&page=2` arrives as an array: that is not an integer. */
+function single(v: unknown): unknown {
+  return Array.isArray(v) ? 'not-an-integer' : v;
+}
