@@ -13,6 +13,7 @@ import { RateLimiter } from './http/rate-limit.js';
 import { childLogger, logger } from './logger.js';
 import { createServices, type Services } from './services/index.js';
 import { RequestContext } from '@mikro-orm/core';
+import { MasterKey } from './security/master-key.js';
 
 const log = childLogger('platform');
 
@@ -36,7 +37,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPgPort);
     }
     orm = await openDatabase(config.databaseUrl ?? embedded!.url);
-    const services = createServices(orm, config);
+    const services = createServices(orm, config, MasterKey.load(config.dataDir));
     const firstAdmin = await RequestContext.create(orm.em, () => services.auth.ensureFirstAdmin());
     const limiter = new RateLimiter(config.rateLimits);
     const app = createApp({ config, orm, services, limiter });

@@ -7,7 +7,7 @@ export type NodeScheme = 'http' | 'https';
 /** A machine that hosts servers, running the node agent. */
 @Entity({ tableName: 'nodes' })
 export class Node {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'port' | 'scheme' | 'status' | 'lastSeenAt' | 'tokenHash' | 'keyEnc' | 'tokenCreatedAt';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'port' | 'scheme' | 'status' | 'lastSeenAt' | 'tokenHash' | 'keyEnc' | 'tokenCreatedAt' | 'cpuCores';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -27,6 +27,10 @@ export class Node {
   /** Allocatable memory in MiB. */
   @Property({ type: 'integer' })
   memory!: number;
+
+  /** CPU cores of the machine (reported by the agent, or given at registration); bounds a server's cpu. */
+  @Property({ type: 'integer', nullable: true })
+  cpuCores: number | null = null;
 
   /** Allocatable disk in MiB. */
   @Property({ type: 'integer' })

@@ -11,6 +11,7 @@ import { User } from './User.js';
 @Index({ properties: ['owner', 'createdAt', 'id'] })
 @Index({ properties: ['createdAt', 'id'] })
 @Index({ properties: ['node'] })
+@Index({ properties: ['status'] })
 export class Server {
   [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount';
 

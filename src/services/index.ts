@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
+import type { MasterKey } from '../security/master-key.js';
 import { AuthService } from './auth.service.js';
 import { UsersService } from './users.service.js';
 
@@ -9,7 +10,7 @@ export interface Services {
   users: UsersService;
 }
 
-export function createServices(orm: MikroORM, config: Config): Services {
+export function createServices(orm: MikroORM, config: Config, masterKey: MasterKey): Services {
   return {
     auth: new AuthService(orm, config),
     users: new UsersService(orm),

@@ -534,10 +534,9 @@ export class Server extends EventEmitter {
    */
   async shutdown(stopServers: boolean): Promise<void> {
     this.cancelAutoRestart();
-    if (this.installProc) {
-      this.closing = true;
-      await this.killInstall();
-    }
+    this.closing = true;
+    this.startToken++;
+    if (this.installProc) await this.killInstall();
     if (stopServers) {
       const proc = this.proc;
       if (proc) {
@@ -545,9 +544,7 @@ export class Server extends EventEmitter {
         if (this.status === 'starting' || this.status === 'running') await this.stop('agent_restart');
         await proc.done;
       }
-      this.closing = true;
     } else {
-      this.closing = true;
       if (this.proc) {
         this.monitor.stop();
         if (this.stopTimer) clearTimeout(this.stopTimer);
