@@ -320,7 +320,7 @@ export class Server extends EventEmitter {
       this.monitor.start(proc.pid);
     }
     this.emit('persist');
-    if (!this.readyRe && this.status === 'starting') this.setStatus('running');
+    if (!this.readyRe && (this.status as ServerStatus) === 'starting') this.setStatus('running');
   }
 
   private onExit(proc: ManagedProcess, info: ExitInfo): void {
@@ -524,6 +524,7 @@ export class Server extends EventEmitter {
     this.opts.cpuLimiter.release(this.spec.id);
     await fsp.rm(this.dir, { recursive: true, force: true });
     await fsp.rm(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`), { force: true });
+    this.emit('deleted');
     this.removeAllListeners();
   }
 

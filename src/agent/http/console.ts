@@ -1,0 +1,339 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import jwt from 'jsonwebtoken';
+import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { POWER_ACTIONS, type ConsoleTokenClaims, type ServerStatus } from '../../shared/node-protocol';
+import { childLogger } from '../../logger';
+import { AgentError } from '../errors';
+import type { ServerManager } from '../server/manager';
+import type { Server } from '../server/server';
+import type { ConsoleLine } from '../server/console-buffer';
+import type { ServerStats } from '../server/monitor';
+
+const log = childLogger('agent');
+
+export interface ConsoleOptions {
+  nodeId: string;
+  consoleKey: Buffer;
+  manager: ServerManager;
+  /** first `auth` must arrive within this time (default 10000 ms) */
+  authTimeoutMs: number;
+  /** a client whose unsent data exceeds this is disconnected (default 4 MiB) */
+  maxBufferedBytes: number;
+  /** inbound messages per second per connection (default 20) */
+  inboundPerSecond: number;
+  /** inbound frame size limit (default 64 KiB) */
+  maxPayload: number;
+  /** seconds before `exp` when `token_expiring` is sent (default 60) */
+  expiringLeadSeconds: number;
+}
+
+/** Close codes used on the console channel. */
+export const CLOSE_UNAUTHORIZED = 4401;
+export const CLOSE_SLOW_CLIENT = 4408;
+export const CLOSE_SERVER_DELETED = 4404;
+
+interface VerifiedToken {
+  claims: ConsoleTokenClaims;
+  exp: number;
+}
+
+/** Verifies a console token: HS256 with Kc, not expired, complete claims. Throws AgentError. */
+export function verifyConsoleToken(token: unknown, key: Buffer): VerifiedToken {
+  if (typeof token !== 'string' || token.length === 0 || token.length > 8192) throw new AgentError(401, 'UNAUTHORIZED', 'A console token is required');
+  let payload: string | jwt.JwtPayload;
+  try {
+    payload = jwt.verify(token, key, { algorithms: ['HS256'] });
+  } catch (e) {
+    if (e instanceof jwt.TokenExpiredError) throw new AgentError(401, 'TOKEN_EXPIRED', 'The console token has expired');
+    throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token');
+  }
+  if (typeof payload !== 'object' || payload === null) throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token');
+  const { sub, srv, node, perms, exp } = payload as Record<string, unknown>;
+  if (typeof sub !== 'string' || typeof srv !== 'string' || typeof node !== 'string' || !Array.isArray(perms) || !perms.every((p) => typeof p === 'string'))
+    throw new AgentError(401, 'UNAUTHORIZED', 'Console token is missing claims');
+  if (typeof exp !== 'number') throw new AgentError(401, 'UNAUTHORIZED', 'Console token has no expiry');
+  return { claims: { sub, srv, node, perms: perms as string[] }, exp };
+}
+
+/**
+ * One console connection (CONTRACT §4): auth within the timeout, then history and live output of one
+ * server, commands and power actions according to the token's perms, renewal, expiry.
+ */
+class ConsoleSession {
+  private server: Server | null = null;
+  private perms = new Set<string>();
+  private sub = '';
+  private expired = false;
+  private dropped = false;
+  private authTimer: NodeJS.Timeout | null;
+  private expiringTimer: NodeJS.Timeout | null = null;
+  private expiredTimer: NodeJS.Timeout | null = null;
+  private windowStart = 0;
+  private windowCount = 0;
+  private windowWarned = false;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly opts: ConsoleOptions,
+  ) {
+    this.authTimer = setTimeout(() => this.reject('AUTH_TIMEOUT', 'No authentication received in time'), opts.authTimeoutMs);
+    ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
+    ws.on('close', () => this.cleanup());
+    ws.on('error', () => this.cleanup());
+  }
+
+  private send(type: string, data: unknown): void {
+    if (this.dropped || this.ws.readyState !== WebSocket.OPEN) return;
+    if (this.ws.bufferedAmount > this.opts.maxBufferedBytes) {
+      this.dropSlow();
+      return;
+    }
+    this.ws.send(JSON.stringify({ type, data }));
+  }
+
+  private dropSlow(): void {
+    if (this.dropped) return;
+    this.dropped = true;
+    log.warn({ serverId: this.server?.id, buffered: this.ws.bufferedAmount }, 'console client too slow; disconnecting it');
+    this.cleanup();
+    try {
+      this.ws.close(CLOSE_SLOW_CLIENT, 'client too slow');
+    } catch {
+      /* ignore */
+    }
+    // a stalled peer will never read the close frame
+    setTimeout(() => this.ws.terminate(), 1000).unref();
+  }
+
+  private error(code: string, message: string): void {
+    this.send('error', { code, message });
+  }
+
+  private reject(code: string, message: string): void {
+    this.error(code, message);
+    this.cleanup();
+    try {
+      this.ws.close(CLOSE_UNAUTHORIZED, code.slice(0, 60));
+    } catch {
+      /* ignore */
+    }
+    setTimeout(() => this.ws.terminate(), 2000).unref();
+  }
+
+  private rateLimited(): boolean {
+    const now = Date.now();
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.windowCount = 0;
+      this.windowWarned = false;
+    }
+    this.windowCount++;
+    if (this.windowCount <= this.opts.inboundPerSecond) return false;
+    if (!this.windowWarned) {
+      this.windowWarned = true;
+      this.error('RATE_LIMITED', `Too many messages; at most ${this.opts.inboundPerSecond} per second`);
+    }
+    return true;
+  }
+
+  private onMessage(data: RawData, isBinary: boolean): void {
+    if (this.dropped) return;
+    if (this.rateLimited()) return;
+    if (isBinary) return this.error('BAD_REQUEST', 'Binary frames are not supported');
+    let msg: unknown;
+    try {
+      msg = JSON.parse(data.toString());
+    } catch {
+      return this.error('BAD_REQUEST', 'Malformed JSON');
+    }
+    if (!msg || typeof msg !== 'object' || Array.isArray(msg) || typeof (msg as { type?: unknown }).type !== 'string')
+      return this.error('BAD_REQUEST', 'A message is a JSON object with a string "type"');
+    const m = msg as { type: string; token?: unknown; data?: unknown };
+    if (m.type === 'auth') return this.onAuth(m.token);
+    if (!this.server) return this.error('UNAUTHORIZED', 'Authenticate first: {"type":"auth","token":"..."}');
+    if (this.expired) return this.error('TOKEN_EXPIRED', 'The console token has expired; send a new auth message');
+    switch (m.type) {
+      case 'command':
+        return this.onCommand(m.data);
+      case 'power':
+        return this.onPower(m.data);
+      default:
+        return this.error('UNKNOWN_TYPE', `Unknown message type: ${m.type.slice(0, 64)}`);
+    }
+  }
+
+  private onAuth(token: unknown): void {
+    let verified: VerifiedToken;
+    try {
+      verified = verifyConsoleToken(token, this.opts.consoleKey);
+    } catch (e) {
+      const err = e as AgentError;
+      return this.reject(err.code ?? 'UNAUTHORIZED', err.message);
+    }
+    const { claims, exp } = verified;
+    if (claims.node !== this.opts.nodeId) return this.reject('UNAUTHORIZED', 'Console token is for another node');
+    if (!claims.perms.includes('console')) return this.reject('FORBIDDEN', 'Console token does not grant console access');
+    if (this.server && claims.srv !== this.server.id) {
+      return this.error('FORBIDDEN', 'A renewed token must be for the same server');
+    }
+    const server = this.opts.manager.find(claims.srv);
+    if (!server) return this.reject('UNAUTHORIZED', 'Unknown server');
+    if (this.authTimer) clearTimeout(this.authTimer);
+    this.authTimer = null;
+    const fresh = !this.server || this.expired;
+    this.server = server;
+    this.perms = new Set(claims.perms);
+    this.sub = claims.sub;
+    this.expired = false;
+    this.scheduleExpiry(exp);
+    this.send('auth_success', { serverId: server.id, status: server.status });
+    if (fresh) {
+      for (const e of server.buffer.entries()) this.sendLine(e);
+      if (!this.unsubscribe) this.subscribe(server);
+    }
+  }
+
+  private scheduleExpiry(exp: number): void {
+    if (this.expiringTimer) clearTimeout(this.expiringTimer);
+    if (this.expiredTimer) clearTimeout(this.expiredTimer);
+    const now = Date.now();
+    const expiringIn = (exp - this.opts.expiringLeadSeconds) * 1000 - now;
+    const expiredIn = exp * 1000 - now;
+    this.expiringTimer = setTimeout(() => this.send('token_expiring', { expiresAt: new Date(exp * 1000).toISOString() }), Math.max(0, expiringIn));
+    this.expiredTimer = setTimeout(() => this.onExpired(), Math.max(0, expiredIn));
+  }
+
+  private onExpired(): void {
+    this.send('token_expired', {});
+    this.expired = true;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    // no renewal within the auth timeout: disconnect
+    this.authTimer = setTimeout(() => this.reject('TOKEN_EXPIRED', 'The console token has expired'), this.opts.authTimeoutMs);
+  }
+
+  private sendLine(e: ConsoleLine): void {
+    this.send(e.kind === 'install' ? 'install_output' : 'console_output', { line: e.line, stream: e.stream, ts: e.ts });
+  }
+
+  private subscribe(server: Server): void {
+    const onLine = (e: ConsoleLine): void => this.sendLine(e);
+    const onStatus = (status: ServerStatus): void => this.send('status', { status });
+    const onStats = (s: ServerStats): void => this.send('stats', s);
+    const onDeleted = (): void => {
+      this.error('NOT_FOUND', 'The server was deleted');
+      this.cleanup();
+      try {
+        this.ws.close(CLOSE_SERVER_DELETED, 'server deleted');
+      } catch {
+        /* ignore */
+      }
+    };
+    server.on('console', onLine);
+    server.on('status', onStatus);
+    server.on('stats', onStats);
+    server.on('deleted', onDeleted);
+    this.unsubscribe = () => {
+      server.off('console', onLine);
+      server.off('status', onStatus);
+      server.off('stats', onStats);
+      server.off('deleted', onDeleted);
+    };
+  }
+
+  private onCommand(data: unknown): void {
+    const server = this.server!;
+    if (!this.perms.has('command')) return this.error('FORBIDDEN', 'Your token does not allow sending commands');
+    if (typeof data !== 'string' || data.length === 0 || data.length > 4096 || /[\r\n\0]/.test(data))
+      return this.error('BAD_REQUEST', 'A command is a non-empty single-line string of at most 4096 characters');
+    try {
+      server.sendCommand(data);
+    } catch (e) {
+      const err = e as AgentError;
+      this.error(err.code ?? 'INVALID_STATE', err.message);
+    }
+  }
+
+  private onPower(data: unknown): void {
+    const server = this.server!;
+    if (!this.perms.has('power')) return this.error('FORBIDDEN', 'Your token does not allow power actions');
+    if (typeof data !== 'string' || !(POWER_ACTIONS as readonly string[]).includes(data)) return this.error('BAD_REQUEST', 'Power action must be start, stop, restart or kill');
+    log.info({ serverId: server.id, user: this.sub, action: data }, 'power action from console');
+    server.power(data).catch((e: unknown) => {
+      const err = e as AgentError;
+      this.error(err.code ?? 'INTERNAL_ERROR', err.message ?? 'Power action failed');
+    });
+  }
+
+  cleanup(): void {
+    for (const t of [this.authTimer, this.expiringTimer, this.expiredTimer]) if (t) clearTimeout(t);
+    this.authTimer = this.expiringTimer = this.expiredTimer = null;
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+  }
+}
+
+/** The `/console` WebSocket endpoint, attached to the agent's HTTP(S) server through `upgrade`. */
+export class ConsoleGateway {
+  readonly wss: WebSocketServer;
+  private readonly sessions = new Map<WebSocket, ConsoleSession>();
+  private pingTimer: NodeJS.Timeout;
+
+  constructor(private readonly opts: ConsoleOptions) {
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload, perMessageDeflate: false });
+    this.wss.on('connection', (ws: WebSocket) => {
+      const session = new ConsoleSession(ws, opts);
+      this.sessions.set(ws, session);
+      (ws as WebSocket & { isAlive?: boolean }).isAlive = true;
+      ws.on('pong', () => ((ws as WebSocket & { isAlive?: boolean }).isAlive = true));
+      ws.on('close', () => this.sessions.delete(ws));
+    });
+    this.pingTimer = setInterval(() => {
+      for (const ws of this.sessions.keys()) {
+        const w = ws as WebSocket & { isAlive?: boolean };
+        if (w.isAlive === false) {
+          w.terminate();
+          continue;
+        }
+        w.isAlive = false;
+        try {
+          w.ping();
+        } catch {
+          /* ignore */
+        }
+      }
+    }, 30000);
+    this.pingTimer.unref();
+  }
+
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const pathname = new URL(req.url ?? '/', 'http://agent').pathname.replace(/\/+$/, '');
+    if (pathname !== '/console') {
+      socket.write('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.destroy();
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
+  }
+
+  get clientCount(): number {
+    return this.sessions.size;
+  }
+
+  close(): void {
+    clearInterval(this.pingTimer);
+    for (const [ws, s] of this.sessions) {
+      s.cleanup();
+      try {
+        ws.close(1001, 'agent shutting down');
+      } catch {
+        /* ignore */
+      }
+      ws.terminate();
+    }
+    this.sessions.clear();
+    this.wss.close();
+  }
+}

@@ -1,0 +1,174 @@
+import { existsSync } from 'node:fs';
+import type { ServerSpec, ServerStateEvent } from '../../shared/node-protocol';
+import { childLogger } from '../../logger';
+import { notFound } from '../errors';
+import { killLeftover, pidAlive } from '../environment/proc';
+import type { PanelServerEntry } from '../panel-client';
+import { Server, type PersistedServer, type ServerRuntimeOptions } from './server';
+import { StateStore } from './state-store';
+
+const log = childLogger('agent');
+
+/** All servers of this node, their persistence and the fan-out of their state events. */
+export class ServerManager {
+  private readonly servers = new Map<string, Server>();
+  private readonly store: StateStore;
+
+  constructor(
+    private readonly opts: ServerRuntimeOptions,
+    private readonly onEvent: (event: ServerStateEvent) => void,
+  ) {
+    this.store = new StateStore(opts.paths.stateFile);
+  }
+
+  list(): Server[] {
+    return [...this.servers.values()];
+  }
+
+  find(id: string): Server | undefined {
+    return this.servers.get(id);
+  }
+
+  get(id: string): Server {
+    const s = this.servers.get(id);
+    if (!s) throw notFound('Server not found');
+    return s;
+  }
+
+  private snapshot(): Record<string, PersistedServer> {
+    const out: Record<string, PersistedServer> = {};
+    for (const [id, s] of this.servers) out[id] = s.persisted();
+    return out;
+  }
+
+  private persist(): void {
+    this.store.save(() => this.snapshot());
+  }
+
+  private create(spec: ServerSpec): Server {
+    const server = new Server(spec, this.opts);
+    server.on('state', (e: ServerStateEvent) => this.onEvent(e));
+    server.on('persist', () => this.persist());
+    this.servers.set(spec.id, server);
+    return server;
+  }
+
+  /** PUT /api/servers/:id — creates (and installs) a new server or updates the spec of a known one. */
+  async upsert(spec: ServerSpec): Promise<Server> {
+    const existing = this.servers.get(spec.id);
+    if (existing) {
+      existing.updateSpec(spec);
+      return existing;
+    }
+    const server = this.create(spec);
+    this.persist();
+    await server.install();
+    return server;
+  }
+
+  async reinstall(id: string): Promise<Server> {
+    const server = this.get(id);
+    await server.install();
+    return server;
+  }
+
+  async remove(id: string): Promise<void> {
+    const server = this.get(id);
+    this.servers.delete(id);
+    await server.destroy();
+    this.persist();
+  }
+
+  /**
+   * Agent boot. Kills processes left over from the previous run (state.json pids), then rebuilds the
+   * servers from the panel's list (or from state.json when the panel is unreachable): servers that
+   * should be running are started again, interrupted installs are re-run, the others are reported as
+   * they are.
+   */
+  async restore(panel: PanelServerEntry[] | null): Promise<void> {
+    const persisted = this.store.load();
+    const killed: number[] = [];
+    for (const [id, p] of Object.entries(persisted)) {
+      if (p.pid && killLeftover(p.pid, p.pidStart ?? null)) {
+        log.info({ serverId: id, pid: p.pid }, 'killed leftover server process from the previous agent run');
+        killed.push(p.pid);
+      }
+    }
+    const deadline = Date.now() + 3000;
+    while (killed.some((pid) => pidAlive(pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+
+    const entries: { spec: ServerSpec; local?: PersistedServer; panelStatus?: string }[] = [];
+    if (panel) {
+      for (const e of panel) entries.push({ spec: e.spec, local: persisted[e.spec.id], panelStatus: e.status });
+      for (const id of Object.keys(persisted)) {
+        if (!panel.some((e) => e.spec.id === id)) log.warn({ serverId: id }, 'server in state.json is unknown to the panel; ignoring it (files kept)');
+      }
+    } else {
+      for (const p of Object.values(persisted)) if (p?.spec?.id) entries.push({ spec: p.spec, local: p });
+    }
+    for (const e of entries) {
+      if (this.servers.has(e.spec.id)) continue;
+      try {
+        await this.bring(e.spec, e.local, e.panelStatus);
+      } catch (err) {
+        log.error({ serverId: e.spec.id, err: (err as Error).message }, 'could not restore server');
+      }
+    }
+    this.persist();
+  }
+
+  /** Panel list fetched later (it was down at boot): adopt new servers and newer specs. */
+  async reconcile(panel: PanelServerEntry[]): Promise<void> {
+    for (const e of panel) {
+      const s = this.servers.get(e.spec.id);
+      if (s) s.updateSpec(e.spec);
+      else await this.bring(e.spec, undefined, e.status).catch((err: Error) => log.error({ serverId: e.spec.id, err: err.message }, 'could not adopt server'));
+    }
+  }
+
+  private async bring(spec: ServerSpec, local: PersistedServer | undefined, panelStatus: string | undefined): Promise<void> {
+    const server = this.create(spec);
+    if (local) {
+      server.restore(local);
+      if (!local.installed) {
+        log.info({ serverId: spec.id }, 'install was interrupted; running it again');
+        await server.install();
+      } else if (local.status === 'install_failed') {
+        server.announce();
+      } else if (local.desiredRunning) {
+        server.announce('agent_restart');
+        await this.startRestored(server);
+      } else {
+        server.announce();
+      }
+      return;
+    }
+    // known by the panel only
+    if (panelStatus === 'installing' || !existsSync(server.dir)) {
+      await server.install();
+    } else if (panelStatus === 'install_failed') {
+      server.restore({ spec, installed: true, desiredRunning: false, status: 'install_failed', pid: null, pidStart: null, exitCode: null, reason: 'install_failed' });
+      server.announce();
+    } else {
+      const wasRunning = panelStatus === 'running' || panelStatus === 'starting';
+      server.restore({ spec, installed: true, desiredRunning: wasRunning, status: 'offline', pid: null, pidStart: null, exitCode: null, reason: null });
+      if (wasRunning) {
+        server.announce('agent_restart');
+        await this.startRestored(server);
+      } else server.announce();
+    }
+  }
+
+  private async startRestored(server: Server): Promise<void> {
+    try {
+      await server.start();
+    } catch (e) {
+      log.warn({ serverId: server.id, err: (e as Error).message }, 'could not start server again after agent restart');
+    }
+  }
+
+  async shutdown(stopServers: boolean): Promise<void> {
+    await Promise.all(this.list().map((s) => s.shutdown(stopServers).catch((e: Error) => log.error({ serverId: s.id, err: e.message }, 'shutdown failed'))));
+    await this.store.flush(() => this.snapshot());
+  }
+}

@@ -1,0 +1,37 @@
+/** Inputs of the nodes resource (admin only; CONTRACT §3). */
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { displayName } from './common.js';
+import { INT32_MAX } from './servers.js';
+
+const HOSTNAME = /^(?=.{1,253}$)(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*\.?$/;
+
+/** A hostname (RFC 1123 labels) or an IPv4/IPv6 address; stored lower-cased. */
+export const fqdn = z
+  .string({ message: 'must be a string' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(253, 'must be at most 253 characters')
+  .refine((s) => isIP(s) !== 0 || (HOSTNAME.test(s) && !/^[0-9.]+$/.test(s)), 'must be a hostname or an IP address')
+  .transform((s) => s.toLowerCase());
+
+const int = (min: number, max: number) =>
+  z
+    .number({ message: 'must be an integer' })
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+
+export const createNodeInput = z.object({
+  name: displayName(100),
+  fqdn,
+  port: int(1, 65535).default(5000),
+  scheme: z.enum(['http', 'https'], { message: 'must be http or https' }).default('http'),
+  /** Allocatable memory, MiB. */
+  memory: int(64, INT32_MAX),
+  /** Allocatable disk, MiB. */
+  disk: int(128, INT32_MAX),
+  /** CPU cores of the machine; bounds a server's cpu (cores × 100). Reported by the agent when absent. */
+  cpuCores: int(1, 4096).nullable().optional(),
+});
+export type CreateNodeInput = z.output<typeof createNodeInput>;

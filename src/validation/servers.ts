@@ -1,0 +1,83 @@
+/**
+ * Inputs of the servers resource (CONTRACT §3). Units: memory and disk in MiB, cpu in percent of one
+ * core. Integers only: `1.5` and `"512"` are 422. The upper bound of cpu depends on the node
+ * (cores × 100) and the upper bound of memory/disk on what the node can still allocate, so both are
+ * checked by the service once the node is known.
+ */
+import { z } from 'zod';
+import { SERVER_STATUSES } from '../shared/node-protocol.js';
+import { displayName, uuid } from './common.js';
+
+export const MIN_MEMORY_MIB = 64;
+export const MIN_DISK_MIB = 128;
+/** Columns are int4: anything above cannot be stored (and no node has that much). */
+export const INT32_MAX = 2_147_483_647;
+
+const int = (min: number, max = INT32_MAX) =>
+  z
+    .number({ message: 'must be an integer' })
+    .int('must be an integer')
+    .min(min, `must be at least ${min}`)
+    .max(max, `must be at most ${max}`);
+
+// Free text: newlines and tabs are fine, other control characters are not.
+const TEXT_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
+export const description = z
+  .string({ message: 'must be a string' })
+  .max(2000, 'must be at most 2000 characters')
+  .refine((s) => !TEXT_CONTROL.test(s), 'must not contain control characters');
+
+/** Values are strings; their rules come from the blueprint (checked by the service). */
+export const variablesInput = z.record(
+  z.string().max(100, 'variable names are at most 100 characters'),
+  z.string({ message: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
+  { message: 'must be an object of string values' },
+);
+
+export const memory = int(MIN_MEMORY_MIB);
+export const disk = int(MIN_DISK_MIB);
+export const cpu = int(1);
+
+export const createServerInput = z.object({
+  name: displayName(100),
+  description: description.optional(),
+  nodeId: z.string({ message: 'must be a string' }).pipe(uuid),
+  blueprintId: z.string({ message: 'must be a string' }).pipe(uuid),
+  /** Defaults to the blueprint's `defaults.memory`. */
+  memory: memory.optional(),
+  /** Defaults to the blueprint's `defaults.cpu` (capped to the node's cores × 100). */
+  cpu: cpu.optional(),
+  /** Defaults to the blueprint's `defaults.disk`. */
+  disk: disk.optional(),
+  variables: variablesInput.optional(),
+  autoRestart: z.boolean({ message: 'must be true or false' }).optional(),
+  /** Administrators only: create the server for another user. */
+  ownerId: z.string({ message: 'must be a string' }).pipe(uuid).optional(),
+});
+export type CreateServerInput = z.output<typeof createServerInput>;
+
+const fixed = (what: string) =>
+  z.unknown().refine((v) => v === undefined, `cannot be changed: create a new server on another ${what} instead`).optional();
+
+export const updateServerInput = z.object({
+  name: displayName(100).optional(),
+  description: description.optional(),
+  memory: memory.optional(),
+  cpu: cpu.optional(),
+  disk: disk.optional(),
+  /** Merged into the current values and validated against the blueprint's rules. */
+  variables: variablesInput.optional(),
+  autoRestart: z.boolean({ message: 'must be true or false' }).optional(),
+  nodeId: fixed('node'),
+  blueprintId: fixed('blueprint'),
+  ownerId: fixed('owner'),
+});
+export type UpdateServerInput = z.output<typeof updateServerInput>;
+
+const one = (v: unknown) => (Array.isArray(v) ? { __many: true } : v === '' ? undefined : v);
+
+/** `GET /servers` filters (besides page/limit). */
+export const serverListQuery = z.object({
+  status: z.preprocess(one, z.enum(SERVER_STATUSES as [string, ...string[]], { message: `must be one of ${SERVER_STATUSES.join(', ')}` }).optional()),
+  nodeId: z.preprocess(one, z.string({ message: 'must be a UUID' }).pipe(uuid).optional()),
+});

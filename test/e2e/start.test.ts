@@ -1,0 +1,108 @@
+/**
+ * The two-command start, for real: `node dist/src/main.js` (what `npm start` runs after building)
+ * with no DATABASE_URL, so it brings up its embedded PostgreSQL in DATA_DIR. Stopping and starting
+ * again must keep the accounts. (`npm test` builds dist/ before jest runs.)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+interface Started {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+function start(env: Record<string, string>): Promise<Started> {
+  const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no "Panel:" line within 90 s:\n' + out)), 90_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /Panel:\s+(http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve({ child, url: m[1]!, output: () => out });
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', (d) => (out += d.toString()));
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`exited with ${code} before listening:\n${out}`));
+    });
+  });
+}
+
+function stop(s: Started): Promise<number | null> {
+  return new Promise((resolve) => {
+    s.child.removeAllListeners('exit');
+    s.child.on('exit', (code) => resolve(code));
+    s.child.kill('SIGTERM');
+  });
+}
+
+const hasBuild = existsSync(MAIN);
+const maybe = hasBuild ? test : test.skip;
+if (!hasBuild) console.warn(`skipped: ${MAIN} is missing; run the suite with \`npm test\` (it builds first)`);
+
+maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart keeps accounts', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-start-'));
+  chmodSync(dataDir, 0o700); // like mktemp -d: the platform must still reach its data
+  const env = {
+    DATA_DIR: path.join(dataDir, 'data'),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    EMBEDDED_PG_PORT: String(await freePort()),
+    AGENT_PORT: String(await freePort()),
+    LOG_LEVEL: 'warn',
+  };
+  try {
+    const first = await start(env);
+    const out = first.output();
+    const creds = /Sign in as (\S+) with password (\S+)/.exec(out);
+    expect(creds).not.toBeNull();
+    const [, email, password] = creds!;
+    expect((await fetch(first.url + '/health')).status).toBe(200);
+    const signin = await fetch(first.url + '/api/v1/auth/signin', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password }),
+    });
+    expect(signin.status).toBe(200);
+    const signup = await fetch(first.url + '/api/v1/auth/signup', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'kept@example.com', password: 'kept-password', name: 'Kept' }),
+    });
+    expect(signup.status).toBe(201);
+    expect(await stop(first)).toBe(0);
+
+    const second = await start(env);
+    expect(second.output()).not.toContain(password!); // the generated password is printed once only
+    const again = await fetch(second.url + '/api/v1/auth/signin', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'kept@example.com', password: 'kept-password' }),
+    });
+    expect(again.status).toBe(200);
+    expect(await stop(second)).toBe(0);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 180_000);
