@@ -17,6 +17,13 @@ import { requestId } from './http/request-id.js';
 import { logger } from './logger.js';
 import { authRoutes } from './rest/auth.routes.js';
 import { usersRoutes } from './rest/users.routes.js';
+import { adminRoutes } from './rest/admin.routes.js';
+import { blueprintsRoutes } from './rest/blueprints.routes.js';
+import { nodesRoutes } from './rest/nodes.routes.js';
+import { plantsRoutes } from './rest/plants.routes.js';
+import { serversRoutes } from './rest/servers.routes.js';
+import { agentRoutes } from './rest/agent.routes.js';
+import { powerRoutes } from './rest/power.routes.js';
 import type { Services } from './services/index.js';
 
 export interface AppDeps {
@@ -24,6 +31,8 @@ export interface AppDeps {
   orm: MikroORM;
   services: Services;
   limiter: RateLimiter;
+  /** The GraphQL gateway's router (src/graphql), mounted at /graphql. */
+  graphql?: Router;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -77,9 +86,19 @@ export function createApp(deps: AppDeps): Express {
   api.use(jsonBody());
   api.use('/auth', authRoutes(services));
   api.use('/users', usersRoutes(services));
+  api.use('/servers', serversRoutes(services));
+  api.use('/nodes', nodesRoutes(services));
+  api.use('/blueprints', blueprintsRoutes(services));
+  api.use('/admin', adminRoutes(services));
+  api.use(powerRoutes(services));
   api.use(apiNotFound);
   api.use(apiErrorHandler);
   app.use('/api/v1', api);
+  app.use('/api/agent/v1', agentRoutes(orm, services.agents, services.nodeAgent));
+
+  app.use('/plants', plantsRoutes(services, limiter));
+
+  if (deps.graphql) app.use('/graphql', deps.graphql);
 
   app.use(apiNotFound);
   app.use(apiErrorHandler);

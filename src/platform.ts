@@ -6,14 +6,23 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app.js';
+import { createGraphQL } from './graphql/index.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase } from './db/orm.js';
-import { RateLimiter } from './http/rate-limit.js';
+import Redis from 'ioredis';
+import { memoryLimiters, RateLimiter, redisLimiters } from './http/rate-limit.js';
 import { childLogger, logger } from './logger.js';
 import { createServices, type Services } from './services/index.js';
 import { RequestContext } from '@mikro-orm/core';
 import { MasterKey } from './security/master-key.js';
+import { seedBuiltinBlueprints } from './services/blueprint-seeder.js';
+import type { Express } from 'express';
+import { startAgent, type RunningAgent } from './agent/index.js';
+import { ensureLocalNode } from './nodes/local-node.js';
+import { Node } from './entities/Node.js';
+import { LocalBus, type ConsoleBus } from './console/bus.js';
+import { RedisBus } from './console/redis-bus.js';
 
 const log = childLogger('platform');
 
@@ -24,6 +33,10 @@ export interface Platform {
   server: http.Server;
   url: string;
   firstAdmin: { email: string; password: string | null; created: boolean };
+  /** The Express app (e.g. to list its routes). */
+  app: Express;
+  /** The local node agent started with the panel (LOCAL_AGENT), if any. */
+  agent(): RunningAgent | null;
   close(): Promise<void>;
 }
 
@@ -31,17 +44,28 @@ export async function startPlatform(config: Config): Promise<Platform> {
   logger.level = config.logLevel;
   let embedded: EmbeddedDatabase | null = null;
   let orm: MikroORM | null = null;
+  let redis: Redis | null = null;
   try {
     if (!config.databaseUrl) {
       log.info('no DATABASE_URL given: starting the embedded PostgreSQL');
       embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPgPort);
     }
     orm = await openDatabase(config.databaseUrl ?? embedded!.url);
-    const services = createServices(orm, config, MasterKey.load(config.dataDir));
+    await seedBuiltinBlueprints(orm);
+    const masterKey = MasterKey.load(config.dataDir);
+    const bus: ConsoleBus = config.redisUrl ? new RedisBus(config.redisUrl) : new LocalBus();
+    const services = createServices(orm, config, masterKey, bus);
     const firstAdmin = await RequestContext.create(orm.em, () => services.auth.ensureFirstAdmin());
-    const limiter = new RateLimiter(config.rateLimits);
-    const app = createApp({ config, orm, services, limiter });
-    const server = http.createServer(app);
+    if (config.redisUrl) {
+      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+      redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+      log.info('REDIS_URL set: rate limits are shared through Redis');
+    }
+    const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis) : memoryLimiters);
+    const server = http.createServer();
+    const graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
+    const app = createApp({ config, orm, services, limiter, graphql: graphql.router });
+    server.on('request', app);
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
     await new Promise<void>((resolve, reject) => {
@@ -52,6 +76,26 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     const url = `http://${shownHost}:${addr.port}`;
     const ormRef = orm;
+    const sweeper = setInterval(() => void services.nodeAgent.sweepOffline().catch(() => undefined), 10_000);
+    sweeper.unref();
+    let agent: RunningAgent | null = null;
+    if (config.localAgent) {
+      const { node, token } = await ensureLocalNode(orm, masterKey, config, config.agentPort);
+      agent = await startAgent({
+        panelUrl: `http://127.0.0.1:${addr.port}`,
+        nodeId: node.id,
+        nodeToken: token,
+        port: config.agentPort,
+        host: config.host,
+        dataDir: config.dataDir,
+        stopGraceSeconds: config.stopGraceSeconds,
+      });
+      if (agent.port !== node.port) {
+        // AGENT_PORT=0 picks a free port: record the real one so console addresses are right.
+        await orm.em.fork().nativeUpdate(Node, { id: node.id }, { port: agent.port });
+      }
+      log.info({ port: agent.port }, 'local node agent is running');
+    }
     let closing: Promise<void> | null = null;
     return {
       config,
@@ -60,16 +104,24 @@ export async function startPlatform(config: Config): Promise<Platform> {
       server,
       url,
       firstAdmin,
+      app,
+      agent: () => agent,
       close: () =>
         (closing ??= (async () => {
+          clearInterval(sweeper);
+          await services.console.hub.close();
+          await agent?.close();
+          await graphql.stop();
           server.closeAllConnections();
           await new Promise<void>((resolve) => server.close(() => resolve()));
           await ormRef.close(true);
+          redis?.disconnect();
           await embedded?.stop();
         })()),
     };
   } catch (err) {
     await orm?.close(true).catch(() => undefined);
+    redis?.disconnect();
     await embedded?.stop().catch(() => undefined);
     throw err;
   }

@@ -3,7 +3,8 @@
  * Store: rate-limiter-flexible in memory, or Redis when REDIS_URL is set (shared by gateway instances).
  */
 import type { RateLimiterAbstract, RateLimiterRes } from 'rate-limiter-flexible';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type Redis from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis } from 'rate-limiter-flexible';
 
 export type Bucket = 'general' | 'auth' | 'admin';
 export const WINDOW_SECONDS = 60;
@@ -21,6 +22,21 @@ export type LimiterFactory = (bucket: Bucket, points: number) => RateLimiterAbst
 
 export const memoryLimiters: LimiterFactory = (bucket, points) =>
   new RateLimiterMemory({ keyPrefix: `rl:${bucket}`, points, duration: WINDOW_SECONDS });
+
+/**
+ * Shared limits for several gateway instances: one Redis key per bucket and caller. Should Redis be
+ * unreachable, each instance falls back to its own in-memory counts rather than failing requests.
+ */
+export const redisLimiters =
+  (redis: Redis): LimiterFactory =>
+  (bucket, points) =>
+    new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `hostpanel:rl:${bucket}`,
+      points,
+      duration: WINDOW_SECONDS,
+      insuranceLimiter: new RateLimiterMemory({ keyPrefix: `rl:${bucket}:fallback`, points, duration: WINDOW_SECONDS }),
+    });
 
 export class RateLimiter {
   private readonly limiters: Record<Bucket, RateLimiterAbstract>;

@@ -1,6 +1,9 @@
 /** The JSON shapes of REST responses (the OpenAPI document describes the same shapes). */
 import type { ApiToken } from '../entities/ApiToken.js';
+import type { Blueprint } from '../entities/Blueprint.js';
+import type { Server } from '../entities/Server.js';
 import type { User } from '../entities/User.js';
+import type { NodeView } from '../services/nodes.service.js';
 
 export const presentUser = (u: User) => ({
   id: u.id,
@@ -18,4 +21,58 @@ export const presentApiToken = (t: ApiToken) => ({
   createdAt: t.createdAt,
   expiresAt: t.expiresAt,
   lastUsedAt: t.lastUsedAt,
+});
+
+export const presentServer = (s: Server) => ({
+  id: s.id,
+  name: s.name,
+  description: s.description,
+  ownerId: s.owner.id,
+  nodeId: s.node.id,
+  blueprintId: s.blueprint.id,
+  memory: s.memory,
+  cpu: s.cpu,
+  disk: s.disk,
+  status: s.status,
+  variables: s.variables,
+  autoRestart: s.autoRestart,
+  lastExitCode: s.lastExitCode,
+  lastCrashAt: s.lastCrashAt,
+  lastStopReason: s.lastStopReason,
+  crashCount: s.crashCount,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
+
+/** Never tokenHash or keyEnc. */
+export const presentNode = ({ node: n, allocated }: NodeView) => ({
+  id: n.id,
+  name: n.name,
+  fqdn: n.fqdn,
+  port: n.port,
+  scheme: n.scheme,
+  memory: n.memory,
+  disk: n.disk,
+  cpuCores: n.cpuCores,
+  status: n.status,
+  lastSeenAt: n.lastSeenAt,
+  allocated: { memory: allocated.memory, disk: allocated.disk },
+  createdAt: n.createdAt,
+  updatedAt: n.updatedAt,
+});
+
+export const presentBlueprint = (b: Blueprint) => ({
+  id: b.id,
+  key: b.key,
+  name: b.name,
+  description: b.description,
+  startup: b.startup,
+  stop: b.stop,
+  ready: b.ready,
+  install: b.install,
+  variables: b.variables,
+  defaults: b.defaults,
+  builtin: b.builtin,
+  createdAt: b.createdAt,
+  updatedAt: b.updatedAt,
 });

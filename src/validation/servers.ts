@@ -27,10 +27,13 @@ export const description = z
   .max(2000, 'must be at most 2000 characters')
   .refine((s) => !TEXT_CONTROL.test(s), 'must not contain control characters');
 
-/** Values are strings; their rules come from the blueprint (checked by the service). */
+/** Values are strings; their rules come from the blueprint (checked by the service, src/blueprints/builtin.ts). */
 export const variablesInput = z.record(
   z.string().max(100, 'variable names are at most 100 characters'),
-  z.string({ message: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
+  z
+    .string({ message: 'must be a string' })
+    .max(8192, 'must be at most 8192 characters')
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters'),
   { message: 'must be an object of string values' },
 );
 
@@ -80,4 +83,15 @@ const one = (v: unknown) => (Array.isArray(v) ? { __many: true } : v === '' ? un
 export const serverListQuery = z.object({
   status: z.preprocess(one, z.enum(SERVER_STATUSES as [string, ...string[]], { message: `must be one of ${SERVER_STATUSES.join(', ')}` }).optional()),
   nodeId: z.preprocess(one, z.string({ message: 'must be a UUID' }).pipe(uuid).optional()),
+});
+
+/** `DELETE /servers/:id?force=true` (administrators): drop the record even when the node is unreachable. */
+export const deleteServerQuery = z.object({
+  force: z.preprocess(
+    one,
+    z
+      .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
+      .optional()
+      .transform((v) => v === 'true' || v === '1'),
+  ),
 });

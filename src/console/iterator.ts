@@ -1,0 +1,65 @@
+/**
+ * Turns a hub subscription into a bounded async iterator for GraphQL subscriptions: a subscriber
+ * that does not keep up is ended (with an error) instead of letting its queue grow without bound.
+ */
+import type { ConsoleEvent } from './types.js';
+
+export const MAX_QUEUED_EVENTS = 10_000;
+
+export function eventIterator<T>(
+  subscribe: (listener: (e: ConsoleEvent) => void) => Promise<() => void>,
+  map: (e: ConsoleEvent) => T | undefined,
+  maxQueued = MAX_QUEUED_EVENTS,
+): AsyncIterableIterator<T> {
+  const queue: T[] = [];
+  let waiting: ((r: IteratorResult<T>) => void) | null = null;
+  let failed: Error | null = null;
+  let done = false;
+  let unsubscribe: (() => void) | null = null;
+
+  const finish = () => {
+    done = true;
+    unsubscribe?.();
+    unsubscribe = null;
+  };
+
+  const ready = subscribe((e) => {
+    if (done) return;
+    const v = map(e);
+    if (v === undefined) return;
+    if (waiting) {
+      const w = waiting;
+      waiting = null;
+      w({ value: v, done: false });
+    } else if (queue.length >= maxQueued) {
+      failed = new Error('The subscriber fell too far behind and was disconnected.');
+      finish();
+    } else queue.push(v);
+  }).then((u) => {
+    if (done) u();
+    else unsubscribe = u;
+  });
+
+  return {
+    async next(): Promise<IteratorResult<T>> {
+      await ready;
+      if (queue.length) return { value: queue.shift()!, done: false };
+      if (failed) throw failed;
+      if (done) return { value: undefined, done: true };
+      return new Promise((resolve) => (waiting = resolve));
+    },
+    async return(): Promise<IteratorResult<T>> {
+      finish();
+      waiting?.({ value: undefined, done: true });
+      waiting = null;
+      return { value: undefined, done: true };
+    },
+    async throw(err?: unknown): Promise<IteratorResult<T>> {
+      finish();
+      throw err;
+    },
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * The gateway's upstream feed of one server: a WebSocket client of the node's console channel,
+ * authenticated with a console token the panel mints for itself, renewed before it expires, and
+ * reconnected with backoff while it is wanted.
+ */
+import WebSocket from 'ws';
+import { childLogger } from '../logger.js';
+import { RELAYED_TYPES, type ConsoleEvent } from './types.js';
+
+const log = childLogger('console-upstream');
+
+export interface UpstreamTicket {
+  socket: string;
+  token: string;
+}
+
+export class UpstreamFeed {
+  private ws: WebSocket | null = null;
+  private closed = false;
+  private backoffMs = 250;
+  private retry: NodeJS.Timeout | null = null;
+  private lastTs = '';
+  private seenAtLastTs = new Set<string>();
+
+  constructor(
+    readonly serverId: string,
+    private readonly ticket: () => Promise<UpstreamTicket>,
+    private readonly onEvent: (e: ConsoleEvent) => void,
+  ) {}
+
+  start(): void {
+    void this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return;
+    let t: UpstreamTicket;
+    try {
+      t = await this.ticket();
+    } catch (err) {
+      log.warn({ serverId: this.serverId, err: (err as Error).message }, 'cannot mint an upstream console token');
+      return this.scheduleReconnect();
+    }
+    if (this.closed) return;
+    const ws = new WebSocket(t.socket, { handshakeTimeout: 2000, maxPayload: 1 << 20 });
+    this.ws = ws;
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token: t.token })));
+    ws.on('message', (raw) => this.onMessage(ws, raw.toString()));
+    ws.on('error', (err) => log.debug({ serverId: this.serverId, err: err.message }, 'upstream socket error'));
+    ws.on('close', (code) => {
+      if (this.ws === ws) this.ws = null;
+      if (!this.closed) {
+        log.debug({ serverId: this.serverId, code }, 'upstream closed; reconnecting');
+        this.scheduleReconnect();
+      }
+    });
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      void this.connect();
+    }, this.backoffMs);
+    this.backoffMs = Math.min(this.backoffMs * 2, 5000);
+  }
+
+  private onMessage(ws: WebSocket, raw: string): void {
+    let msg: { type?: string; data?: any };
+    try {
+      msg = JSON.parse(raw);
+    } catch {
+      return;
+    }
+    if (msg.type === 'auth_success') {
+      this.backoffMs = 250;
+      this.onEvent({ type: 'status', data: { status: msg.data?.status } });
+      return;
+    }
+    if (msg.type === 'token_expiring' || msg.type === 'token_expired') {
+      void this.ticket()
+        .then((t) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: 'auth', token: t.token })))
+        .catch(() => ws.close());
+      return;
+    }
+    if (!msg.type || !RELAYED_TYPES.has(msg.type)) return;
+    if (msg.type === 'console_output' || msg.type === 'install_output') {
+      // After a reconnect the node replays its history: skip what was already relayed.
+      const ts = String(msg.data?.ts ?? '');
+      const key = String(msg.data?.line ?? '');
+      if (ts && ts < this.lastTs) return;
+      if (ts && ts === this.lastTs && this.seenAtLastTs.has(key)) return;
+      if (ts !== this.lastTs) {
+        this.lastTs = ts;
+        this.seenAtLastTs = new Set();
+      }
+      this.seenAtLastTs.add(key);
+    }
+    this.onEvent({ type: msg.type as ConsoleEvent['type'], data: msg.data });
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.ws?.close();
+    this.ws = null;
+  }
+}

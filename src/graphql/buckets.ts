@@ -1,0 +1,48 @@
+/**
+ * Which rate-limit bucket a GraphQL operation spends from (CONTRACT §6, the same buckets and keys as
+ * REST): any auth field → `auth`; else any admin field → `admin`; else `general`. Decided from the
+ * parsed document before execution, so a rejected request never runs a resolver.
+ */
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { Bucket } from '../http/rate-limit.js';
+
+/** The twins of /auth/*. */
+export const AUTH_FIELDS = new Set(['signUp', 'signIn', 'signOut', 'session']);
+/** The twins of /admin/* and /nodes (admin only). Lead: add `nodeStats` here with its resolver. */
+export const ADMIN_FIELDS = new Set(['adminUsers', 'adminStats', 'createNodeToken', 'nodes', 'node', 'createNode', 'deleteNode', 'nodeStats']);
+
+/** Root field names of the selected operation (all operations when the name is not given or unknown). */
+export function rootFields(doc: DocumentNode, operationName?: string | null): Set<string> {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const chosen = operationName ? ops.filter((o) => o.name?.value === operationName) : [];
+  const names = new Set<string>();
+  const seen = new Set<string>();
+  const walk = (set: SelectionSetNode) => {
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.FIELD) names.add(sel.name.value);
+      else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet);
+      else if (sel.kind === Kind.FRAGMENT_SPREAD && !seen.has(sel.name.value)) {
+        seen.add(sel.name.value);
+        const f = fragments.get(sel.name.value);
+        if (f) walk(f.selectionSet);
+      }
+    }
+  };
+  for (const op of chosen.length ? chosen : ops) walk(op.selectionSet);
+  return names;
+}
+
+export function bucketForFields(fields: Iterable<string>): Bucket {
+  let admin = false;
+  for (const f of fields) {
+    if (AUTH_FIELDS.has(f)) return 'auth';
+    if (ADMIN_FIELDS.has(f)) admin = true;
+  }
+  return admin ? 'admin' : 'general';
+}
+
+export function bucketForDocument(doc: DocumentNode | null, operationName?: string | null): Bucket {
+  return doc ? bucketForFields(rootFields(doc, operationName)) : 'general';
+}

@@ -1,0 +1,177 @@
+/**
+ * The GraphQL gateway (CONTRACT §5): Apollo Server 5 at POST/GET `/graphql` on the panel's Express app,
+ * graphql-ws at `/graphql` on the same HTTP server (src/graphql/ws.ts).
+ *
+ * Per HTTP request, in order (mirrors /api/v1: authenticate → rate limit → CSRF → body):
+ *   1. `authenticate` — the same middleware as REST (bearer or cookie → req.actor); it also refuses a
+ *      cookie-authenticated POST from a foreign Origin (CSRF) with FORBIDDEN. Apollo's own CSRF
+ *      prevention additionally refuses "simple" GET requests, and GET can never run a mutation.
+ *   2. JSON body ≤ 1 MiB (BAD_REQUEST otherwise).
+ *   3. rate limit — the same RateLimiter and keys as REST; the bucket comes from the parsed document
+ *      (src/graphql/buckets.ts). X-RateLimit-* on every operation response; 429 + Retry-After + RATE_LIMITED.
+ *   4. Apollo: depth/cost limits (src/graphql/limits.ts), execution, error mapping (src/resolvers/errors.ts).
+ * Execution errors answer HTTP 200 with `errors[].extensions.code` (GraphQL convention); request
+ * errors (syntax, validation, limits, body) answer 400, rate limiting 429.
+ */
+import type { Server as HttpServer } from 'node:http';
+import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
+import { expressMiddleware } from '@as-integrations/express5';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
+import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import { authenticate } from '../http/auth.js';
+import { BODY_LIMIT } from '../http/body.js';
+import { resolveError } from '../http/errors.js';
+import { limitKey, setLimitHeaders } from '../http/limit-middleware.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import { formatGraphQLError } from '../resolvers/errors.js';
+import type { Services } from '../services/index.js';
+import { bucketForDocument } from './buckets.js';
+import { createLoaders, type GraphQLContext } from './context.js';
+import { limitsPlugin } from './limits.js';
+import { buildGraphQLSchema } from './schema.js';
+import { attachGraphQLWebSocket } from './ws.js';
+
+export interface GraphQLDeps {
+  services: Services;
+  limiter: RateLimiter;
+  config: Config;
+  orm: MikroORM;
+  httpServer: HttpServer;
+}
+
+export interface GraphQLGateway {
+  /** Mount at `/graphql` on the Express app (src/app.ts does). */
+  router: Router;
+  schema: GraphQLSchema;
+  stop(): Promise<void>;
+}
+
+/** The error body of requests refused before Apollo runs (body, CSRF, rate limit): GraphQL-shaped. */
+function sendGraphQLError(res: express.Response, err: AppError): void {
+  res.status(err.status).json({ errors: [{ message: err.message, extensions: { code: err.code, details: err.details ?? {} } }] });
+}
+
+const graphqlErrorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+  const app = resolveError(err, { reqId: req.id, method: req.method, url: req.originalUrl });
+  if (res.headersSent) return res.end();
+  sendGraphQLError(res, app);
+};
+
+/** The operation of a request: POST body or GET query string; null when there is none (landing page). */
+function operationOf(req: express.Request): { query: unknown; operationName: unknown } | null {
+  if (req.method === 'POST') {
+    const b = req.body as Record<string, unknown> | undefined;
+    return b && typeof b === 'object' && !Array.isArray(b) ? { query: b.query, operationName: b.operationName } : { query: undefined, operationName: undefined };
+  }
+  if (req.method === 'GET') {
+    const q = req.query as Record<string, unknown>;
+    return q.query !== undefined ? { query: q.query, operationName: q.operationName } : null;
+  }
+  return null;
+}
+
+function rateLimitGraphQL(limiter: RateLimiter): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      const op = operationOf(req);
+      if (!op) return next();
+      let doc: DocumentNode | null = null;
+      if (typeof op.query === 'string') {
+        try {
+          doc = parse(op.query, { maxTokens: 20_000 });
+        } catch {
+          doc = null; // Apollo reports the syntax error
+        }
+      }
+      const bucket = bucketForDocument(doc, typeof op.operationName === 'string' ? op.operationName : null);
+      const r = await limiter.consume(bucket, limitKey(req, bucket));
+      setLimitHeaders(res, r);
+      if (!r.allowed) {
+        return sendGraphQLError(res, new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter }));
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+/** Apollo's landing page (Sandbox) loads from Apollo's CDN: relax the CSP for that one HTML page only. */
+const landingPageCsp: RequestHandler = (req, res, next) => {
+  if (req.method === 'GET' && String(req.headers.accept ?? '').includes('text/html')) {
+    const cdn = 'https://*.apollographql.com';
+    res.setHeader(
+      'Content-Security-Policy',
+      [
+        "default-src 'self'",
+        `script-src 'self' 'unsafe-inline' ${cdn}`,
+        `style-src 'self' 'unsafe-inline' ${cdn} https://fonts.googleapis.com`,
+        `font-src 'self' https://fonts.gstatic.com ${cdn}`,
+        `img-src 'self' data: ${cdn}`,
+        `frame-src 'self' ${cdn}`,
+        `connect-src 'self' ws: wss: ${cdn}`,
+        `manifest-src 'self' ${cdn}`,
+      ].join('; '),
+    );
+  }
+  next();
+};
+
+export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> {
+  const { services, limiter, config, orm, httpServer } = deps;
+  const schema = await buildGraphQLSchema();
+
+  const apollo = new ApolloServer<GraphQLContext>({
+    schema,
+    introspection: config.graphqlIntrospection,
+    includeStacktraceInErrorResponses: false,
+    formatError: formatGraphQLError,
+    csrfPrevention: true,
+    parseOptions: { maxTokens: 20_000 },
+    plugins: [
+      limitsPlugin(schema),
+      config.graphqlIntrospection ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
+    ],
+  });
+  await apollo.start();
+
+  const ws = attachGraphQLWebSocket({ schema, services, limiter, config, orm, httpServer });
+
+  const router = Router();
+  router.use(authenticate(services.auth, config));
+  router.use(express.json({ limit: BODY_LIMIT }));
+  router.use((req, _res, next) => {
+    if (!('body' in req)) (req as { body?: unknown }).body = undefined;
+    next();
+  });
+  router.use(rateLimitGraphQL(limiter));
+  if (config.graphqlIntrospection) router.use(landingPageCsp);
+  router.use(
+    expressMiddleware(apollo, {
+      context: async ({ req, res }): Promise<GraphQLContext> => ({
+        actor: req.actor ?? null,
+        services,
+        req,
+        res,
+        loaders: createLoaders(orm.em, services),
+      }),
+    }),
+  );
+  router.use(graphqlErrorHandler);
+
+  let stopping: Promise<void> | null = null;
+  return {
+    router,
+    schema,
+    stop: () =>
+      (stopping ??= (async () => {
+        await ws.close();
+        await apollo.stop();
+      })()),
+  };
+}

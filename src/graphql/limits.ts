@@ -1,0 +1,101 @@
+/**
+ * Protection against abusive queries: a depth limit and a cost limit (graphql-query-complexity),
+ * checked after the operation is resolved and before it runs. Rejections are request errors with
+ * HTTP 400 and `extensions.code` QUERY_TOO_DEEP / QUERY_TOO_COMPLEX.
+ *
+ * Cost: every field costs 1 plus its children; a field with a `limit` argument (every paginated
+ * list) multiplies its children by that limit (default 20), so `servers(limit: 100) { items { … } }`
+ * costs about 100× the item selection.
+ */
+import type { ApolloServerPlugin } from '@apollo/server';
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLError, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
+import { requestError } from '../resolvers/errors.js';
+
+export const MAX_DEPTH = 8;
+export const MAX_COST = 5000;
+export const DEFAULT_LIST_LIMIT = 20;
+
+const INTROSPECTION = new Set(['__schema', '__type']);
+
+/** Depth of the chosen operation (fields nested in fields; fragments expanded). Introspection roots are skipped. */
+export function queryDepth(doc: DocumentNode, operationName?: string | null): number {
+  const fragments = new Map<string, FragmentDefinitionNode>();
+  for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
+  const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const chosen = operationName ? ops.filter((o) => o.name?.value === operationName) : ops;
+  const depthOf = (set: SelectionSetNode, visiting: Set<string>, root: boolean): number => {
+    let max = 0;
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.FIELD) {
+        if (root && INTROSPECTION.has(sel.name.value)) continue;
+        max = Math.max(max, 1 + (sel.selectionSet ? depthOf(sel.selectionSet, visiting, false) : 0));
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        max = Math.max(max, depthOf(sel.selectionSet, visiting, root));
+      } else {
+        const f = fragments.get(sel.name.value);
+        if (!f || visiting.has(f.name.value)) continue; // cycles are a validation error anyway
+        visiting.add(f.name.value);
+        max = Math.max(max, depthOf(f.selectionSet, visiting, root));
+        visiting.delete(f.name.value);
+      }
+      if (max > 1000) return max;
+    }
+    return max;
+  };
+  return Math.max(0, ...chosen.map((o) => depthOf(o.selectionSet, new Set(), true)));
+}
+
+const estimator: ComplexityEstimator = ({ args, childComplexity, field }) => {
+  if (field.name.startsWith('__')) return 0;
+  const hasLimit = field.args.some((a) => a.name === 'limit');
+  if (hasLimit) {
+    const limit = typeof args.limit === 'number' && args.limit > 0 ? Math.min(args.limit, 100) : DEFAULT_LIST_LIMIT;
+    return 1 + childComplexity * limit;
+  }
+  return 1 + childComplexity;
+};
+
+export function queryCost(schema: GraphQLSchema, doc: DocumentNode, variables: Record<string, unknown> | undefined, operationName?: string | null): number {
+  return getComplexity({ schema, query: doc, variables: variables ?? {}, ...(operationName ? { operationName } : {}), estimators: [estimator] });
+}
+
+/** The depth and cost checks; null when the operation is acceptable. */
+export function checkLimits(
+  schema: GraphQLSchema,
+  doc: DocumentNode,
+  variables: Record<string, unknown> | undefined,
+  operationName?: string | null,
+  limits: { maxDepth: number; maxCost: number } = { maxDepth: MAX_DEPTH, maxCost: MAX_COST },
+): GraphQLError | null {
+  const depth = queryDepth(doc, operationName);
+  if (depth > limits.maxDepth) {
+    return requestError('QUERY_TOO_DEEP', `The query is ${depth} levels deep; the limit is ${limits.maxDepth}.`, { depth, maxDepth: limits.maxDepth });
+  }
+  let cost: number;
+  try {
+    cost = queryCost(schema, doc, variables, operationName);
+  } catch {
+    return null; // bad variables etc.: execution reports them with their own code
+  }
+  if (cost > limits.maxCost) {
+    return requestError('QUERY_TOO_COMPLEX', `The query costs ${cost}; the limit is ${limits.maxCost}. Ask for fewer fields or smaller pages.`, {
+      cost,
+      maxCost: limits.maxCost,
+    });
+  }
+  return null;
+}
+
+export function limitsPlugin(schema: GraphQLSchema): ApolloServerPlugin {
+  return {
+    async requestDidStart() {
+      return {
+        async didResolveOperation({ document, request, operationName }) {
+          const err = checkLimits(schema, document, request.variables, operationName ?? request.operationName);
+          if (err) throw err;
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,196 @@
+/**
+ * GraphQL over WebSocket (graphql-ws protocol) at `/graphql` on the panel's HTTP server.
+ *
+ * Connection auth: `connectionParams.authorization` ("Bearer <secret>"), else the Authorization
+ * header or the session cookie of the upgrade request; resolved with `services.auth.authenticate`
+ * (the same secrets as REST). No or an invalid credential → the socket is closed with 4401; a cookie
+ * from a foreign Origin (cross-site WebSocket hijacking) → 4403.
+ *
+ * Every operation then runs in its own MikroORM RequestContext and re-authenticates with the same
+ * secret (a session signed out or a token revoked meanwhile stops working for new operations), spends
+ * from the same rate-limit bucket as over HTTP, and passes the same depth/cost limits. Errors are
+ * formatted by the one mapping in src/resolvers/errors.ts.
+ *
+ * Lead: subscriptions (consoleOutput, serverStatus, serverStats) only need a resolver with
+ * `@Subscription(() => …, { subscribe: ({ args, context }) => … })` in src/resolvers; the actor is
+ * `context.actor` (authorize with `services.servers.get(context.actor, serverId)`: owner or admin).
+ * An operation's context lives as long as the subscription; `onSocketClosed` below is the place to
+ * release per-connection resources if any are added.
+ */
+import type { IncomingMessage, Server as HttpServer } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { RequestContext } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import {
+  execute,
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  subscribe,
+  validate,
+  type ExecutionArgs,
+  type GraphQLSchema,
+} from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Config } from '../config.js';
+import { AppError } from '../errors.js';
+import { credentialOf } from '../http/auth.js';
+import { clientAddress } from '../http/limit-middleware.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import { childLogger } from '../logger.js';
+import { formatGraphQLError, graphQLErrorOf } from '../resolvers/errors.js';
+import type { Actor } from '../services/actor.js';
+import type { Services } from '../services/index.js';
+import { bucketForDocument } from './buckets.js';
+import { createLoaders, type GraphQLContext } from './context.js';
+import { checkLimits } from './limits.js';
+
+const log = childLogger('graphql-ws');
+
+export const WS_PATH = '/graphql';
+/** Close codes: the same 4401 as the node console channel for bad credentials. */
+export const WS_UNAUTHORIZED = 4401;
+export const WS_FORBIDDEN = 4403;
+
+export interface GraphQLWsDeps {
+  schema: GraphQLSchema;
+  services: Services;
+  limiter: RateLimiter;
+  config: Config;
+  orm: MikroORM;
+  httpServer: HttpServer;
+}
+
+interface ConnExtra {
+  socket: WebSocket;
+  request: IncomingMessage;
+  /** The credential secret accepted at connection time. */
+  secret?: string;
+  actor?: Actor;
+}
+
+/** A cookie-authenticated upgrade must come from our own origin (or a trusted one). */
+function originAllowed(req: IncomingMessage, config: Config): boolean {
+  const origin = req.headers.origin;
+  if (!origin) return true; // not a browser page
+  if (origin === 'null') return false;
+  try {
+    return new URL(origin).host === req.headers.host || config.trustedOrigins.includes(origin);
+  } catch {
+    return false;
+  }
+}
+
+export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<void> } {
+  const { schema, services, limiter, config, orm, httpServer } = deps;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  const rules = config.graphqlIntrospection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
+
+  // Only upgrades to /graphql are ours; other paths are left to other listeners.
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    let pathname: string;
+    try {
+      pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    } catch {
+      return;
+    }
+    if (pathname !== WS_PATH) return;
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  };
+  httpServer.on('upgrade', onUpgrade);
+
+  const authenticate = (secret: string) => RequestContext.create(orm.em, () => services.auth.authenticate(secret));
+
+  /** Runs one operation: fresh ORM context, re-authentication, rate limit, then graphql execute/subscribe. */
+  const run = (kind: 'execute' | 'subscribe') => async (args: ExecutionArgs) =>
+    RequestContext.create(orm.em, async () => {
+      const ctx = args.contextValue as GraphQLContext & { __secret?: string };
+      const actor = ctx.__secret ? await services.auth.authenticate(ctx.__secret) : null;
+      if (!actor) return { errors: [graphQLErrorOf(AppError.unauthorized('Your credentials are no longer valid. Reconnect with a valid token.'))] };
+      ctx.actor = actor;
+      const bucket = bucketForDocument(args.document, args.operationName);
+      const key = bucket !== 'auth' ? `user:${actor.user.id}` : `ip:${clientAddress(ctx.req as IncomingMessage & { ip?: string })}`;
+      const r = await limiter.consume(bucket, key);
+      if (!r.allowed) {
+        return {
+          errors: [graphQLErrorOf(new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter }))],
+        };
+      }
+      return kind === 'execute' ? execute(args) : subscribe(args);
+    });
+
+  const disposable = useServer<Record<string, unknown> | undefined, Partial<ConnExtra>>(
+    {
+      schema,
+      connectionInitWaitTimeout: 10_000,
+      onConnect: async (ctx) => {
+        const req = ctx.extra.request;
+        const cred = credentialOf(req, ctx.connectionParams?.authorization);
+        if (!cred || !cred.secret) {
+          ctx.extra.socket.close(WS_UNAUTHORIZED, 'Unauthorized');
+          return false;
+        }
+        if (cred.via === 'cookie' && !originAllowed(req, config)) {
+          ctx.extra.socket.close(WS_FORBIDDEN, 'Forbidden: cross-site connection refused');
+          return false;
+        }
+        const actor = await authenticate(cred.secret);
+        if (!actor) {
+          ctx.extra.socket.close(WS_UNAUTHORIZED, 'Unauthorized');
+          return false;
+        }
+        (ctx.extra as ConnExtra).secret = cred.secret;
+        (ctx.extra as ConnExtra).actor = actor;
+        return true;
+      },
+      onSubscribe: (ctx, _id, payload) => {
+        let document;
+        try {
+          document = parse(payload.query, { maxTokens: 20_000 });
+        } catch (err) {
+          return [err instanceof GraphQLError ? new GraphQLError(err.message, { ...err, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }) : new GraphQLError('Invalid query.')];
+        }
+        const errors = validate(schema, document, rules);
+        if (errors.length) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+        const tooMuch = checkLimits(schema, document, payload.variables ?? undefined, payload.operationName);
+        if (tooMuch) return [tooMuch];
+        const contextValue: GraphQLContext & { __secret?: string } = {
+          actor: (ctx.extra as ConnExtra).actor ?? null,
+          services,
+          req: ctx.extra.request as IncomingMessage,
+          res: null,
+          loaders: createLoaders(orm.em, services),
+          __secret: (ctx.extra as ConnExtra).secret,
+        };
+        return {
+          schema,
+          document,
+          variableValues: payload.variables ?? undefined,
+          operationName: payload.operationName ?? undefined,
+          contextValue,
+        };
+      },
+      execute: run('execute'),
+      subscribe: run('subscribe'),
+      onNext: (_ctx, _id, _payload, _args, result) => {
+        if (!result.errors?.length) return;
+        return { ...result, errors: result.errors.map((e) => formatGraphQLError(e.toJSON(), e)) };
+      },
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatGraphQLError(e.toJSON(), e)),
+    },
+    wss,
+  );
+
+  wss.on('error', (err) => log.warn({ err }, 'graphql-ws server error'));
+
+  return {
+    async close() {
+      httpServer.off('upgrade', onUpgrade);
+      for (const client of wss.clients) client.close(1001, 'Server shutting down');
+      await disposable.dispose();
+      await new Promise<void>((resolve) => wss.close(() => resolve()));
+    },
+  };
+}

@@ -1,0 +1,30 @@
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { Server } from '../entities/Server.js';
+import { AppError } from '../errors.js';
+import type { ServerProvisioner } from '../services/provisioner.js';
+import type { AgentClient } from './agent-client.js';
+import { serverSpec } from './spec.js';
+
+/** The real provisioner: pushes server specs to their node's agent and removes them there. */
+export class AgentProvisioner implements ServerProvisioner {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly agents: AgentClient,
+  ) {}
+
+  async sync(server: Server): Promise<void> {
+    const em = this.orm.em;
+    await em.populate(server, ['node', 'blueprint']);
+    await this.agents.call(server.node, 'PUT', `/api/servers/${server.id}`, serverSpec(server));
+  }
+
+  async remove(server: Server): Promise<void> {
+    await this.orm.em.populate(server, ['node']);
+    try {
+      await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}`);
+    } catch (err) {
+      // The agent never heard of it (e.g. created while the node was down): nothing to remove there.
+      if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;
+    }
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The GraphQL twin of the REST servers resource. Relations (owner, node, blueprint) are resolved
+ * through the per-request DataLoaders: a page of N servers costs one query per relation, not N.
+ *
+ * Lead: power actions and the console token belong here (they call ServersService / the node agent):
+ *   startServer(id), stopServer(id), restartServer(id), killServer(id): Server   (mutations)
+ *   consoleToken(serverId): ConsoleToken                                           (query)
+ * Add their field names to the bucket sets in src/graphql/buckets.ts only if they are not "general".
+ */
+import { wrap } from '@mikro-orm/core';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { Blueprint } from '../entities/Blueprint.js';
+import type { Node } from '../entities/Node.js';
+import type { Server } from '../entities/Server.js';
+import type { User } from '../entities/User.js';
+import { AppError } from '../errors.js';
+import type { GraphQLContext } from '../graphql/context.js';
+import { BlueprintType } from '../schema/blueprint.js';
+import { ServerStatus } from '../schema/enums.js';
+import { NodeType } from '../schema/node.js';
+import { toPage } from '../schema/page.js';
+import { CreateServerInput, ServerPage, ServerType, UpdateServerInput } from '../schema/server.js';
+import { UserType } from '../schema/user.js';
+import { plain } from './util.js';
+
+/** An already loaded relation is used as is; a bare reference goes through the loader. */
+async function related<T extends { id: string }>(ref: T, load: (id: string) => Promise<T | null>, what: string): Promise<T> {
+  if (wrap(ref, true).__initialized) return ref;
+  const found = await load(ref.id);
+  if (!found) throw AppError.notFound(what); // deleted meanwhile
+  return found;
+}
+
+@Resolver(() => ServerType)
+export class ServersResolver {
+  @Query(() => ServerPage, { description: 'GET /servers: your servers (administrators: all), oldest first.' })
+  async servers(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('page', () => Int, { nullable: true }) page?: number,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number,
+    @Arg('status', () => ServerStatus, { nullable: true }) status?: string,
+    @Arg('nodeId', () => ID, { nullable: true }) nodeId?: string,
+  ): Promise<ServerPage> {
+    return toPage(await ctx.services.servers.list(ctx.actor, { page, limit, status, nodeId })) as ServerPage;
+  }
+
+  @Query(() => ServerType, { description: 'GET /servers/:id. Another user\'s server is NOT_FOUND.' })
+  async server(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<Server> {
+    return ctx.services.servers.get(ctx.actor, id);
+  }
+
+  @Mutation(() => ServerType, { description: 'POST /servers.' })
+  async createServer(@Arg('input', () => CreateServerInput) input: CreateServerInput, @Ctx() ctx: GraphQLContext): Promise<Server> {
+    return ctx.services.servers.create(ctx.actor, plain(input));
+  }
+
+  @Mutation(() => ServerType, { description: 'PATCH /servers/:id.' })
+  async updateServer(
+    @Arg('id', () => ID) id: string,
+    @Arg('input', () => UpdateServerInput) input: UpdateServerInput,
+    @Ctx() ctx: GraphQLContext,
+  ): Promise<Server> {
+    return ctx.services.servers.update(ctx.actor, id, plain(input));
+  }
+
+  @Mutation(() => Boolean, { description: 'DELETE /servers/:id: kills the process and removes its files. Always true.' })
+  async deleteServer(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
+    await ctx.services.servers.remove(ctx.actor, id);
+    return true;
+  }
+
+  @FieldResolver(() => ID)
+  ownerId(@Root() server: Server): string {
+    return server.owner.id;
+  }
+
+  @FieldResolver(() => ID)
+  nodeId(@Root() server: Server): string {
+    return server.node.id;
+  }
+
+  @FieldResolver(() => ID)
+  blueprintId(@Root() server: Server): string {
+    return server.blueprint.id;
+  }
+
+  @FieldResolver(() => UserType)
+  owner(@Root() server: Server, @Ctx() ctx: GraphQLContext): Promise<User> {
+    return related(server.owner, (id) => ctx.loaders.user.load(id), 'User');
+  }
+
+  @FieldResolver(() => NodeType, { description: 'The node hosting the server (visible to whoever may see the server).' })
+  node(@Root() server: Server, @Ctx() ctx: GraphQLContext): Promise<Node> {
+    return related(server.node, (id) => ctx.loaders.node.load(id), 'Node');
+  }
+
+  @FieldResolver(() => BlueprintType)
+  blueprint(@Root() server: Server, @Ctx() ctx: GraphQLContext): Promise<Blueprint> {
+    return related(server.blueprint, (id) => ctx.loaders.blueprint.load(id), 'Blueprint');
+  }
+}

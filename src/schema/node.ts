@@ -1,0 +1,104 @@
+import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { NodeScheme, NodeStatus } from './enums.js';
+import { Paginated } from './page.js';
+
+@ObjectType('Allocation', { description: 'Memory and disk (MiB) allocated to the servers of a node.' })
+export class AllocationType {
+  @Field(() => Int)
+  memory!: number;
+
+  @Field(() => Int)
+  disk!: number;
+}
+
+@ObjectType('Node', { description: 'A machine that hosts servers, running the node agent.' })
+export class NodeType {
+  @Field(() => ID)
+  id!: string;
+
+  @Field()
+  name!: string;
+
+  @Field()
+  fqdn!: string;
+
+  @Field(() => Int)
+  port!: number;
+
+  @Field(() => NodeScheme)
+  scheme!: string;
+
+  @Field(() => Int, { description: 'Allocatable memory, MiB.' })
+  memory!: number;
+
+  @Field(() => Int, { description: 'Allocatable disk, MiB.' })
+  disk!: number;
+
+  @Field(() => Int, { nullable: true, description: 'CPU cores (bounds a server\'s cpu to cores × 100).' })
+  cpuCores!: number | null;
+
+  @Field(() => NodeStatus)
+  status!: string;
+
+  @Field(() => Date, { nullable: true })
+  lastSeenAt!: Date | null;
+
+  @Field(() => Date, { nullable: true, description: 'When the current node token was issued.' })
+  tokenCreatedAt!: Date | null;
+
+  @Field()
+  createdAt!: Date;
+
+  @Field()
+  updatedAt!: Date;
+
+  // `allocated` is a field resolver (src/resolvers/nodes.resolver.ts), administrators only.
+}
+
+@ObjectType('NodePage')
+export class NodePage extends Paginated(NodeType) {}
+
+@ObjectType('NodeToken', { description: 'A node agent secret, shown this once; the previous one stops working.' })
+export class NodeTokenType {
+  @Field()
+  token!: string;
+
+  @Field(() => ID)
+  nodeId!: string;
+
+  @Field()
+  createdAt!: Date;
+}
+
+@ObjectType('RegisteredNode', { description: 'A new node and its first agent token (shown this once).' })
+export class RegisteredNode {
+  @Field(() => NodeType)
+  node!: NodeType;
+
+  @Field(() => NodeTokenType)
+  token!: NodeTokenType;
+}
+
+@InputType('CreateNodeInput')
+export class CreateNodeInput {
+  @Field()
+  name!: string;
+
+  @Field({ description: 'Hostname or IP address of the node agent.' })
+  fqdn!: string;
+
+  @Field(() => Int, { nullable: true, description: 'Agent port, default 5000.' })
+  port?: number;
+
+  @Field(() => NodeScheme, { nullable: true, description: 'Default http.' })
+  scheme?: string;
+
+  @Field(() => Int, { description: 'Allocatable memory, MiB (≥ 64).' })
+  memory!: number;
+
+  @Field(() => Int, { description: 'Allocatable disk, MiB (≥ 128).' })
+  disk!: number;
+
+  @Field(() => Int, { nullable: true })
+  cpuCores?: number;
+}

@@ -1,0 +1,114 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
+import { ServerStatus } from './enums.js';
+import { Paginated } from './page.js';
+
+@ObjectType('Server', { description: 'A game or app server. memory and disk in MiB, cpu in percent of one core.' })
+export class ServerType {
+  @Field(() => ID)
+  id!: string;
+
+  @Field()
+  name!: string;
+
+  @Field()
+  description!: string;
+
+  // ownerId, nodeId, blueprintId, owner, node, blueprint: field resolvers (src/resolvers/servers.resolver.ts).
+
+  @Field(() => Int)
+  memory!: number;
+
+  @Field(() => Int)
+  cpu!: number;
+
+  @Field(() => Int)
+  disk!: number;
+
+  @Field(() => ServerStatus)
+  status!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'Values of the blueprint variables (strings).' })
+  variables!: Record<string, string>;
+
+  @Field()
+  autoRestart!: boolean;
+
+  @Field(() => Int, { nullable: true, description: 'Exit code of the last crash.' })
+  lastExitCode!: number | null;
+
+  @Field(() => Date, { nullable: true })
+  lastCrashAt!: Date | null;
+
+  @Field(() => String, { nullable: true, description: 'Why the process last ended: stopped, killed, crashed, memory_limit, …' })
+  lastStopReason!: string | null;
+
+  @Field(() => Int)
+  crashCount!: number;
+
+  @Field()
+  createdAt!: Date;
+
+  @Field()
+  updatedAt!: Date;
+}
+
+@ObjectType('ServerPage')
+export class ServerPage extends Paginated(ServerType) {}
+
+@InputType('CreateServerInput')
+export class CreateServerInput {
+  @Field()
+  name!: string;
+
+  @Field({ nullable: true })
+  description?: string;
+
+  @Field(() => ID)
+  nodeId!: string;
+
+  @Field(() => ID)
+  blueprintId!: string;
+
+  @Field(() => Int, { nullable: true, description: 'MiB, ≥ 64; default: the blueprint\'s.' })
+  memory?: number;
+
+  @Field(() => Int, { nullable: true, description: 'Percent of one core, 1..cores×100; default: the blueprint\'s.' })
+  cpu?: number;
+
+  @Field(() => Int, { nullable: true, description: 'MiB, ≥ 128; default: the blueprint\'s.' })
+  disk?: number;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Blueprint variable values (strings), checked against the blueprint\'s rules.' })
+  variables?: Record<string, string>;
+
+  @Field({ nullable: true })
+  autoRestart?: boolean;
+
+  @Field(() => ID, { nullable: true, description: 'Administrators only: create the server for another user.' })
+  ownerId?: string;
+}
+
+@InputType('UpdateServerInput', { description: 'Changes take effect at the next start. The node, blueprint and owner cannot change.' })
+export class UpdateServerInput {
+  @Field({ nullable: true })
+  name?: string;
+
+  @Field({ nullable: true })
+  description?: string;
+
+  @Field(() => Int, { nullable: true })
+  memory?: number;
+
+  @Field(() => Int, { nullable: true })
+  cpu?: number;
+
+  @Field(() => Int, { nullable: true })
+  disk?: number;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current values.' })
+  variables?: Record<string, string>;
+
+  @Field({ nullable: true })
+  autoRestart?: boolean;
+}

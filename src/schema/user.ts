@@ -1,0 +1,43 @@
+import { Field, ID, InputType, ObjectType } from 'type-graphql';
+import { Role } from './enums.js';
+import { Paginated } from './page.js';
+
+@ObjectType('User', { description: 'An account. Never carries a password hash.' })
+export class UserType {
+  @Field(() => ID)
+  id!: string;
+
+  @Field()
+  email!: string;
+
+  @Field()
+  name!: string;
+
+  @Field(() => Role)
+  role!: string;
+
+  @Field()
+  createdAt!: Date;
+
+  @Field()
+  updatedAt!: Date;
+}
+
+@ObjectType('UserPage')
+export class UserPage extends Paginated(UserType) {}
+
+/** PATCH /users/me. Every field optional; a password change needs currentPassword. */
+@InputType('UpdateMeInput')
+export class UpdateMeInput {
+  @Field({ nullable: true })
+  name?: string;
+
+  @Field({ nullable: true })
+  email?: string;
+
+  @Field({ nullable: true, description: '8..128 characters; requires currentPassword; ends your other sessions.' })
+  password?: string;
+
+  @Field({ nullable: true })
+  currentPassword?: string;
+}

@@ -1,0 +1,160 @@
+import { ForeignKeyConstraintViolationException, LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { Node } from '../entities/Node.js';
+import { Server } from '../entities/Server.js';
+import { AppError } from '../errors.js';
+import { childLogger } from '../logger.js';
+import { issueNodeToken } from '../nodes/node-token.js';
+import type { MasterKey } from '../security/master-key.js';
+import { parseId, parseInput } from '../validation/common.js';
+import { createNodeInput } from '../validation/nodes.js';
+import { parsePagination, type Paginated } from '../validation/pagination.js';
+import type { Actor } from './actor.js';
+import { requireAdmin } from './actor.js';
+import type { Allocation } from './servers.service.js';
+
+const log = childLogger('nodes');
+
+/** A node with what its servers have allocated (MiB). */
+export interface NodeView {
+  node: Node;
+  allocated: Allocation;
+}
+
+export interface IssuedNodeToken {
+  /** The secret for the agent: shown once, stored only as a hash. */
+  token: string;
+  nodeId: string;
+  createdAt: Date;
+}
+
+/** Nodes (admin only): registration, removal and their secrets (CONTRACT §3). */
+export class NodesService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly masterKey: MasterKey,
+  ) {}
+
+  private get em() {
+    return this.orm.em;
+  }
+
+  async list(actor: Actor | null, query: unknown): Promise<Paginated<NodeView>> {
+    requireAdmin(actor);
+    const page = parsePagination(query);
+    const [nodes, total] = await this.em.findAndCount(Node, {}, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset });
+    const alloc = await this.allocations(nodes.map((n) => n.id));
+    return {
+      items: nodes.map((node) => ({ node, allocated: alloc.get(node.id) ?? { memory: 0, disk: 0 } })),
+      meta: { total, page: page.page, limit: page.limit },
+    };
+  }
+
+  async get(actor: Actor | null, id: unknown): Promise<NodeView> {
+    requireAdmin(actor);
+    const node = await this.find(id);
+    return { node, allocated: (await this.allocations([node.id])).get(node.id) ?? { memory: 0, disk: 0 } };
+  }
+
+  /** Registers a node and issues its first token (returned once). */
+  async create(actor: Actor | null, input: unknown): Promise<NodeView & { token: IssuedNodeToken }> {
+    requireAdmin(actor);
+    const data = parseInput(createNodeInput, input);
+    const taken = () => AppError.alreadyExists('name', 'A node with this name already exists.');
+    if (await this.em.count(Node, { name: data.name })) throw taken();
+    let created: { node: Node; token: IssuedNodeToken };
+    try {
+      created = await this.em.transactional(async (tx) => {
+        const node = tx.create(Node, {
+          name: data.name,
+          fqdn: data.fqdn,
+          port: data.port,
+          scheme: data.scheme,
+          memory: data.memory,
+          disk: data.disk,
+          cpuCores: data.cpuCores ?? null,
+        });
+        const { token, createdAt } = await issueNodeToken(tx, this.masterKey, node);
+        return { node, token: { token, nodeId: node.id, createdAt } };
+      });
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) throw taken();
+      throw err;
+    }
+    const { node, token } = created;
+    log.info({ nodeId: node.id, name: node.name }, 'node registered');
+    return { node, allocated: { memory: 0, disk: 0 }, token };
+  }
+
+  /** Removes a node; 422 NODE_HAS_SERVERS while servers remain on it. */
+  async remove(actor: Actor | null, id: unknown): Promise<void> {
+    requireAdmin(actor);
+    const nodeId = (await this.find(id)).id;
+    try {
+      await this.em.transactional(async (em) => {
+        // The same lock as server creation: no server can land on the node while it is removed.
+        const node = await em.findOne(Node, { id: nodeId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+        if (!node) throw AppError.notFound('Node');
+        const servers = await em.count(Server, { node: nodeId });
+        if (servers) throw hasServers(servers);
+        em.remove(node);
+      });
+    } catch (err) {
+      if (err instanceof ForeignKeyConstraintViolationException) throw hasServers(await this.em.count(Server, { node: nodeId }));
+      throw err;
+    }
+    log.info({ nodeId }, 'node removed');
+  }
+
+  /** `POST /admin/nodes/:id/token`: admin check, then {@link issueToken}. */
+  async rotateToken(actor: Actor | null, id: unknown): Promise<IssuedNodeToken> {
+    requireAdmin(actor);
+    return this.issueToken((await this.find(id)).id);
+  }
+
+  /**
+   * Issues a new node token: stores sha256(token) and the derived node key encrypted with the master
+   * key. The previous token stops working at once. No authorization check: callers do it.
+   */
+  async issueToken(nodeId: string): Promise<IssuedNodeToken> {
+    const node = await this.em.findOne(Node, { id: nodeId });
+    if (!node) throw AppError.notFound('Node');
+    const { token, createdAt } = await issueNodeToken(this.em, this.masterKey, node);
+    log.info({ nodeId }, 'node token issued');
+    return { token, nodeId: node.id, createdAt };
+  }
+
+  /** The node key K (for signing panel<->agent requests), or null when no token was issued or it cannot be decrypted. */
+  nodeKey(node: Node): Buffer | null {
+    if (!node.keyEnc) return null;
+    try {
+      return this.masterKey.decrypt(node.keyEnc);
+    } catch (err) {
+      log.error({ err, nodeId: node.id }, 'cannot decrypt the node key (was the master key replaced?)');
+      return null;
+    }
+  }
+
+  private async find(id: unknown): Promise<Node> {
+    const node = await this.em.findOne(Node, { id: parseId(id, 'Node') });
+    if (!node) throw AppError.notFound('Node');
+    return node;
+  }
+
+  /** Allocated memory/disk per node id. */
+  async allocations(nodeIds: string[]): Promise<Map<string, Allocation>> {
+    const out = new Map<string, Allocation>();
+    if (!nodeIds.length) return out;
+    const rows = await this.em.execute<{ node_id: string; memory: string; disk: string }[]>(
+      `select "node_id", coalesce(sum("memory"), 0)::bigint as "memory", coalesce(sum("disk"), 0)::bigint as "disk"
+         from "servers" where "node_id" in (${nodeIds.map(() => '?').join(', ')}) group by "node_id"`,
+      nodeIds,
+    );
+    for (const r of rows) out.set(r.node_id, { memory: Number(r.memory), disk: Number(r.disk) });
+    return out;
+  }
+}
+
+function hasServers(count: number) {
+  return new AppError('NODE_HAS_SERVERS', `The node still hosts ${count} server(s). Delete or move them first.`, { servers: count });
+}

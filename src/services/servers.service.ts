@@ -1,0 +1,243 @@
+import os from 'node:os';
+import { LockMode } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { validateVariable } from '../blueprints/builtin.js';
+import { Blueprint } from '../entities/Blueprint.js';
+import { Node } from '../entities/Node.js';
+import { Server } from '../entities/Server.js';
+import { User } from '../entities/User.js';
+import { AppError } from '../errors.js';
+import { childLogger } from '../logger.js';
+import { parseId, parseInput } from '../validation/common.js';
+import { parsePagination, type Paginated } from '../validation/pagination.js';
+import { createServerInput, deleteServerQuery, serverListQuery, updateServerInput } from '../validation/servers.js';
+import type { Actor } from './actor.js';
+import { isAdmin, requireActor } from './actor.js';
+import { noProvisioner, type ServerProvisioner } from './provisioner.js';
+
+const log = childLogger('servers');
+
+export interface Allocation {
+  memory: number;
+  disk: number;
+}
+
+/** Memory and disk (MiB) allocated to the servers of a node, optionally leaving one server out. */
+export async function allocatedOn(em: EntityManager, nodeId: string, exceptServerId?: string): Promise<Allocation> {
+  const rows = await em.execute<{ memory: string | null; disk: string | null }[]>(
+    `select coalesce(sum("memory"), 0)::bigint as "memory", coalesce(sum("disk"), 0)::bigint as "disk"
+       from "servers" where "node_id" = ? and "id" <> ?`,
+    [nodeId, exceptServerId ?? '00000000-0000-0000-0000-000000000000'],
+  );
+  return { memory: Number(rows[0]?.memory ?? 0), disk: Number(rows[0]?.disk ?? 0) };
+}
+
+/** The largest cpu value (percent of one core) a server may have on a node. */
+export function maxCpuOf(node: Node): number {
+  const cores = node.cpuCores ?? (typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length);
+  return Math.max(1, cores) * 100;
+}
+
+/**
+ * Servers: users see and act on their own servers, admins on all. Another user's server is a 404
+ * (its existence is not leaked). Capacity is checked with the node row locked (SELECT … FOR UPDATE),
+ * so concurrent creates and resizes never overbook a node.
+ */
+export class ServersService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly provisioner: ServerProvisioner = noProvisioner,
+  ) {}
+
+  private get em() {
+    return this.orm.em;
+  }
+
+  async list(actor: Actor | null, query: unknown): Promise<Paginated<Server>> {
+    const a = requireActor(actor);
+    const page = parsePagination(query);
+    const q = (query ?? {}) as Record<string, unknown>;
+    const filters = parseInput(serverListQuery, { status: q.status, nodeId: q.nodeId });
+    const where: Record<string, unknown> = {};
+    if (!isAdmin(a)) where.owner = a.user.id;
+    if (filters.status) where.status = filters.status;
+    if (filters.nodeId) where.node = filters.nodeId;
+    const [items, total] = await this.em.findAndCount(Server, where, {
+      orderBy: { createdAt: 'asc', id: 'asc' },
+      limit: page.limit,
+      offset: page.offset,
+    });
+    return { items, meta: { total, page: page.page, limit: page.limit } };
+  }
+
+  /** The server if the actor may see it (owner or admin), else 404. Node and blueprint are loaded. */
+  async get(actor: Actor | null, id: unknown): Promise<Server> {
+    const a = requireActor(actor);
+    const serverId = parseId(id, 'Server');
+    const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'] });
+    if (!server || (!isAdmin(a) && server.owner.id !== a.user.id)) throw AppError.notFound('Server');
+    return server;
+  }
+
+  async create(actor: Actor | null, input: unknown): Promise<Server> {
+    const a = requireActor(actor);
+    const data = parseInput(createServerInput, input);
+    const fields: Record<string, string> = {};
+
+    let ownerId = a.user.id;
+    if (data.ownerId !== undefined && data.ownerId !== a.user.id) {
+      if (!isAdmin(a)) throw AppError.forbidden('Only administrators may create servers for other users.');
+      if (!(await this.em.count(User, { id: data.ownerId }))) fields.ownerId = 'no user with this id';
+      else ownerId = data.ownerId;
+    }
+    const blueprint = await this.em.findOne(Blueprint, { id: data.blueprintId });
+    if (!blueprint) fields.blueprintId = 'no blueprint with this id';
+    if (!(await this.em.count(Node, { id: data.nodeId }))) fields.nodeId = 'no node with this id';
+    let variables: Record<string, string> = {};
+    if (blueprint) variables = resolveVariables(blueprint, {}, data.variables ?? {}, fields);
+    if (Object.keys(fields).length || !blueprint) throw AppError.validation(fields);
+
+    const server = await this.em.transactional(async (em) => {
+      const node = await em.findOne(Node, { id: data.nodeId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (!node) throw AppError.validation({ nodeId: 'no node with this id' }); // deleted meanwhile
+      const maxCpu = maxCpuOf(node);
+      const memory = data.memory ?? blueprint.defaults?.memory ?? 512;
+      const disk = data.disk ?? blueprint.defaults?.disk ?? 1024;
+      let cpu = data.cpu ?? Math.min(blueprint.defaults?.cpu ?? 100, maxCpu);
+      if (data.cpu !== undefined && data.cpu > maxCpu) {
+        throw AppError.validation({ cpu: `must be at most ${maxCpu} (${maxCpu / 100} cores × 100 on this node)` });
+      }
+      cpu = Math.max(1, cpu);
+      await assertFits(em, node, { memory, disk }, { memory: 0, disk: 0 });
+      return em.create(Server, {
+        name: data.name,
+        description: data.description ?? '',
+        owner: em.getReference(User, ownerId),
+        node,
+        blueprint: em.getReference(Blueprint, blueprint.id),
+        memory,
+        cpu,
+        disk,
+        variables,
+        autoRestart: data.autoRestart ?? false,
+        status: blueprint.install && blueprint.install.trim() ? 'installing' : 'offline',
+      });
+    });
+    return this.afterWrite(server.id);
+  }
+
+  async update(actor: Actor | null, id: unknown, input: unknown): Promise<Server> {
+    const current = await this.get(actor, id);
+    const data = parseInput(updateServerInput, input);
+    const fields: Record<string, string> = {};
+    const variables = data.variables ? resolveVariables(current.blueprint, current.variables, data.variables, fields) : undefined;
+    if (Object.keys(fields).length) throw AppError.validation(fields);
+
+    await this.em.transactional(async (em) => {
+      const node = await em.findOne(Node, { id: current.node.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      const server = await em.findOne(Server, { id: current.id }, { refresh: true });
+      if (!node || !server) throw AppError.notFound('Server'); // deleted meanwhile
+      if (data.cpu !== undefined && data.cpu !== server.cpu && data.cpu > maxCpuOf(node)) {
+        const maxCpu = maxCpuOf(node);
+        throw AppError.validation({ cpu: `must be at most ${maxCpu} (${maxCpu / 100} cores × 100 on this node)` });
+      }
+      const next = { memory: data.memory ?? server.memory, disk: data.disk ?? server.disk };
+      // Only growth is checked: shrinking a server on an overbooked node (after the node was resized) is always fine.
+      if (next.memory > server.memory || next.disk > server.disk) {
+        await assertFits(em, node, next, server, server.id);
+      }
+      if (data.name !== undefined) server.name = data.name;
+      if (data.description !== undefined) server.description = data.description;
+      if (data.cpu !== undefined) server.cpu = data.cpu;
+      if (data.autoRestart !== undefined) server.autoRestart = data.autoRestart;
+      if (variables) server.variables = variables;
+      server.memory = next.memory;
+      server.disk = next.disk;
+    });
+    return this.afterWrite(current.id);
+  }
+
+  /**
+   * The node kills the process and removes the files first; when it cannot be reached the record
+   * stays (422 NODE_UNAVAILABLE) so that nothing is left running without a record. Administrators
+   * may pass `force=true` to drop the record anyway (e.g. the node is gone for good).
+   */
+  async remove(actor: Actor | null, id: unknown, query: unknown = {}): Promise<void> {
+    const server = await this.get(actor, id);
+    const { force } = parseInput(deleteServerQuery, { force: ((query ?? {}) as Record<string, unknown>).force });
+    if (force && !isAdmin(requireActor(actor))) throw AppError.forbidden('Only administrators may force-delete a server.');
+    try {
+      await this.provisioner.remove(server);
+    } catch (err) {
+      if (!(force && err instanceof AppError && err.code === 'NODE_UNAVAILABLE')) throw err;
+      log.warn({ serverId: server.id, nodeId: server.node.id }, 'node unreachable: server record force-deleted by an administrator');
+    }
+    this.em.remove(server);
+    await this.em.flush();
+  }
+
+  /** Reloads the committed server and tells its node (best effort: errors are logged). */
+  private async afterWrite(serverId: string): Promise<Server> {
+    const server = await this.em.findOneOrFail(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
+    try {
+      await this.provisioner.sync(server);
+    } catch (err) {
+      log.warn({ err, serverId: server.id, nodeId: server.node.id }, 'could not sync the server to its node; the agent will pick it up later');
+    }
+    return server;
+  }
+}
+
+/**
+ * Throws CAPACITY_EXCEEDED when `want` does not fit on the node next to its other servers.
+ * `had` is what the server already holds (0 for a new one); growth is what must fit.
+ */
+async function assertFits(em: EntityManager, node: Node, want: Allocation, had: Allocation, serverId?: string): Promise<void> {
+  const used = await allocatedOn(em, node.id, serverId);
+  const available = { memory: Math.max(0, node.memory - used.memory), disk: Math.max(0, node.disk - used.disk) };
+  const fields: Record<string, string> = {};
+  if (want.memory > had.memory && want.memory > available.memory) fields.memory = `only ${available.memory} MiB of memory is free on this node`;
+  if (want.disk > had.disk && want.disk > available.disk) fields.disk = `only ${available.disk} MiB of disk is free on this node`;
+  if (Object.keys(fields).length) {
+    throw new AppError('CAPACITY_EXCEEDED', 'The node does not have enough free memory or disk for this server.', {
+      nodeId: node.id,
+      requested: { memory: want.memory, disk: want.disk },
+      available,
+      fields,
+    });
+  }
+}
+
+/**
+ * Blueprint defaults, then the current values, then the given ones; every value checked against
+ * its variable's rules. Unknown keys are errors (a typo would otherwise be silently ignored).
+ */
+function resolveVariables(
+  blueprint: Blueprint,
+  current: Record<string, string>,
+  given: Record<string, string>,
+  fields: Record<string, string>,
+): Record<string, string> {
+  const defs = blueprint.variables ?? [];
+  const known = new Set(defs.map((v) => v.key));
+  for (const key of Object.keys(given)) {
+    if (!known.has(key)) fields[`variables.${key}`] = 'is not a variable of this blueprint';
+  }
+  const out: Record<string, string> = {};
+  for (const v of defs) {
+    const value = Object.prototype.hasOwnProperty.call(given, v.key)
+      ? given[v.key]!
+      : Object.prototype.hasOwnProperty.call(current, v.key)
+        ? current[v.key]!
+        : String(v.default ?? '');
+    let problem: string | null = null;
+    try {
+      problem = validateVariable(v.rules ?? '', value);
+    } catch {
+      problem = null; // a broken rule (bad regex) is the blueprint's bug, not the user's
+    }
+    if (problem) fields[`variables.${v.key}`] = problem;
+    out[v.key] = value;
+  }
+  return out;
+}

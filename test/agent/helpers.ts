@@ -1,0 +1,342 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import jwt from 'jsonwebtoken';
+import WebSocket from 'ws';
+import {
+  deriveConsoleKey,
+  deriveNodeKey,
+  generateNodeToken,
+  NonceCache,
+  parseAuthHeader,
+  signRequest,
+  verifyRequest,
+  type NodeStats,
+  type ServerSpec,
+  type ServerStateEvent,
+  type ServerStatus,
+} from '../../src/shared/node-protocol';
+import { startAgent, type AgentOptions, type AgentTuning, type RunningAgent } from '../../src/agent';
+import { BUILTIN_BLUEPRINTS, mergeVariables } from '../../src/blueprints/builtin';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function waitFor<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 10000, everyMs = 25): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(everyMs);
+  }
+}
+
+export function tmpDir(prefix = 'hp-agent-'): string {
+  return mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/** A tiny real panel: serves the server list, records signed events / heartbeats. */
+export class FakePanel {
+  events: ServerStateEvent[] = [];
+  heartbeats: NodeStats[] = [];
+  badSignatures = 0;
+  servers: Array<{ spec: ServerSpec; status: ServerStatus }> = [];
+  down = false;
+  private server: http.Server;
+  private nonces = new NonceCache();
+  url = '';
+
+  constructor(
+    readonly nodeId: string,
+    readonly nodeKey: Buffer,
+  ) {
+    this.server = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const raw = Buffer.concat(chunks);
+        if (this.down) {
+          res.writeHead(503).end();
+          return;
+        }
+        const auth = parseAuthHeader(req.headers.authorization);
+        if (!auth || auth.nodeId !== this.nodeId || !verifyRequest(auth, this.nodeKey, req.method!, req.url!, raw, this.nonces)) {
+          this.badSignatures++;
+          res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"code":"UNAUTHORIZED","message":"bad","details":{}}}');
+          return;
+        }
+        const body = raw.length ? JSON.parse(raw.toString()) : null;
+        if (req.method === 'GET' && req.url === '/api/agent/v1/servers') {
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: this.servers }));
+        } else if (req.method === 'POST' && req.url === '/api/agent/v1/events') {
+          this.events.push(...(body.events as ServerStateEvent[]));
+          res.writeHead(204).end();
+        } else if (req.method === 'POST' && req.url === '/api/agent/v1/heartbeat') {
+          this.heartbeats.push(body.stats as NodeStats);
+          res.writeHead(204).end();
+        } else res.writeHead(404).end();
+      });
+    });
+  }
+
+  async listen(): Promise<void> {
+    await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', () => r()));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  eventsFor(id: string): ServerStateEvent[] {
+    return this.events.filter((e) => e.serverId === id);
+  }
+
+  statusesFor(id: string): ServerStatus[] {
+    return this.eventsFor(id).map((e) => e.status);
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((r) => this.server.close(() => r()));
+  }
+}
+
+export interface Harness {
+  nodeId: string;
+  nodeToken: string;
+  nodeKey: Buffer;
+  consoleKey: Buffer;
+  dataDir: string;
+  panel: FakePanel;
+  agent: RunningAgent;
+  base: string;
+  opts: AgentOptions;
+  request<T = any>(method: string, p: string, body?: unknown, extraHeaders?: Record<string, string>): Promise<{ status: number; body: T }>;
+  token(srv: string, opts?: { perms?: string[]; expiresIn?: number; node?: string; key?: Buffer; sub?: string }): string;
+  console(srv: string, opts?: { perms?: string[]; expiresIn?: number; auth?: boolean }): Promise<ConsoleClient>;
+  restartAgent(stopServers?: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function startHarness(tuning: AgentTuning = {}, extra: Partial<AgentOptions> = {}): Promise<Harness> {
+  const nodeId = 'node-' + Math.random().toString(36).slice(2, 10);
+  const nodeToken = generateNodeToken();
+  const nodeKey = deriveNodeKey(nodeToken);
+  const consoleKey = deriveConsoleKey(nodeKey);
+  const dataDir = tmpDir();
+  const panel = new FakePanel(nodeId, nodeKey);
+  await panel.listen();
+  const opts: AgentOptions = {
+    panelUrl: panel.url,
+    nodeId,
+    nodeToken,
+    port: 0,
+    host: '127.0.0.1',
+    dataDir,
+    stopGraceSeconds: 3,
+    heartbeatSeconds: 1,
+    statsIntervalMs: 200,
+    tuning: { statsPushIntervalMs: 300, panelRetryMinMs: 50, panelRetryMaxMs: 300, autoRestartDelayMs: 100, ...tuning },
+    ...extra,
+  };
+  const h: Harness = {
+    nodeId,
+    nodeToken,
+    nodeKey,
+    consoleKey,
+    dataDir,
+    panel,
+    opts,
+    agent: await startAgent(opts),
+    base: '',
+    async request(method, p, body, extraHeaders = {}) {
+      const text = body === undefined ? '' : JSON.stringify(body);
+      const headers: Record<string, string> = { authorization: signRequest(nodeId, nodeKey, method, p, text), ...extraHeaders };
+      if (body !== undefined) headers['content-type'] = 'application/json';
+      const res = await fetch(h.base + p, { method, headers, body: body === undefined ? undefined : text });
+      const raw = await res.text();
+      return { status: res.status, body: raw ? JSON.parse(raw) : undefined };
+    },
+    token(srv, o = {}) {
+      return jwt.sign({ sub: o.sub ?? 'user-1', srv, node: o.node ?? nodeId, perms: o.perms ?? ['console', 'command', 'power'] }, o.key ?? consoleKey, {
+        algorithm: 'HS256',
+        expiresIn: o.expiresIn ?? 600,
+      });
+    },
+    async console(srv, o = {}) {
+      const c = await ConsoleClient.connect(`ws://127.0.0.1:${h.agent.port}/console`);
+      if (o.auth !== false) {
+        c.send({ type: 'auth', token: h.token(srv, o) });
+        await c.next('auth_success');
+      }
+      return c;
+    },
+    async restartAgent(stopServers = false) {
+      await h.agent.close({ stopServers });
+      h.agent = await startAgent(opts);
+      h.base = `http://127.0.0.1:${h.agent.port}`;
+    },
+    async close() {
+      await h.agent.close({ stopServers: false }).catch(() => {});
+      // kill anything left
+      await killAllUnder(dataDir);
+      await panel.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  h.base = `http://127.0.0.1:${h.agent.port}`;
+  return h;
+}
+
+/** Kills every process whose cwd is inside `dir` (test cleanup). */
+export async function killAllUnder(dir: string): Promise<void> {
+  const { readdirSync, readlinkSync } = await import('node:fs');
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readlinkSync(`/proc/${e}/cwd`).startsWith(dir)) process.kill(Number(e), 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+export function specFor(key: string, id: string, overrides: Partial<ServerSpec> = {}, vars: Record<string, string> = {}): ServerSpec {
+  const bp = BUILTIN_BLUEPRINTS.find((b) => b.key === key);
+  if (!bp) throw new Error('no blueprint ' + key);
+  return {
+    id,
+    name: `${key} ${id}`,
+    startup: bp.startup,
+    stop: bp.stop,
+    ready: bp.ready,
+    install: bp.install,
+    variables: mergeVariables(bp, vars),
+    memory: bp.defaults.memory,
+    cpu: bp.defaults.cpu,
+    disk: bp.defaults.disk,
+    autoRestart: false,
+    ...overrides,
+  };
+}
+
+export const demoSpec = (id: string, overrides: Partial<ServerSpec> = {}, vars: Record<string, string> = {}): ServerSpec => specFor('demo-game', id, overrides, vars);
+
+export function newId(): string {
+  return randomUUID();
+}
+
+export async function getState(h: Harness, id: string): Promise<any> {
+  const r = await h.request('GET', `/api/servers/${id}`);
+  return r.body?.data;
+}
+
+export async function waitStatus(h: Harness, id: string, status: ServerStatus, timeoutMs = 10000): Promise<any> {
+  return waitFor(
+    async () => {
+      const s = await getState(h, id);
+      return s?.status === status ? s : null;
+    },
+    `server ${id} to be ${status}`,
+    timeoutMs,
+    50,
+  );
+}
+
+/** Creates a server and waits for the install to finish (offline). */
+export async function createServer(h: Harness, spec: ServerSpec): Promise<void> {
+  const r = await h.request('PUT', `/api/servers/${spec.id}`, spec);
+  if (r.status !== 200) throw new Error(`PUT failed: ${r.status} ${JSON.stringify(r.body)}`);
+  await waitStatus(h, spec.id, 'offline', 20000);
+}
+
+export async function power(h: Harness, id: string, action: string): Promise<{ status: number; body: any }> {
+  return h.request('POST', `/api/servers/${id}/power`, { action });
+}
+
+export async function startRunning(h: Harness, id: string): Promise<void> {
+  const r = await power(h, id, 'start');
+  if (r.status !== 200) throw new Error(`start failed: ${r.status} ${JSON.stringify(r.body)}`);
+  await waitStatus(h, id, 'running', 15000);
+}
+
+export async function logs(h: Harness, id: string): Promise<string[]> {
+  return (await h.request('GET', `/api/servers/${id}/logs`)).body.data.lines;
+}
+
+export interface Msg {
+  type: string;
+  data: any;
+}
+
+/** A console WebSocket client that records everything it receives. */
+export class ConsoleClient {
+  messages: Msg[] = [];
+  closed: { code: number; reason: string } | null = null;
+  private cursor = 0;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (d) => {
+      try {
+        this.messages.push(JSON.parse(d.toString()));
+      } catch {
+        this.messages.push({ type: '__raw', data: d.toString() });
+      }
+    });
+    ws.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
+    ws.on('error', () => {});
+  }
+
+  static connect(url: string): Promise<ConsoleClient> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url);
+      const c = new ConsoleClient(ws);
+      ws.once('open', () => resolve(c));
+      ws.once('error', reject);
+    });
+  }
+
+  send(obj: unknown): void {
+    this.ws.send(typeof obj === 'string' ? obj : JSON.stringify(obj));
+  }
+
+  /** Next message (after the cursor) of that type matching `pred`; moves the cursor past it. */
+  async next(type: string, pred: (m: Msg) => boolean = () => true, timeoutMs = 10000): Promise<Msg> {
+    return waitFor(
+      () => {
+        for (let i = this.cursor; i < this.messages.length; i++) {
+          const m = this.messages[i]!;
+          if (m.type === type && pred(m)) {
+            this.cursor = i + 1;
+            return m;
+          }
+        }
+        return null;
+      },
+      `console message ${type}`,
+      timeoutMs,
+      10,
+    );
+  }
+
+  has(type: string, pred: (m: Msg) => boolean = () => true): boolean {
+    return this.messages.some((m) => m.type === type && pred(m));
+  }
+
+  async waitClosed(timeoutMs = 10000): Promise<{ code: number; reason: string }> {
+    return waitFor(() => this.closed, 'socket close', timeoutMs, 10);
+  }
+
+  close(): void {
+    try {
+      this.ws.terminate();
+    } catch {
+      /* ignore */
+    }
+  }
+}
