@@ -67,6 +67,7 @@ const envSchema = z.object({
   GRAPHQL_INTROSPECTION: bool(true),
   /** PostgreSQL port used for the embedded database. */
   EMBEDDED_PG_PORT: int(54329, 1024, 65535),
+  MASTER_KEY: z.string().optional(),
 });
 
 export interface Config {
@@ -90,6 +91,8 @@ export interface Config {
   panelUrl: string | undefined;
   graphqlIntrospection: boolean;
   embeddedPgPort: number;
+  /** base64 32-byte key sealing node keys at rest; default: DATA_DIR/keys/master.key */
+  masterKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -125,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     panelUrl: e.PANEL_URL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION,
     embeddedPgPort: e.EMBEDDED_PG_PORT,
+    masterKey: e.MASTER_KEY,
   };
   return { ...config, ...overrides };
 }

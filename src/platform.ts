@@ -52,7 +52,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     }
     orm = await openDatabase(config.databaseUrl ?? embedded!.url);
     await seedBuiltinBlueprints(orm);
-    const masterKey = MasterKey.load(config.dataDir);
+    const masterKey = MasterKey.load(config.dataDir, config.masterKey);
     const bus: ConsoleBus = config.redisUrl ? new RedisBus(config.redisUrl) : new LocalBus();
     const services = createServices(orm, config, masterKey, bus);
     const firstAdmin = await RequestContext.create(orm.em, () => services.auth.ensureFirstAdmin());
@@ -61,7 +61,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
       log.info('REDIS_URL set: rate limits are shared through Redis');
     }
-    const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis) : memoryLimiters);
+    const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis, orm.config.get('dbName') ?? 'default') : memoryLimiters);
     const server = http.createServer();
     const graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
     const app = createApp({ config, orm, services, limiter, graphql: graphql.router });

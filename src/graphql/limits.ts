@@ -13,37 +13,46 @@ import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexit
 import { requestError } from '../resolvers/errors.js';
 
 export const MAX_DEPTH = 8;
+/**
+ * Introspection (`__schema`, `__type`) is measured separately: the standard introspection query of
+ * GraphQL tools is 15 levels deep (nested `ofType`), so it gets its own, fixed allowance.
+ */
+export const MAX_INTROSPECTION_DEPTH = 20;
 export const MAX_COST = 5000;
 export const DEFAULT_LIST_LIMIT = 20;
 
 const INTROSPECTION = new Set(['__schema', '__type']);
 
-/** Depth of the chosen operation (fields nested in fields; fragments expanded). Introspection roots are skipped. */
-export function queryDepth(doc: DocumentNode, operationName?: string | null): number {
+/** Depth of the chosen operation (fields nested in fields; fragments expanded), split into regular and introspection fields. */
+export function queryDepths(doc: DocumentNode, operationName?: string | null): { depth: number; introspectionDepth: number } {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
   const chosen = operationName ? ops.filter((o) => o.name?.value === operationName) : ops;
-  const depthOf = (set: SelectionSetNode, visiting: Set<string>, root: boolean): number => {
-    let max = 0;
+  const out = { depth: 0, introspectionDepth: 0 };
+  /** Depth below `set`; `intro` once inside an introspection root field. */
+  const walk = (set: SelectionSetNode, visiting: Set<string>, level: number, intro: boolean): void => {
+    if (level > 1000) return;
     for (const sel of set.selections) {
       if (sel.kind === Kind.FIELD) {
-        if (root && INTROSPECTION.has(sel.name.value)) continue;
-        max = Math.max(max, 1 + (sel.selectionSet ? depthOf(sel.selectionSet, visiting, false) : 0));
+        const inIntro = intro || (level === 0 && INTROSPECTION.has(sel.name.value));
+        const d = level + 1;
+        if (inIntro) out.introspectionDepth = Math.max(out.introspectionDepth, d);
+        else out.depth = Math.max(out.depth, d);
+        if (sel.selectionSet) walk(sel.selectionSet, visiting, d, inIntro);
       } else if (sel.kind === Kind.INLINE_FRAGMENT) {
-        max = Math.max(max, depthOf(sel.selectionSet, visiting, root));
+        walk(sel.selectionSet, visiting, level, intro);
       } else {
         const f = fragments.get(sel.name.value);
         if (!f || visiting.has(f.name.value)) continue; // cycles are a validation error anyway
         visiting.add(f.name.value);
-        max = Math.max(max, depthOf(f.selectionSet, visiting, root));
+        walk(f.selectionSet, visiting, level, intro);
         visiting.delete(f.name.value);
       }
-      if (max > 1000) return max;
     }
-    return max;
   };
-  return Math.max(0, ...chosen.map((o) => depthOf(o.selectionSet, new Set(), true)));
+  for (const op of chosen) walk(op.selectionSet, new Set(), 0, false);
+  return out;
 }
 
 const estimator: ComplexityEstimator = ({ args, childComplexity, field }) => {
@@ -68,9 +77,15 @@ export function checkLimits(
   operationName?: string | null,
   limits: { maxDepth: number; maxCost: number } = { maxDepth: MAX_DEPTH, maxCost: MAX_COST },
 ): GraphQLError | null {
-  const depth = queryDepth(doc, operationName);
+  const { depth, introspectionDepth } = queryDepths(doc, operationName);
   if (depth > limits.maxDepth) {
     return requestError('QUERY_TOO_DEEP', `The query is ${depth} levels deep; the limit is ${limits.maxDepth}.`, { depth, maxDepth: limits.maxDepth });
+  }
+  if (introspectionDepth > MAX_INTROSPECTION_DEPTH) {
+    return requestError('QUERY_TOO_DEEP', `The introspection query is ${introspectionDepth} levels deep; the limit is ${MAX_INTROSPECTION_DEPTH}.`, {
+      depth: introspectionDepth,
+      maxDepth: MAX_INTROSPECTION_DEPTH,
+    });
   }
   let cost: number;
   try {

@@ -6,9 +6,20 @@ import { RESOLVERS } from '../resolvers/index.js';
 
 let built: Promise<GraphQLSchema> | null = null;
 
+/**
+ * Our subscriptions bring their own event sources (`subscribe` on each @Subscription, fed by the
+ * console hub), so type-graphql's topic-based PubSub is never used; it only insists on having one.
+ */
+const NO_TOPICS = {
+  publish: () => undefined,
+  subscribe: (): AsyncIterable<never> => {
+    throw new Error('topic subscriptions are not used: every @Subscription has its own subscribe()');
+  },
+};
+
 /** The schema (built once per process: type-graphql's metadata is global anyway). */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
-  return (built ??= buildSchema({ resolvers: [...RESOLVERS], validate: false, emitSchemaFile: false }));
+  return (built ??= buildSchema({ resolvers: [...RESOLVERS], validate: false, emitSchemaFile: false, pubSub: NO_TOPICS }));
 }
 
 /** The SDL committed as /schema.graphql (sorted, so that the order of declarations does not matter). */

@@ -24,15 +24,16 @@ export const memoryLimiters: LimiterFactory = (bucket, points) =>
   new RateLimiterMemory({ keyPrefix: `rl:${bucket}`, points, duration: WINDOW_SECONDS });
 
 /**
- * Shared limits for several gateway instances: one Redis key per bucket and caller. Should Redis be
+ * Shared limits for several gateway instances: one Redis key per bucket and caller, namespaced by the
+ * database the instances share (one platform = one budget). Should Redis be
  * unreachable, each instance falls back to its own in-memory counts rather than failing requests.
  */
 export const redisLimiters =
-  (redis: Redis): LimiterFactory =>
+  (redis: Redis, namespace: string): LimiterFactory =>
   (bucket, points) =>
     new RateLimiterRedis({
       storeClient: redis,
-      keyPrefix: `hostpanel:rl:${bucket}`,
+      keyPrefix: `hostpanel:${namespace}:rl:${bucket}`,
       points,
       duration: WINDOW_SECONDS,
       insuranceLimiter: new RateLimiterMemory({ keyPrefix: `rl:${bucket}:fallback`, points, duration: WINDOW_SECONDS }),

@@ -11,5 +11,7 @@ import { NodesResolver } from './nodes.resolver.js';
 import { PlantsResolver } from './plants.resolver.js';
 import { ServersResolver } from './servers.resolver.js';
 import { UsersResolver } from './users.resolver.js';
+import { PowerResolver } from './power.resolver.js';
+import { ConsoleResolver } from './console.resolver.js';
 
-export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver] as const;
+export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver] as const;

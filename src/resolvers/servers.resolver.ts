@@ -63,9 +63,17 @@ export class ServersResolver {
     return ctx.services.servers.update(ctx.actor, id, plain(input));
   }
 
-  @Mutation(() => Boolean, { description: 'DELETE /servers/:id: kills the process and removes its files. Always true.' })
-  async deleteServer(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
-    await ctx.services.servers.remove(ctx.actor, id);
+  @Mutation(() => Boolean, {
+    description:
+      'DELETE /servers/:id: the node kills the process and removes its files (NODE_UNAVAILABLE when it cannot be reached). ' +
+      '`force: true` (administrators only) drops the record even then. Always true.',
+  })
+  async deleteServer(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GraphQLContext,
+    @Arg('force', () => Boolean, { nullable: true }) force?: boolean,
+  ): Promise<boolean> {
+    await ctx.services.servers.remove(ctx.actor, id, { force: typeof force === 'boolean' ? String(force) : undefined });
     return true;
   }
 

@@ -1,6 +1,7 @@
 /**
  * The panel's master key, used to encrypt node keys at rest (AES-256-GCM). Kept in
- * `<DATA_DIR>/keys/master.key` (0600), created at first start. Several gateway instances must share it.
+ * `<DATA_DIR>/keys/master.key` (0600), created at first start, or given as MASTER_KEY (base64). Several
+ * gateway instances must share it: copy the file or set the same MASTER_KEY on each.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,12 @@ import path from 'node:path';
 export class MasterKey {
   private constructor(private readonly key: Buffer) {}
 
-  static load(dataDir: string): MasterKey {
+  static load(dataDir: string, fromEnv: string | undefined = process.env.MASTER_KEY): MasterKey {
+    if (fromEnv) {
+      const key = Buffer.from(fromEnv, 'base64');
+      if (key.length !== 32) throw new Error('MASTER_KEY must be 32 bytes in base64 (e.g. `openssl rand -base64 32`)');
+      return new MasterKey(key);
+    }
     const file = path.join(dataDir, 'keys', 'master.key');
     if (!existsSync(file)) {
       mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });

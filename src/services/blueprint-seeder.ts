@@ -34,7 +34,7 @@ export async function seedBuiltinBlueprints(orm: MikroORM, definitions: readonly
         tx.create(Blueprint, { key: d.key, builtin: true, ...values });
         inserted++;
       } else if (b.builtin) {
-        const changed = (Object.keys(values) as (keyof typeof values)[]).some((k) => JSON.stringify(b[k]) !== JSON.stringify(values[k]));
+        const changed = (Object.keys(values) as (keyof typeof values)[]).some((k) => canonical(b[k]) !== canonical(values[k]));
         if (changed) {
           Object.assign(b, values);
           updated++;
@@ -44,4 +44,11 @@ export async function seedBuiltinBlueprints(orm: MikroORM, definitions: readonly
   });
   if (inserted || updated) log.info({ inserted, updated }, 'built-in blueprints seeded');
   return { inserted, updated };
+}
+
+/** JSON with sorted object keys (jsonb does not keep key order). */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x,
+  );
 }

@@ -25,7 +25,7 @@ export class PlantsService {
     requireActor(actor);
     const p = parseNewPlant(rawBody);
     try {
-      await this.em.insert(Plant, { id: p.id, name: p.name, tag: p.tag ?? null });
+      await this.em.insert(Plant, { id: p.id, name: p.name, tag: p.tag ?? null, createdAt: new Date() });
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw AppError.badRequest(`A plant with id ${p.id} already exists.`);
       throw err;

@@ -49,14 +49,29 @@ async function adminQuery(sql: string): Promise<void> {
 export const ADMIN_EMAIL = 'root@example.com';
 export const ADMIN_PASSWORD = 'admin-password-123';
 
-export async function startTestPlatform(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<TestPlatform> {
-  const dbName = 't_' + randomBytes(6).toString('hex');
-  await adminQuery(`create database ${dbName}`);
+/**
+ * `opts.database`: join the database of another test platform (a second gateway instance) instead
+ * of creating a fresh one; it is then not dropped by this instance's stop().
+ */
+export async function startTestPlatform(
+  overrides: Partial<Config> = {},
+  env: Record<string, string> = {},
+  opts: { database?: string } = {},
+): Promise<TestPlatform> {
+  const dbName = opts.database ?? 't_' + randomBytes(6).toString('hex');
+  if (!opts.database) await adminQuery(`create database ${dbName}`);
   const u = new URL(process.env.TEST_PG_ADMIN_URL!);
   u.pathname = '/' + dbName;
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-test-data-'));
   const config = loadConfig(
-    { ADMIN_EMAIL, ADMIN_PASSWORD, LOG_LEVEL: 'silent', ...env },
+    {
+      ADMIN_EMAIL,
+      ADMIN_PASSWORD,
+      LOG_LEVEL: 'silent',
+      // the whole suite runs against Redis too when the environment provides it
+      ...(process.env.REDIS_URL ? { REDIS_URL: process.env.REDIS_URL } : {}),
+      ...env,
+    },
     {
       port: 0,
       host: '127.0.0.1',
@@ -113,7 +128,7 @@ export async function startTestPlatform(overrides: Partial<Config> = {}, env: Re
     admin,
     stop: async () => {
       await platform.close();
-      await adminQuery(`drop database if exists ${dbName} with (force)`);
+      if (!opts.database) await adminQuery(`drop database if exists ${dbName} with (force)`);
       rmSync(dataDir, { recursive: true, force: true });
     },
   });

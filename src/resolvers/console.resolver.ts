@@ -1,0 +1,62 @@
+/**
+ * Console subscriptions over graphql-ws. Each one is authorized (owner or admin) before it starts,
+ * fed by the gateway's console hub (one upstream per server, history first), and bounded: a
+ * subscriber that falls too far behind is ended instead of growing the gateway's memory.
+ */
+import { Arg, ID, Resolver, Root, Subscription } from 'type-graphql';
+import { eventIterator } from '../console/iterator.js';
+import type { ConsoleEvent } from '../console/types.js';
+import type { GraphQLContext } from '../graphql/context.js';
+import { ConsoleLine, ServerStatsEvent, ServerStatusEvent } from '../schema/console.js';
+
+interface SubArgs {
+  args: { serverId: string };
+  context: GraphQLContext;
+}
+
+async function feed<T>({ args, context }: SubArgs, map: (e: ConsoleEvent, serverId: string) => T | undefined) {
+  // Authorize first, so that a refused subscription is an error result rather than an empty stream.
+  const server = await context.services.servers.get(context.actor, args.serverId);
+  return eventIterator(
+    (listener) => context.services.console.subscribe(context.actor, server.id, listener),
+    (e) => map(e, server.id),
+  );
+}
+
+@Resolver()
+export class ConsoleResolver {
+  @Subscription(() => ConsoleLine, {
+    description: 'Lines of a server console: the recent history (up to 150 lines) first, then live output and install output.',
+    subscribe: (async (a: SubArgs) =>
+      feed(a, (e, serverId) =>
+        e.type === 'console_output' || e.type === 'install_output'
+          ? { serverId, line: String(e.data?.line ?? ''), stream: e.type === 'install_output' ? 'install' : String(e.data?.stream ?? 'stdout'), ts: String(e.data?.ts ?? new Date().toISOString()) }
+          : undefined,
+      )) as any,
+  })
+  consoleOutput(@Arg('serverId', () => ID) _serverId: string, @Root() line: ConsoleLine): ConsoleLine {
+    return line;
+  }
+
+  @Subscription(() => ServerStatusEvent, {
+    description: 'Status changes of a server (the current status first).',
+    subscribe: (async (a: SubArgs) =>
+      feed(a, (e, serverId) => (e.type === 'status' && e.data?.status ? { serverId, status: String(e.data.status) } : undefined))) as any,
+  })
+  serverStatus(@Arg('serverId', () => ID) _serverId: string, @Root() event: ServerStatusEvent): ServerStatusEvent {
+    return event;
+  }
+
+  @Subscription(() => ServerStatsEvent, {
+    description: 'Resource use of a running server, about every 2 seconds.',
+    subscribe: (async (a: SubArgs) =>
+      feed(a, (e, serverId) =>
+        e.type === 'stats'
+          ? { serverId, cpu: Number(e.data?.cpu ?? 0), memory: Number(e.data?.memory ?? 0), disk: Number(e.data?.disk ?? 0), uptime: Number(e.data?.uptime ?? 0) }
+          : undefined,
+      )) as any,
+  })
+  serverStats(@Arg('serverId', () => ID) _serverId: string, @Root() event: ServerStatsEvent): ServerStatsEvent {
+    return event;
+  }
+}

@@ -1,0 +1,51 @@
+/** Relations are batched with per-request DataLoaders: a page of servers costs a constant number of SQL queries. */
+import { createNode } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { expectData, gql } from './gql.js';
+
+let p: TestPlatform;
+let admin: string;
+const sql: string[] = [];
+let counting = false;
+
+beforeAll(async () => {
+  p = await startTestPlatform();
+  admin = (await p.admin()).token;
+  const knex = p.orm.em.getConnection().getKnex();
+  knex.on('query', (q: { sql: string }) => {
+    if (counting) sql.push(q.sql);
+  });
+  const nodes = [(await createNode(p, admin)).id, (await createNode(p, admin)).id, (await createNode(p, admin)).id];
+  const blueprints = expectData(await gql(p, '{ blueprints(limit: 100) { items { id } } }', undefined, { token: admin })).blueprints.items.map((b: any) => b.id);
+  const owners = [];
+  for (let i = 0; i < 5; i++) owners.push((await p.newUser()).user.id);
+  for (let i = 0; i < 20; i++) {
+    const input = { name: `s${i}`, nodeId: nodes[i % nodes.length], blueprintId: blueprints[i % blueprints.length], ownerId: owners[i % owners.length], memory: 64, disk: 128 };
+    expectData(await gql(p, 'mutation($input: CreateServerInput!) { createServer(input: $input) { id } }', { input }, { token: admin }));
+  }
+});
+afterAll(async () => p?.stop());
+
+async function countQueries(limit: number) {
+  const q = `{ servers(limit: ${limit}) { total items { id owner { id email } node { id name allocated { memory } } blueprint { id name } } } }`;
+  await gql(p, q, undefined, { token: admin }); // warm-up (session last-used touch etc.)
+  sql.length = 0;
+  counting = true;
+  const r = await gql(p, q, undefined, { token: admin });
+  counting = false;
+  const items = expectData(r).servers.items;
+  return { n: sql.length, items, statements: [...sql] };
+}
+
+test('a page of 20 servers with owner, node (and its allocation) and blueprint costs a constant number of queries', async () => {
+  const twenty = await countQueries(20);
+  expect(twenty.items).toHaveLength(20);
+  expect(new Set(twenty.items.map((s: any) => s.owner.id)).size).toBe(5);
+  expect(new Set(twenty.items.map((s: any) => s.node.id)).size).toBe(3);
+  const two = await countQueries(2);
+  // auth lookup + page + count + one batched query each for users, nodes, allocations, blueprints
+  expect(twenty.n).toBeLessThanOrEqual(7);
+  expect(twenty.n).toBe(two.n);
+  const users = twenty.statements.filter((s) => /from "users"/.test(s) && /in \(/.test(s));
+  expect(users).toHaveLength(1);
+});

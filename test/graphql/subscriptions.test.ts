@@ -1,0 +1,136 @@
+/**
+ * Console subscriptions over graphql-ws against a real running demo server on the local agent:
+ * real lines, status changes of start/stop, stats, one upstream for many subscribers, and refusal
+ * of a non-owner.
+ */
+import { createClient, type Client } from 'graphql-ws';
+import WebSocket from 'ws';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { gql } from './gql.js';
+
+let p: TestPlatform;
+let wsUrl: string;
+let owner: { token: string };
+let stranger: { token: string };
+let serverId: string;
+const clients: Client[] = [];
+
+function client(token: string): Client {
+  const c = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${token}` } });
+  clients.push(c);
+  return c;
+}
+
+interface Sub {
+  items: any[];
+  errors: any[];
+  done: boolean;
+  stop: () => void;
+}
+
+function subscribe(c: Client, query: string, variables: Record<string, unknown>): Sub {
+  const sub: Sub = { items: [], errors: [], done: false, stop: () => undefined };
+  sub.stop = c.subscribe<any>(
+    { query, variables },
+    {
+      next: (r) => {
+        if (r.errors) sub.errors.push(...r.errors);
+        if (r.data) sub.items.push(r.data);
+      },
+      error: (e) => {
+        sub.errors.push(...(Array.isArray(e) ? e : [e]));
+        sub.done = true;
+      },
+      complete: () => (sub.done = true),
+    },
+  );
+  return sub;
+}
+
+async function until(pred: () => boolean, timeoutMs = 20_000, what = 'condition') {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
+  wsUrl = p.url.replace(/^http/, 'ws') + '/graphql';
+  const admin = await p.admin();
+  owner = await p.newUser('Owner');
+  stranger = await p.newUser('Stranger');
+  const nodes = await p.request('GET', '/api/v1/nodes', { token: admin.token });
+  const nodeId = nodes.body.data.find((n: any) => n.name === 'local').id;
+  const bps = await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token });
+  const demo = bps.body.data.find((b: any) => b.key === 'demo-game');
+  const created = await gql(
+    p,
+    'mutation($i: CreateServerInput!) { createServer(input: $i) { id status } }',
+    { i: { name: 'subscribed', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } },
+    { token: owner.token },
+  );
+  serverId = created.body.data.createServer.id;
+  for (let i = 0; i < 100; i++) {
+    const s = await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token });
+    if (s.body.data.status === 'offline') break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}, 60_000);
+
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await p?.stop();
+}, 60_000);
+
+test('consoleOutput and serverStatus carry a real server’s lines and the status changes of start/stop', async () => {
+  const c = client(owner.token);
+  const lines = subscribe(c, 'subscription($id: ID!) { consoleOutput(serverId: $id) { serverId line stream ts } }', { id: serverId });
+  const statuses = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { serverId status } }', { id: serverId });
+  const stats = subscribe(c, 'subscription($id: ID!) { serverStats(serverId: $id) { cpu memory uptime } }', { id: serverId });
+  await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
+
+  const started = await gql(p, 'mutation($id: ID!) { startServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  expect(['starting', 'running']).toContain(started.body.data.startServer.status);
+  await until(() => lines.items.some((d) => /Done \(/.test(d.consoleOutput.line)), 20_000, 'the ready line');
+  expect(lines.items[0].consoleOutput).toMatchObject({ serverId, stream: expect.any(String), ts: expect.any(String) });
+  await until(() => statuses.items.some((d) => d.serverStatus.status === 'running'), 10_000, 'running');
+  await until(() => stats.items.length > 0, 10_000, 'a stats event');
+  expect(stats.items[0].serverStats.memory).toBeGreaterThan(0);
+
+  await gql(p, 'mutation($id: ID!) { stopServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  await until(() => statuses.items.some((d) => d.serverStatus.status === 'offline'), 20_000, 'offline');
+  const seen = statuses.items.map((d) => d.serverStatus.status);
+  expect(seen.indexOf('stopping')).toBeGreaterThan(seen.indexOf('running'));
+  lines.stop();
+  statuses.stop();
+  stats.stop();
+  await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close');
+});
+
+test('many subscribers on one server share a single upstream; a late one gets the history first', async () => {
+  const subs: Sub[] = [];
+  for (let i = 0; i < 25; i++) {
+    subs.push(subscribe(client(owner.token), 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id: serverId }));
+  }
+  await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
+  await gql(p, 'mutation($id: ID!) { startServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  await until(() => subs.every((s) => s.items.some((d) => /Done \(/.test(d.consoleOutput.line))), 20_000, 'every subscriber to see the ready line');
+  expect(p.services.console.hub.upstreamCount).toBe(1);
+
+  const late = subscribe(client(owner.token), 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id: serverId });
+  await until(() => late.items.some((d) => /Done \(/.test(d.consoleOutput.line)), 5_000, 'history for the late subscriber');
+
+  await gql(p, 'mutation($id: ID!) { killServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  for (const s of [...subs, late]) s.stop();
+  await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close after the last subscriber');
+});
+
+test('a non-owner cannot subscribe (NOT_FOUND, like REST)', async () => {
+  const sub = subscribe(client(stranger.token), 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id: serverId });
+  await until(() => sub.done || sub.errors.length > 0, 10_000, 'the refusal');
+  expect(sub.items).toEqual([]);
+  expect(sub.errors[0].extensions?.code ?? sub.errors[0].message).toMatch(/NOT_FOUND/);
+  expect(p.services.console.hub.upstreamCount).toBe(0);
+});

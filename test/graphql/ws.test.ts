@@ -1,0 +1,106 @@
+/** graphql-ws on /graphql: connection authentication (connectionParams, cookie, header), limits and errors. */
+import { createClient, type Client, type FormattedExecutionResult as ExecutionResult } from 'graphql-ws';
+import WebSocket from 'ws';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+
+let p: TestPlatform;
+let wsUrl: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  p = await startTestPlatform();
+  wsUrl = p.url.replace(/^http/, 'ws') + '/graphql';
+});
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await p?.stop();
+});
+
+/** A client with no retries; `closed` resolves with the close code. */
+function client(connectionParams?: Record<string, unknown>, headers?: Record<string, string>) {
+  let closedWith: (code: number) => void = () => undefined;
+  const closed = new Promise<number>((resolve) => (closedWith = resolve));
+  class WS extends WebSocket {
+    constructor(address: string, protocols?: string | string[]) {
+      super(address, protocols, headers ? { headers } : undefined);
+    }
+  }
+  const c = createClient({
+    url: wsUrl,
+    webSocketImpl: WS,
+    retryAttempts: 0,
+    lazy: false,
+    ...(connectionParams ? { connectionParams } : {}),
+    on: { closed: (e) => closedWith((e as { code: number }).code) },
+    onNonLazyError: () => undefined,
+  });
+  clients.push(c);
+  return { c, closed };
+}
+
+function run(c: Client, query: string, variables?: Record<string, unknown>): Promise<ExecutionResult<any>> {
+  return new Promise((resolve, reject) => {
+    let result: ExecutionResult<any> | undefined;
+    c.subscribe<any, any>(
+      { query, ...(variables ? { variables } : {}) },
+      {
+        next: (r) => (result = r),
+        error: (e) => (Array.isArray(e) ? resolve({ errors: e }) : reject(e)),
+        complete: () => resolve(result!),
+      },
+    );
+  });
+}
+
+test('connectionParams.authorization "Bearer …" is accepted and the actor is used', async () => {
+  const u = await p.newUser();
+  const { c } = client({ authorization: `Bearer ${u.token}` });
+  const r = await run(c, '{ me { id email } }');
+  expect(r.data?.me).toEqual({ id: u.user.id, email: u.email });
+});
+
+test('the session cookie (or Authorization header) of the upgrade request is accepted', async () => {
+  const u = await p.newUser();
+  const viaCookie = client(undefined, { cookie: `hp_session=${u.token}` });
+  expect((await run(viaCookie.c, '{ me { id } }')).data?.me.id).toBe(u.user.id);
+  const viaHeader = client(undefined, { authorization: `Bearer ${u.token}` });
+  expect((await run(viaHeader.c, '{ me { id } }')).data?.me.id).toBe(u.user.id);
+});
+
+test('missing, malformed or invalid credentials are rejected with close code 4401', async () => {
+  for (const params of [undefined, { authorization: 'Bearer hps_invalid' }, { authorization: 'nonsense' }]) {
+    const { c, closed } = client(params);
+    const attempt = run(c, '{ me { id } }').catch((e) => e);
+    expect(await closed).toBe(4401);
+    await attempt;
+  }
+});
+
+test('a cookie from a foreign Origin is refused with 4403 (cross-site WebSocket hijacking)', async () => {
+  const u = await p.newUser();
+  const { c, closed } = client(undefined, { cookie: `hp_session=${u.token}`, origin: 'https://evil.example' });
+  const attempt = run(c, '{ me { id } }').catch((e) => e);
+  expect(await closed).toBe(4403);
+  await attempt;
+});
+
+test('errors over WebSocket use the same codes; a revoked credential stops working for new operations', async () => {
+  const u = await p.newUser();
+  const { c } = client({ authorization: `Bearer ${u.token}` });
+  const notFound = await run(c, '{ server(id: "00000000-0000-4000-8000-000000000000") { id } }');
+  expect(notFound.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND', details: {} });
+  const invalid = await run(c, 'mutation { updateMe(input: { name: "" }) { id } }');
+  expect(invalid.errors?.[0]?.extensions?.code).toBe('VALIDATION_ERROR');
+  const forbidden = await run(c, '{ adminStats { users } }');
+  expect(forbidden.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+  const bad = await run(c, '{ nope }');
+  expect(bad.errors?.[0]?.extensions?.code).toBe('GRAPHQL_VALIDATION_FAILED');
+  let inner = 'name';
+  for (let i = 0; i < 20; i++) inner = `ofType { ${inner} }`;
+  const deep = await run(c, `{ __schema { types { fields { type { ${inner} } } } } }`);
+  expect(deep.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_DEEP');
+
+  await p.request('POST', '/api/v1/auth/signout', { token: u.token });
+  const after = await run(c, '{ me { id } }');
+  expect(after.errors?.[0]?.extensions?.code).toBe('UNAUTHORIZED');
+});

@@ -1,0 +1,125 @@
+/**
+ * Two real gateway instances sharing one PostgreSQL database and one Redis: one rate-limit budget,
+ * one upstream console feed per server across both, and subscribers that survive the loss of the
+ * instance holding the upstream. Needs REDIS_URL; without it these tests are skipped (and say so).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { RequestContext } from '@mikro-orm/core';
+import { startAgent, type RunningAgent } from '../../src/agent/index.js';
+import { Node } from '../../src/entities/Node.js';
+import { ConsoleClient } from '../support/console-client.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+
+const REDIS_URL = process.env.REDIS_URL;
+const describeRedis = REDIS_URL ? describe : describe.skip;
+if (!REDIS_URL) {
+  console.warn('SKIPPED test/scale/two-instances.test.ts: REDIS_URL is not set, so there is no Redis to share between two gateway instances.');
+}
+
+describeRedis('two gateway instances with Redis', () => {
+  let a: TestPlatform;
+  let b: TestPlatform;
+  let agent: RunningAgent | null = null;
+  const agentDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-agent-'));
+  const masterKey = randomBytes(32).toString('base64');
+
+  beforeAll(async () => {
+    a = await startTestPlatform(
+      { rateLimits: { general: 60, auth: 1000, admin: 1000 } },
+      { REDIS_URL: REDIS_URL!, MASTER_KEY: masterKey },
+    );
+    b = await startTestPlatform(
+      { rateLimits: { general: 60, auth: 1000, admin: 1000 } },
+      { REDIS_URL: REDIS_URL!, MASTER_KEY: masterKey },
+      { database: a.dbName },
+    );
+  }, 60_000);
+  afterAll(async () => {
+    await agent?.close();
+    await b?.stop();
+    await a?.stop();
+    rmSync(agentDir, { recursive: true, force: true });
+  }, 60_000);
+
+  test('one budget across both: the 61st request of the minute is a 429 wherever it lands', async () => {
+    const u = await a.newUser();
+    for (let i = 0; i < 60; i++) {
+      const target = i % 2 === 0 ? a : b;
+      const r = await target.request('GET', '/api/v1/users/me', { token: u.token });
+      expect(r.status).toBe(200);
+      expect(Number(r.headers.get('x-ratelimit-remaining'))).toBe(59 - i);
+    }
+    const onA = await a.request('GET', '/api/v1/users/me', { token: u.token });
+    const onB = await b.request('GET', '/api/v1/users/me', { token: u.token });
+    expect(onA.status).toBe(429);
+    expect(onB.status).toBe(429);
+  });
+
+  test('a subscriber on B gets the lines of a server whose single upstream A holds; B survives A stopping', async () => {
+    const admin = await a.admin();
+    // a node agent of its own (not inside A), reporting to A
+    const reg = await a.request('POST', '/api/v1/nodes', {
+      token: admin.token,
+      body: { name: 'scale-node', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 },
+    });
+    expect(reg.status).toBe(201);
+    const nodeId = reg.body.data.id;
+    agent = await startAgent({ panelUrl: a.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir: agentDir, stopGraceSeconds: 2 });
+    await a.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+    const bps = await a.request('GET', '/api/v1/blueprints?limit=100', { token: admin.token });
+    const demo = bps.body.data.find((x: any) => x.key === 'demo-game');
+    const created = await a.request('POST', '/api/v1/servers', {
+      token: admin.token,
+      body: { name: 'shared', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    for (let i = 0; i < 100; i++) {
+      const s = await a.request('GET', `/api/v1/servers/${id}`, { token: admin.token });
+      if (s.body.data.status === 'offline') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+
+    const inA = <T>(fn: () => Promise<T>) => RequestContext.create(a.orm.em, fn);
+    const inB = <T>(fn: () => Promise<T>) => RequestContext.create(b.orm.em, fn);
+    const actorA = await inA(() => a.services.auth.authenticate(admin.token));
+    const actorB = await inB(() => b.services.auth.authenticate(admin.token));
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    const collect = (into: string[]) => (e: any) => e.type === 'console_output' && into.push(e.data.line);
+    const unsubA = await inA(() => a.services.console.subscribe(actorA, id, collect(seenA)));
+    // A takes the upstream first; B subscribes afterwards and must not open a second one
+    await waitUntil(() => a.services.console.hub.upstreamCount === 1);
+    const unsubB = await inB(() => b.services.console.subscribe(actorB, id, collect(seenB)));
+    const unsubB2 = await inB(() => b.services.console.subscribe(actorB, id, () => undefined));
+
+    expect((await a.request('POST', `/api/v1/servers/${id}/start`, { token: admin.token })).status).toBe(200);
+    await waitUntil(() => seenB.some((l) => /Done \(/.test(l)), 20_000);
+    expect(seenA.some((l) => /Done \(/.test(l))).toBe(true);
+    expect(a.services.console.hub.upstreamCount + b.services.console.hub.upstreamCount).toBe(1);
+
+    // A goes away mid-stream: B takes the upstream over and keeps its subscribers fed
+    unsubA();
+    await a.close();
+    await waitUntil(() => b.services.console.hub.upstreamCount === 1, 15_000);
+    const ticket = await b.request('GET', `/api/v1/servers/${id}/console-token`, { token: admin.token });
+    const c = await ConsoleClient.connect(ticket.body.data.socket, ticket.body.data.token);
+    c.send({ type: 'command', data: 'say after-failover' });
+    await waitUntil(() => seenB.some((l) => l.includes('[Server] after-failover')), 15_000);
+    c.close();
+    unsubB();
+    unsubB2();
+    await waitUntil(() => b.services.console.hub.upstreamCount === 0);
+  }, 90_000);
+});
+
+async function waitUntil(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
