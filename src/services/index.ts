@@ -38,11 +38,12 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const agents = new AgentClient(orm, masterKey);
   // ServersService gets this: it pushes server specs to (and removes servers from) their node agent.
   const provisioner = new AgentProvisioner(orm, agents);
-  const power = new PowerService(orm, agents, config, events);
+  const servers = new ServersService(orm, provisioner);
+  const power = new PowerService(orm, agents, config, events, servers);
   return {
     auth: new AuthService(orm, config),
     users: new UsersService(orm),
-    servers: new ServersService(orm, provisioner),
+    servers,
     nodes: new NodesService(orm, masterKey),
     blueprints: new BlueprintsService(orm),
     admin: new AdminService(orm),

@@ -7,7 +7,7 @@ import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { Node } from '../entities/Node.js';
-import { Server } from '../entities/Server.js';
+import type { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import {
@@ -20,7 +20,8 @@ import {
 } from '../shared/node-protocol.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Actor } from './actor.js';
-import { isAdmin, requireActor, requireAdmin } from './actor.js';
+import { requireActor, requireAdmin } from './actor.js';
+import type { ServersService } from './servers.service.js';
 import type { ServerEvents } from './server-events.js';
 
 const powerInput = z.object({ action: z.enum(POWER_ACTIONS as [PowerAction, ...PowerAction[]], { message: 'must be start, stop, restart or kill' }) });
@@ -46,6 +47,7 @@ export class PowerService {
     private readonly agents: AgentClient,
     private readonly config: Config,
     private readonly events: ServerEvents,
+    private readonly servers: ServersService,
   ) {}
 
   private get em() {
@@ -53,12 +55,8 @@ export class PowerService {
   }
 
   /** A server the actor may act on: their own, or any for admins. Others' servers are 404. */
-  async visibleServer(actor: Actor | null, id: unknown): Promise<Server> {
-    const a = requireActor(actor);
-    const serverId = parseId(id, 'Server');
-    const server = await this.em.findOne(Server, isAdmin(a) ? { id: serverId } : { id: serverId, owner: a.user.id }, { populate: ['node'] });
-    if (!server) throw AppError.notFound('Server');
-    return server;
+  visibleServer(actor: Actor | null, id: unknown): Promise<Server> {
+    return this.servers.get(actor, id);
   }
 
   async power(actor: Actor | null, id: unknown, action: PowerAction): Promise<Server> {

@@ -11,7 +11,7 @@ export const updateMeInput = z
     name: displayName(100).optional(),
     email: email.optional(),
     password: password.optional(),
-    currentPassword: z.string({ message: 'must be a string' }).max(1024).optional(),
+    currentPassword: z.string({ message: 'must be a string' }).max(1024).meta({ description: 'Required with `password`; changing the password ends the user\'s other sessions.' }).optional(),
   })
   .superRefine((v, ctx) => {
     if (v.password !== undefined && !v.currentPassword) {
@@ -21,5 +21,5 @@ export const updateMeInput = z
 export const createApiTokenInput = z.object({
   name: displayName(100),
   /** Optional lifetime in days (1..3650); no expiry when absent. */
-  expiresInDays: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(3650, 'must be at most 3650').optional(),
+  expiresInDays: z.number({ message: 'must be an integer' }).int('must be an integer').min(1, 'must be at least 1').max(3650, 'must be at most 3650').meta({ description: 'Lifetime in days; the token never expires when absent.' }).optional(),
 });

@@ -21,12 +21,14 @@ export const email = z
   .trim()
   .max(254, 'must be at most 254 characters')
   .pipe(z.email({ message: 'must be a valid email address' }))
-  .transform((s) => s.toLowerCase());
+  .transform((s) => s.toLowerCase())
+  .meta({ format: 'email', description: 'Compared and stored lower-cased: emails are unique case-insensitively.', example: 'ada@example.com' });
 
 export const password = z
   .string({ message: 'must be a string' })
   .min(8, 'must be at least 8 characters')
-  .max(128, 'must be at most 128 characters');
+  .max(128, 'must be at most 128 characters')
+  .meta({ example: 'correct-horse-battery' });
 
 export const uuid = z.uuid({ message: 'must be a UUID' });
 

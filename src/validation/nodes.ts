@@ -13,7 +13,8 @@ export const fqdn = z
   .min(1, 'must not be empty')
   .max(253, 'must be at most 253 characters')
   .refine((s) => isIP(s) !== 0 || (HOSTNAME.test(s) && !/^[0-9.]+$/.test(s)), 'must be a hostname or an IP address')
-  .transform((s) => s.toLowerCase());
+  .transform((s) => s.toLowerCase())
+  .meta({ description: 'Hostname or IP address of the node agent (stored lower-cased).', example: 'node1.example.com' });
 
 const int = (min: number, max: number) =>
   z
@@ -25,13 +26,13 @@ const int = (min: number, max: number) =>
 export const createNodeInput = z.object({
   name: displayName(100),
   fqdn,
-  port: int(1, 65535).default(5000),
-  scheme: z.enum(['http', 'https'], { message: 'must be http or https' }).default('http'),
+  port: int(1, 65535).default(5000).meta({ description: 'Port of the node agent (HTTP API and console channel).' }),
+  scheme: z.enum(['http', 'https'], { message: 'must be http or https' }).default('http').meta({ description: '`https`: the console address is `wss://`, else `ws://`.' }),
   /** Allocatable memory, MiB. */
-  memory: int(64, INT32_MAX),
+  memory: int(64, INT32_MAX).meta({ description: 'Allocatable memory in MiB.', example: 8192 }),
   /** Allocatable disk, MiB. */
-  disk: int(128, INT32_MAX),
+  disk: int(128, INT32_MAX).meta({ description: 'Allocatable disk in MiB.', example: 65536 }),
   /** CPU cores of the machine; bounds a server's cpu (cores × 100). Reported by the agent when absent. */
-  cpuCores: int(1, 4096).nullable().optional(),
+  cpuCores: int(1, 4096).nullable().optional().meta({ description: "CPU cores of the machine; bounds a server's cpu (cores × 100). Reported by the agent when absent." }),
 });
 export type CreateNodeInput = z.output<typeof createNodeInput>;

@@ -17,8 +17,8 @@ const intParam = (name: string, def: number, min: number, max?: number) =>
     });
 
 export const paginationQuery = z.object({
-  page: intParam('page', 1, 1),
-  limit: intParam('limit', 20, 1, 100),
+  page: intParam('page', 1, 1).meta({ type: 'integer', minimum: 1, default: 1, description: 'Page number, from 1. A page past the end returns `data: []` with the true `meta.total`. Anything but a plain integer ≥ 1 is a 422.' }),
+  limit: intParam('limit', 20, 1, 100).meta({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1..100. Anything else (0, 101, `abc`, `1.5`) is a 422.' }),
 });
 
 export interface Page {

@@ -4,6 +4,7 @@
  * top-level `id` member are read from the raw text by a small tokenizer that respects strings and
  * nesting (Node 20 has no `context.source` in JSON.parse revivers).
  */
+import { z } from 'zod';
 import { AppError } from '../errors.js';
 
 export const INT64_MIN = -(2n ** 63n);
@@ -15,6 +16,24 @@ export interface NewPlant {
   name: string;
   tag?: string;
 }
+
+/**
+ * NewPlant as a zod schema, for the OpenAPI document. The runtime parser is {@link parseNewPlant}
+ * (it must read the int64 `id` from the raw text, which no JSON-schema validator can do);
+ * test/openapi/plants-schema.test.ts checks that both accept and reject the same bodies.
+ */
+export const newPlantBody = z.object({
+  id: z
+    .number()
+    .int()
+    .meta({
+      format: 'int64',
+      description: 'Identification number of the plant: any int64 (-2^63..2^63-1), kept exactly, values above 2^53 included. Written as a JSON integer (no fraction or exponent). An id that already exists is a 400.',
+      example: 10,
+    }),
+  name: z.string().regex(/\S/).meta({ description: 'Name of the plant (not empty or blank).', example: 'Monstera' }),
+  tag: z.string().optional().meta({ description: 'Tag specifying the type.', example: 'indoor' }),
+});
 
 const WS = new Set([' ', '\t', '\n', '\r']);
 

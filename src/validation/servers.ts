@@ -37,15 +37,15 @@ export const variablesInput = z.record(
   { message: 'must be an object of string values' },
 );
 
-export const memory = int(MIN_MEMORY_MIB);
-export const disk = int(MIN_DISK_MIB);
-export const cpu = int(1);
+export const memory = int(MIN_MEMORY_MIB).meta({ description: 'Memory limit in MiB (≥ 64); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 1024 });
+export const disk = int(MIN_DISK_MIB).meta({ description: 'Disk limit in MiB (≥ 128); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 2048 });
+export const cpu = int(1).meta({ description: "CPU limit in percent of one core: 100 = one core; 1..(node's cores × 100).", example: 100 });
 
 export const createServerInput = z.object({
   name: displayName(100),
   description: description.optional(),
-  nodeId: z.string({ message: 'must be a string' }).pipe(uuid),
-  blueprintId: z.string({ message: 'must be a string' }).pipe(uuid),
+  nodeId: z.string({ message: 'must be a string' }).pipe(uuid).meta({ format: 'uuid', description: 'The node that hosts the server (cannot change later).' }),
+  blueprintId: z.string({ message: 'must be a string' }).pipe(uuid).meta({ format: 'uuid', description: 'The blueprint the server runs (cannot change later).' }),
   /** Defaults to the blueprint's `defaults.memory`. */
   memory: memory.optional(),
   /** Defaults to the blueprint's `defaults.cpu` (capped to the node's cores × 100). */
@@ -55,12 +55,16 @@ export const createServerInput = z.object({
   variables: variablesInput.optional(),
   autoRestart: z.boolean({ message: 'must be true or false' }).optional(),
   /** Administrators only: create the server for another user. */
-  ownerId: z.string({ message: 'must be a string' }).pipe(uuid).optional(),
+  ownerId: z.string({ message: 'must be a string' }).pipe(uuid).meta({ format: 'uuid', description: 'Administrators only (403 otherwise): create the server for another user.' }).optional(),
 });
 export type CreateServerInput = z.output<typeof createServerInput>;
 
 const fixed = (what: string) =>
-  z.unknown().refine((v) => v === undefined, `cannot be changed: create a new server on another ${what} instead`).optional();
+  z
+    .unknown()
+    .refine((v) => v === undefined, `cannot be changed: create a new server on another ${what} instead`)
+    .meta({ description: `Cannot be changed: any value is a 422 VALIDATION_ERROR (create a new server on another ${what} instead).` })
+    .optional();
 
 export const updateServerInput = z.object({
   name: displayName(100).optional(),
@@ -81,8 +85,8 @@ const one = (v: unknown) => (Array.isArray(v) ? { __many: true } : v === '' ? un
 
 /** `GET /servers` filters (besides page/limit). */
 export const serverListQuery = z.object({
-  status: z.preprocess(one, z.enum(SERVER_STATUSES as [string, ...string[]], { message: `must be one of ${SERVER_STATUSES.join(', ')}` }).optional()),
-  nodeId: z.preprocess(one, z.string({ message: 'must be a UUID' }).pipe(uuid).optional()),
+  status: z.preprocess(one, z.enum(SERVER_STATUSES as [string, ...string[]], { message: `must be one of ${SERVER_STATUSES.join(', ')}` }).optional()).meta({ description: 'Only servers in this state.' }),
+  nodeId: z.preprocess(one, z.string({ message: 'must be a UUID' }).pipe(uuid).optional()).meta({ format: 'uuid', description: 'Only servers on this node.' }),
 });
 
 /** `DELETE /servers/:id?force=true` (administrators): drop the record even when the node is unreachable. */
@@ -93,5 +97,5 @@ export const deleteServerQuery = z.object({
       .enum(['true', 'false', '1', '0'], { message: 'must be true or false' })
       .optional()
       .transform((v) => v === 'true' || v === '1'),
-  ),
+  ).meta({ description: 'Administrators only (403 otherwise): remove the record even when the node cannot be reached (its files may stay on the node).' }),
 });

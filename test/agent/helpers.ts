@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -120,7 +120,8 @@ export interface Harness {
   token(srv: string, opts?: { perms?: string[]; expiresIn?: number; node?: string; key?: Buffer; sub?: string }): string;
   console(srv: string, opts?: { perms?: string[]; expiresIn?: number; auth?: boolean }): Promise<ConsoleClient>;
   restartAgent(stopServers?: boolean): Promise<void>;
-  close(): Promise<void>;
+  /** Closes everything; returns the pids that were still running under the data dir (should be none). */
+  close(): Promise<number[]>;
 }
 
 export async function startHarness(tuning: AgentTuning = {}, extra: Partial<AgentOptions> = {}): Promise<Harness> {
@@ -182,11 +183,12 @@ export async function startHarness(tuning: AgentTuning = {}, extra: Partial<Agen
       h.base = `http://127.0.0.1:${h.agent.port}`;
     },
     async close() {
-      await h.agent.close({ stopServers: false }).catch(() => {});
-      // kill anything left
-      await killAllUnder(dataDir);
+      await h.agent.close({ stopServers: true }).catch(() => {});
+      // nothing may be left running; kill and report stragglers
+      const left = killAllUnder(dataDir);
       await panel.close();
       rmSync(dataDir, { recursive: true, force: true });
+      return left;
     },
   };
   h.base = `http://127.0.0.1:${h.agent.port}`;
@@ -194,16 +196,20 @@ export async function startHarness(tuning: AgentTuning = {}, extra: Partial<Agen
 }
 
 /** Kills every process whose cwd is inside `dir` (test cleanup). */
-export async function killAllUnder(dir: string): Promise<void> {
-  const { readdirSync, readlinkSync } = await import('node:fs');
+export function killAllUnder(dir: string): number[] {
+  const killed: number[] = [];
   for (const e of readdirSync('/proc')) {
     if (!/^\d+$/.test(e)) continue;
     try {
-      if (readlinkSync(`/proc/${e}/cwd`).startsWith(dir)) process.kill(Number(e), 'SIGKILL');
+      if (readlinkSync(`/proc/${e}/cwd`).startsWith(dir + '/')) {
+        process.kill(Number(e), 'SIGKILL');
+        killed.push(Number(e));
+      }
     } catch {
       /* gone */
     }
   }
+  return killed;
 }
 
 export function specFor(key: string, id: string, overrides: Partial<ServerSpec> = {}, vars: Record<string, string> = {}): ServerSpec {

@@ -7,7 +7,7 @@ beforeAll(async () => {
   h = await startHarness({ crashLoopWindowMs: 60000 });
 });
 afterAll(async () => {
-  await h?.close();
+  expect(await h?.close()).toEqual([]);
 });
 
 describe('demo game lifecycle', () => {
@@ -159,10 +159,10 @@ describe('demo game lifecycle', () => {
     r = await power(h, id, 'restart');
     expect(r.status).toBe(200);
     expect(r.body.data.status).toBe('stopping');
-    const before2 = h.panel.eventsFor(id).length;
-    await waitFor(() => h.panel.eventsFor(id).slice(before2 - 2).some((e) => e.status === 'running'), 'running after restart from stopping');
-    // stop on offline / stopping is a no-op; start on stopping is INVALID_STATE
-    r = await power(h, id, 'stop');
+    await waitStatus(h, id, 'running');
+    // stop on offline / stopping is a no-op; start on stopping is INVALID_STATE; stop cancels a pending restart
+    r = await power(h, id, 'restart');
+    expect(r.body.data.status).toBe('stopping');
     expect(r.body.data.status).toBe('stopping');
     r = await power(h, id, 'stop');
     expect(r.status).toBe(200);

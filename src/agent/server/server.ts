@@ -77,7 +77,6 @@ export function parseStop(stop: string | null | undefined): StopMethod {
   return { kind: 'stdin', line: s };
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
 function compileReady(ready: string | null): RegExp | null {
@@ -313,6 +312,7 @@ export class Server extends EventEmitter {
     this.proc = proc;
     proc.on('line', (l: string, s: OutputStream) => this.onOutput(l, s));
     proc.on('exit', (info: ExitInfo) => this.onExit(proc, info));
+    log.info({ serverId: this.spec.id, pid: proc.pid ?? null, argv0: argv[0] }, 'server process started');
     if (proc.pid) {
       this.pid = proc.pid;
       this.pidStart = processStartTime(proc.pid);
@@ -373,6 +373,8 @@ export class Server extends EventEmitter {
   /** Graceful stop: stop command / signal, SIGKILL after the grace period. No-op unless starting/running. */
   async stop(reason = 'stopped'): Promise<void> {
     this.cancelAutoRestart();
+    if (reason !== 'disk_limit') this.restartPending = false; // an explicit stop wins over a pending restart
+    if (reason === 'stopped') this.desiredRunning = false;
     if (this.startPromise && this.status === 'offline') {
       this.startToken++; // cancels a start still measuring the disk
       this.restartPending = false;
@@ -426,12 +428,10 @@ export class Server extends EventEmitter {
     if (this.status === 'installing') throw invalidState('Server is being installed');
     if (this.status === 'install_failed') throw invalidState('Installation failed; reinstall the server first');
     if (this.status === 'offline') return this.start();
+    if (this.status === 'starting' || this.status === 'running') await this.stop();
+    // set after stop(), which clears a pending restart
     this.restartPending = true;
     this.desiredRunning = true;
-    if (this.status === 'starting' || this.status === 'running') {
-      await this.stop();
-      this.desiredRunning = true;
-    }
   }
 
   async power(action: string): Promise<void> {

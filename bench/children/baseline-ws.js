@@ -1,0 +1,82 @@
+'use strict';
+/**
+ * Baseline for scenario 3: a bare `ws` server that produces the same console lines itself (same
+ * burst pattern, same JSON envelope as the node console channel) and broadcasts each line to every
+ * connected client: one JSON.stringify per line, one ws.send per client. Same slow-client policy as
+ * the node agent (a client with more than 4 MiB unsent is terminated), so that memory is bounded.
+ */
+const { WebSocketServer, WebSocket } = require('ws');
+
+const MAX_BUFFERED = 4 * 1024 * 1024;
+const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, maxPayload: 64 * 1024 });
+let dropped = 0;
+
+const hhmmss = () => new Date().toTimeString().slice(0, 8);
+
+function broadcast(line) {
+  const msg = JSON.stringify({ type: 'console_output', data: { line, stream: 'stdout', ts: new Date().toISOString() } });
+  for (const ws of wss.clients) {
+    if (ws.readyState !== WebSocket.OPEN) continue;
+    if (ws.bufferedAmount > MAX_BUFFERED) {
+      dropped++;
+      ws.terminate();
+      continue;
+    }
+    ws.send(msg);
+  }
+}
+
+function drive({ rate, seconds, tickMs, markersPerSec }) {
+  return new Promise((resolve) => {
+    const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+    const ticks = Math.round((seconds * 1000) / tickMs);
+    const t0 = Date.now();
+    let sent = 0;
+    let lines = 0;
+    let markers = 0;
+    let late = 0;
+    const markerEvery = markersPerSec > 0 ? 1000 / markersPerSec : Infinity;
+    let nextMarker = t0 + markerEvery / 2;
+    const tick = () => {
+      const now = Date.now();
+      if (now >= nextMarker) {
+        broadcast(`[${hhmmss()} INFO]: [Server] t=${now}`);
+        markers++;
+        nextMarker += markerEvery;
+      }
+      const due = t0 + sent * tickMs;
+      if (now >= due) {
+        if (now - due > tickMs) late++;
+        const ts = hhmmss();
+        for (let i = 1; i <= perTick; i++) broadcast(`[${ts} INFO]: spam line ${i}`);
+        lines += perTick;
+        sent++;
+      }
+      if (sent >= ticks) return resolve({ lines, markers, ticks: sent, lateTicks: late, elapsedMs: Date.now() - t0, droppedClients: dropped });
+      setTimeout(tick, Math.max(0, Math.min(t0 + sent * tickMs, nextMarker) - Date.now()));
+    };
+    tick();
+  });
+}
+
+wss.on('listening', () => process.send({ type: 'ready', url: `ws://127.0.0.1:${wss.address().port}/console`, pid: process.pid }));
+wss.on('connection', (ws) => {
+  ws.on('message', (raw) => {
+    // the same first message as the node console channel; answered like it
+    try {
+      if (JSON.parse(raw.toString()).type === 'auth') ws.send(JSON.stringify({ type: 'auth_success', data: { serverId: 'baseline', status: 'running' } }));
+    } catch {
+      /* ignore */
+    }
+  });
+  ws.on('error', () => undefined);
+});
+process.on('message', async (m) => {
+  if (m?.type === 'drive') process.send({ type: 'drive_done', ...(await drive(m)) });
+  if (m?.type === 'close') {
+    for (const ws of wss.clients) ws.terminate();
+    wss.close(() => process.exit(0));
+    setTimeout(() => process.exit(0), 3000).unref();
+  }
+});
+process.on('disconnect', () => process.exit(0));

@@ -1,0 +1,96 @@
+'use strict';
+/**
+ * Drives the demo game server's output for scenario 3, from its own process so that the readers'
+ * load does not delay it: console-channel connections (commands are rate limited to 20/s per
+ * connection) take turns sending `spam <n>` every tick, plus `say t=<ms>` markers whose text carries
+ * the send time (end-to-end latency: stdin → game → stdout → agent → subscriber).
+ */
+const WebSocket = require('ws');
+
+const conns = [];
+
+function connect(url, token) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const t = setTimeout(() => reject(new Error('driver connection: no auth_success in 10 s')), 10_000);
+    const c = { ws, closed: null, errors: 0 };
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })));
+    ws.on('message', (raw) => {
+      const s = raw.toString();
+      if (s.startsWith('{"type":"auth_success"')) {
+        clearTimeout(t);
+        resolve(c);
+      } else if (s.startsWith('{"type":"error"')) c.errors++;
+    });
+    ws.on('close', (code) => {
+      c.closed = code;
+      clearTimeout(t);
+      reject(new Error(`driver connection closed (${code})`));
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+function drive({ rate, seconds, tickMs, markersPerSec }) {
+  return new Promise((resolve) => {
+    const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
+    const ticks = Math.round((seconds * 1000) / tickMs);
+    const t0 = Date.now();
+    let sent = 0;
+    let markers = 0;
+    let late = 0;
+    let k = 0;
+    const markerEvery = markersPerSec > 0 ? 1000 / markersPerSec : Infinity;
+    let nextMarker = t0 + markerEvery / 2;
+    const next = () => conns[k++ % conns.length];
+    const tick = () => {
+      const now = Date.now();
+      if (now >= nextMarker) {
+        const c = next();
+        if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify({ type: 'command', data: `say t=${now}` }));
+        markers++;
+        nextMarker += markerEvery;
+      }
+      const due = t0 + sent * tickMs;
+      if (now >= due) {
+        if (now - due > tickMs) late++;
+        const c = next();
+        if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify({ type: 'command', data: `spam ${perTick}` }));
+        sent++;
+      }
+      if (sent >= ticks) {
+        return resolve({
+          lines: sent * perTick,
+          perTick,
+          markers,
+          ticks: sent,
+          lateTicks: late,
+          elapsedMs: Date.now() - t0,
+          errors: conns.reduce((a, c) => a + c.errors, 0),
+          closed: conns.filter((c) => c.closed !== null).length,
+        });
+      }
+      setTimeout(tick, Math.max(0, Math.min(t0 + sent * tickMs, nextMarker) - Date.now()));
+    };
+    tick();
+  });
+}
+
+process.on('message', async (m) => {
+  try {
+    if (m?.type === 'connect') {
+      for (const token of m.tokens) conns.push(await connect(m.url, token));
+      for (const c of conns) c.ws.removeAllListeners('close').on('close', (code) => (c.closed = code));
+      process.send({ type: 'connect_done' });
+    }
+    if (m?.type === 'drive') process.send({ type: 'drive_done', ...(await drive(m)) });
+    if (m?.type === 'close') {
+      for (const c of conns) c.ws.terminate();
+      process.exit(0);
+    }
+  } catch (err) {
+    process.send({ type: `${m?.type}_done`, error: String(err.message || err) });
+  }
+});
+process.on('disconnect', () => process.exit(0));
+process.send({ type: 'ready', pid: process.pid });

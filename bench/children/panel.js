@@ -1,0 +1,63 @@
+'use strict';
+/**
+ * The panel under test, in its own process (so that its CPU and memory are its own): the compiled
+ * platform from dist/ with the local node agent, on the benchmark database. Options come as JSON in
+ * BENCH_PANEL_OPTS. Rate limits are raised by configuration (never switched off).
+ */
+require('reflect-metadata');
+const path = require('node:path');
+const dist = path.resolve(__dirname, '../../dist/src');
+const { loadConfig } = require(path.join(dist, 'config.js'));
+const { startPlatform } = require(path.join(dist, 'platform.js'));
+
+const opts = JSON.parse(process.env.BENCH_PANEL_OPTS || '{}');
+let platform = null;
+let closing = false;
+
+async function close() {
+  if (closing) return;
+  closing = true;
+  const force = setTimeout(() => process.exit(1), 20_000);
+  force.unref();
+  try {
+    await platform?.close();
+  } finally {
+    process.exit(0);
+  }
+}
+
+process.on('message', (m) => {
+  if (m?.type === 'close') void close();
+  if (m?.type === 'gc') {
+    global.gc?.();
+    process.send({ type: 'gc_done' });
+  }
+});
+process.on('disconnect', () => void close());
+
+(async () => {
+  const big = 10_000_000;
+  const config = loadConfig(
+    {
+      ADMIN_EMAIL: opts.adminEmail,
+      ADMIN_PASSWORD: opts.adminPassword,
+      LOG_LEVEL: opts.logLevel || 'warn',
+      ...(opts.redisUrl ? { REDIS_URL: opts.redisUrl } : {}),
+    },
+    {
+      port: 0,
+      host: '127.0.0.1',
+      dataDir: opts.dataDir,
+      databaseUrl: opts.databaseUrl,
+      localAgent: true,
+      agentPort: 0,
+      stopGraceSeconds: 3,
+      rateLimits: { general: big, auth: big, admin: big },
+    },
+  );
+  platform = await startPlatform(config);
+  process.send({ type: 'ready', url: platform.url, agentPort: platform.agent()?.port ?? null, pid: process.pid });
+})().catch((err) => {
+  process.send?.({ type: 'fatal', error: err?.stack || String(err) });
+  process.exit(1);
+});

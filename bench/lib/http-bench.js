@@ -1,0 +1,97 @@
+'use strict';
+/** Scenarios 1 and 2: the server list over REST and GraphQL vs a bare Express + pg handler. */
+const autocannon = require('autocannon');
+const { Client } = require('pg');
+
+function cannon(opts) {
+  return new Promise((resolve, reject) => {
+    autocannon({ connections: 64, pipelining: 1, ...opts }, (err, result) => (err ? reject(err) : resolve(result)));
+  });
+}
+
+/** Warm-up (discarded), then the measured run. */
+async function measure(name, opts, { seconds, warmupSeconds }, log) {
+  if (warmupSeconds > 0) await cannon({ ...opts, duration: warmupSeconds });
+  const r = await cannon({ ...opts, duration: seconds });
+  const out = {
+    name,
+    connections: r.connections,
+    seconds: r.duration,
+    requestsPerSec: Math.round(r.requests.average),
+    totalRequests: r.requests.total,
+    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max, mean: Math.round(r.latency.average * 100) / 100 },
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  };
+  log(`    ${name}: ${out.requestsPerSec} req/s, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms` + (out.non2xx || out.errors ? `, non-2xx ${out.non2xx}, errors ${out.errors}` : ''));
+  return out;
+}
+
+/**
+ * Seeds `count` servers with one multi-row INSERT … SELECT from generate_series (creation times one
+ * second apart, so that the page order is deterministic), then ANALYZE.
+ */
+async function seedServers(databaseUrl, { count, ownerIds, nodeId, blueprintId }) {
+  const c = new Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    await c.query(
+      `insert into servers (id, name, description, owner_id, node_id, blueprint_id, memory, cpu, disk, status, variables,
+                            auto_restart, crash_count, created_at, updated_at)
+       select gen_random_uuid(), 'bench server ' || i, 'seeded by npm run bench', ($1::uuid[])[1 + (i % array_length($1::uuid[], 1))],
+              $2::uuid, $3::uuid, 256, 100, 512, 'offline', '{}'::jsonb, false, 0,
+              now() - make_interval(secs => $4::int - i), now() - make_interval(secs => $4::int - i)
+         from generate_series(1, $4::int) as i`,
+      [ownerIds, nodeId, blueprintId, count],
+    );
+    await c.query('analyze servers');
+    return Number((await c.query('select count(*)::int as n from servers')).rows[0].n);
+  } finally {
+    await c.end();
+  }
+}
+
+const GRAPHQL_PAGE = `query Page($limit: Int, $page: Int) {
+  servers(limit: $limit, page: $page) {
+    total page limit
+    items {
+      id name description status memory cpu disk createdAt updatedAt
+      owner { id email }
+      node { id name }
+      blueprint { id name }
+    }
+  }
+}`;
+
+async function runHttpScenarios({ panelUrl, baselineUrl, apiToken, seconds, warmupSeconds, log }) {
+  const timing = { seconds, warmupSeconds };
+  const path = '/api/v1/servers?limit=20';
+  // sanity checks: both answer the same page
+  const [a, b] = await Promise.all([
+    fetch(panelUrl + path, { headers: { authorization: `Bearer ${apiToken}` } }).then((r) => r.json()),
+    fetch(baselineUrl + path).then((r) => r.json()),
+  ]);
+  if (a.data?.length !== 20 || b.data?.length !== 20 || a.data[0].id !== b.data[0].id || a.meta.total !== b.meta.total)
+    throw new Error(`the panel and the baseline disagree on the page: ${JSON.stringify(a).slice(0, 300)} vs ${JSON.stringify(b).slice(0, 300)}`);
+  const gqlBody = JSON.stringify({ query: GRAPHQL_PAGE, variables: { limit: 20, page: 1 } });
+  const g = await fetch(panelUrl + '/graphql', { method: 'POST', headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' }, body: gqlBody }).then((r) =>
+    r.json(),
+  );
+  if (g.errors || g.data?.servers?.items?.length !== 20 || g.data.servers.items[0].id !== a.data[0].id || !g.data.servers.items[0].owner?.email)
+    throw new Error(`GraphQL page is wrong: ${JSON.stringify(g).slice(0, 500)}`);
+
+  log('  scenario 1: GET /api/v1/servers?limit=20 (64 connections)');
+  const baseline = await measure('baseline express+pg', { url: baselineUrl + path }, timing, log);
+  const rest = await measure('panel REST', { url: panelUrl + path, headers: { authorization: `Bearer ${apiToken}` } }, timing, log);
+  log('  scenario 2: the same page over GraphQL (owner, node, blueprint)');
+  const graphql = await measure(
+    'panel GraphQL',
+    { url: panelUrl + '/graphql', method: 'POST', headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' }, body: gqlBody },
+    timing,
+    log,
+  );
+  return { baseline, rest, graphql, total: a.meta.total };
+}
+
+module.exports = { runHttpScenarios, seedServers, GRAPHQL_PAGE };

@@ -1,0 +1,298 @@
+/**
+ * The response shapes of the REST API as zod schemas: the OpenAPI document (src/openapi/document.ts)
+ * is generated from them, and the presenters (src/rest/presenters.ts) are typed against them
+ * (`z.infer`), so a presenter that drifts from the documented shape fails `tsc`. Services whose
+ * results are sent as they are (stats, tokens, session) are checked at the bottom of this file.
+ *
+ * Timestamps are `z.date()`: the presenters hold `Date`s, JSON carries them as ISO-8601 UTC strings,
+ * and the document says `type: string, format: date-time`.
+ *
+ * `.meta({ id })` names a schema: it becomes `#/components/schemas/<id>` wherever it is used.
+ */
+import { z } from 'zod';
+import type { ErrorCode } from '../errors.js';
+import type { PlatformStats } from '../services/admin.service.js';
+import type { AuthService } from '../services/auth.service.js';
+import type { IssuedNodeToken } from '../services/nodes.service.js';
+import type { PlantView } from '../services/plants.service.js';
+import type { ConsoleTicket } from '../services/power.service.js';
+import { SERVER_STATUSES, type NodeStats, type ServerStatus } from '../shared/node-protocol.js';
+
+const timestamp = (description = 'ISO-8601 UTC timestamp.') => z.date().meta({ description, example: '2026-01-01T12:00:00.000Z' });
+const id = (description: string) => z.uuid().meta({ description, example: '0b6c3a52-5d0e-4b7e-9a57-1e7f1f6f2c11' });
+const int = () => z.number().int();
+const mib = (description: string) => int().meta({ description: `${description} (MiB).` });
+
+export const ServerStatusSchema = z.enum(SERVER_STATUSES as [ServerStatus, ...ServerStatus[]]).meta({
+  id: 'ServerStatus',
+  description:
+    'installing → offline (or install_failed); start: offline → starting → running; stop: starting/running → stopping → offline; kill: → offline at once. A process that exits on its own while running → offline (recorded as a crash).',
+});
+
+export const UserSchema = z
+  .object({
+    id: id('User id.'),
+    email: z.email().meta({ description: 'Lower-cased; unique case-insensitively.', example: 'ada@example.com' }),
+    name: z.string().meta({ example: 'Ada' }),
+    role: z.enum(['admin', 'user']).meta({ description: '`admin` may do everything; `user` sees and acts on its own servers only.' }),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
+  })
+  .meta({ id: 'User', description: 'A user account. Never contains a password hash.' });
+
+export const ApiTokenSchema = z
+  .object({
+    id: id('API token id.'),
+    name: z.string().meta({ example: 'CI deploys' }),
+    prefix: z.string().meta({ description: 'The first characters of the secret, to recognise it in a list.', example: 'hpt_Xy3k' }),
+    createdAt: timestamp(),
+    expiresAt: timestamp('When the token stops working; null: never.').nullable(),
+    lastUsedAt: timestamp('Last use (updated at most every few minutes); null: never used.').nullable(),
+  })
+  .meta({ id: 'ApiToken', description: 'A long-lived API token for integrations (the secret is not included).' });
+
+export const CreatedApiTokenSchema = ApiTokenSchema.extend({
+  token: z.string().meta({ description: 'The secret (prefix `hpt_`), shown this once: send it as `Authorization: Bearer <token>`.', example: 'hpt_Xy3k…' }),
+}).meta({ id: 'CreatedApiToken', description: 'A new API token with its secret.' });
+
+export const ServerSchema = z
+  .object({
+    id: id('Server id.'),
+    name: z.string().meta({ example: 'Survival' }),
+    description: z.string(),
+    ownerId: id('The user that owns the server.'),
+    nodeId: id('The node that hosts the server.'),
+    blueprintId: id('The blueprint the server runs.'),
+    memory: mib('Memory limit'),
+    cpu: int().meta({ description: 'CPU limit in percent of one core (100 = one core).' }),
+    disk: mib('Disk limit'),
+    status: ServerStatusSchema,
+    variables: z.record(z.string(), z.string()).meta({ description: "Values of the blueprint's variables (blueprint defaults merged with the user's)." }),
+    autoRestart: z.boolean().meta({ description: 'Restart after a crash (with a crash-loop guard).' }),
+    lastExitCode: int().nullable().meta({ description: 'Exit code of the last process end; null when killed by a signal or never run.' }),
+    lastCrashAt: timestamp('Time of the last crash; null: never crashed.').nullable(),
+    lastStopReason: z.string().nullable().meta({ description: 'Why the process last ended: stopped, killed, crashed, memory_limit, disk_limit, install_failed, agent_restart, …' }),
+    crashCount: int().meta({ description: 'Crashes so far.' }),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
+  })
+  .meta({ id: 'Server', description: 'A game or app server: a process run by the agent of its node.' });
+
+export const NodeSchema = z
+  .object({
+    id: id('Node id.'),
+    name: z.string().meta({ example: 'node-1' }),
+    fqdn: z.string().meta({ description: 'Hostname or IP address of the node agent.', example: 'node1.example.com' }),
+    port: int().meta({ description: 'Port of the node agent (HTTP API and console channel).', example: 5000 }),
+    scheme: z.enum(['http', 'https']),
+    memory: mib('Allocatable memory'),
+    disk: mib('Allocatable disk'),
+    cpuCores: int().nullable().meta({ description: 'CPU cores of the machine; null until the agent reports them.' }),
+    status: z.enum(['online', 'offline']).meta({ description: 'online while the agent sends heartbeats.' }),
+    lastSeenAt: timestamp('Last heartbeat of the agent; null: never seen.').nullable(),
+    allocated: z
+      .object({ memory: mib('Memory allocated to servers'), disk: mib('Disk allocated to servers') })
+      .meta({ description: 'What the servers on this node hold.' }),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
+  })
+  .meta({ id: 'Node', description: 'A machine that hosts servers, running the node agent. Never contains the token hash or key.' });
+
+export const CreatedNodeSchema = NodeSchema.extend({
+  token: z.string().meta({ description: 'The node token (prefix `hpn_`) for its agent (`NODE_TOKEN`), shown this once.' }),
+}).meta({ id: 'CreatedNode', description: 'A newly registered node with its first agent token.' });
+
+export const BlueprintSchema = z
+  .object({
+    id: id('Blueprint id.'),
+    key: z.string().meta({ description: 'Stable slug.', example: 'demo-game' }),
+    name: z.string(),
+    description: z.string(),
+    startup: z.string().meta({ description: 'Startup command template with {{VARIABLES}}.' }),
+    stop: z.string().meta({ description: 'A command written to standard input (e.g. `stop`), or a signal name (`^C`, `SIGTERM`).' }),
+    ready: z.string().nullable().meta({ description: 'Regular expression: the server is `running` once an output line matches; null: at once.' }),
+    install: z.string().nullable().meta({ description: 'Shell script run once at install; null: none.' }),
+    variables: z.array(
+      z
+        .object({
+          key: z.string().meta({ example: 'MOTD' }),
+          description: z.string(),
+          default: z.string(),
+          rules: z.string().meta({ description: 'e.g. `required|string|max:64`, `integer|between:1,100`, `regex:^[a-z]+$`.' }),
+        })
+        .meta({ id: 'BlueprintVariable' }),
+    ),
+    defaults: z
+      .object({ memory: mib('Default memory'), cpu: int().meta({ description: 'Default cpu, percent of one core.' }), disk: mib('Default disk') })
+      .meta({ description: 'Defaults for servers created without memory/cpu/disk.' }),
+    builtin: z.boolean().meta({ description: 'Seeded with the panel.' }),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
+  })
+  .meta({ id: 'Blueprint', description: 'A template for servers: how to install, start, detect readiness and stop.' });
+
+export const AuthResultSchema = z
+  .object({
+    user: UserSchema,
+    token: z.string().meta({ description: 'The session token (prefix `hps_`): send it as `Authorization: Bearer <token>`. The same value is set as the HTTP-only `hp_session` cookie.' }),
+    expiresAt: timestamp('When the session ends.'),
+  })
+  .meta({ id: 'AuthResult' });
+
+export const SessionInfoSchema = z
+  .object({
+    session: z.object({
+      id: id('Session id (or API token id when authenticated with an API token).'),
+      kind: z.enum(['session', 'api_token']).meta({ description: 'How the caller is authenticated.' }),
+      createdAt: timestamp(),
+      expiresAt: timestamp('When the credential stops working; null: never (API token without expiry).').nullable(),
+    }),
+    user: UserSchema,
+  })
+  .meta({ id: 'SessionInfo' });
+
+export const ConsoleTicketSchema = z
+  .object({
+    token: z.string().meta({ description: "A JWT for the node's console channel: valid ≤ 10 minutes, bound to this server and user, verifiable by that node only." }),
+    socket: z
+      .string()
+      .regex(/^wss?:\/\//)
+      .meta({ description: "The node's console address: `wss://{fqdn}:{port}/console`, `ws://` when the node has no TLS.", example: 'wss://node1.example.com:5000/console' }),
+    expiresAt: timestamp('When the token expires.'),
+  })
+  .meta({ id: 'ConsoleTicket' });
+
+const nullableNumber = (description: string) => z.number().nullable().meta({ description });
+const nullableInt = (description: string) => int().nullable().meta({ description });
+
+export const NodeStatsSchema = z
+  .object({
+    online: z.boolean().meta({ description: 'false when the agent cannot be reached; every figure is then null.' }),
+    cpu: z.object({
+      cores: nullableInt('CPU cores.'),
+      usage: nullableNumber('Usage in percent of the whole machine.'),
+      load: z.array(z.number()).nullable().meta({ description: 'Load averages (1, 5, 15 minutes).' }),
+    }),
+    memory: z.object({ total: nullableNumber('Total memory (MiB).'), used: nullableNumber('Used memory (MiB).') }),
+    disk: z.object({ total: nullableNumber('Total disk (MiB).'), used: nullableNumber('Used disk (MiB).') }),
+    servers: z.object({ total: nullableInt('Servers on the node.'), running: nullableInt('Servers running.') }),
+    uptime: nullableNumber('Uptime of the machine in seconds.'),
+  })
+  .meta({ id: 'NodeStats', description: 'Live figures from the node agent.' });
+
+const allocation = (what: string) =>
+  z.object({ allocated: mib(`${what} allocated to servers`), total: mib(`${what} of all nodes`) });
+
+export const PlatformStatsSchema = z
+  .object({
+    users: int(),
+    servers: z.object({
+      total: int(),
+      byStatus: z.object(Object.fromEntries(SERVER_STATUSES.map((s) => [s, int()])) as Record<ServerStatus, z.ZodNumber>).meta({ description: 'Servers per state (every state is present).' }),
+    }),
+    nodes: z.object({ total: int(), online: int() }),
+    blueprints: int(),
+    memory: allocation('Memory'),
+    disk: allocation('Disk'),
+  })
+  .meta({ id: 'PlatformStats', description: 'Counts and allocations of the whole platform.' });
+
+export const NodeTokenSchema = z
+  .object({
+    token: z.string().meta({ description: 'The new node token (prefix `hpn_`), shown this once; the previous one stopped working.' }),
+    nodeId: id('The node.'),
+    createdAt: timestamp(),
+  })
+  .meta({ id: 'NodeToken' });
+
+export const PageMetaSchema = z
+  .object({
+    total: int().min(0).meta({ description: 'Total number of items (all pages).' }),
+    page: int().min(1).meta({ description: 'Current page.' }),
+    limit: int().min(1).max(100).meta({ description: 'Page size.' }),
+  })
+  .meta({ id: 'PageMeta' });
+
+export const ERROR_CODES = [
+  'BAD_REQUEST',
+  'UNAUTHORIZED',
+  'FORBIDDEN',
+  'NOT_FOUND',
+  'VALIDATION_ERROR',
+  'ALREADY_EXISTS',
+  'INVALID_STATE',
+  'NODE_HAS_SERVERS',
+  'NODE_UNAVAILABLE',
+  'CAPACITY_EXCEEDED',
+  'RATE_LIMITED',
+  'INTERNAL_ERROR',
+] as const satisfies readonly ErrorCode[];
+
+export const ErrorCodeSchema = z.enum(ERROR_CODES).meta({
+  id: 'ErrorCode',
+  description:
+    '400 BAD_REQUEST · 401 UNAUTHORIZED · 403 FORBIDDEN · 404 NOT_FOUND · 422 VALIDATION_ERROR, ALREADY_EXISTS, INVALID_STATE, NODE_HAS_SERVERS, NODE_UNAVAILABLE, CAPACITY_EXCEEDED · 429 RATE_LIMITED · 500 INTERNAL_ERROR',
+});
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: ErrorCodeSchema,
+      message: z.string().meta({ description: 'For humans; never a stack trace or SQL.' }),
+      details: z
+        .object({
+          fields: z
+            .record(z.string(), z.string())
+            .optional()
+            .meta({ description: '422 VALIDATION_ERROR / ALREADY_EXISTS / CAPACITY_EXCEEDED: each bad field (dotted path, `body` for the whole body) with a message.' }),
+          retryAfter: int().optional().meta({ description: '429: seconds until the window ends (also in `Retry-After`).' }),
+        })
+        .catchall(z.unknown())
+        .meta({ description: 'Always an object (often empty).' }),
+    }),
+  })
+  .meta({ id: 'Error', description: 'The error body of every error under /api/v1.' });
+
+export const PlantSchema = z
+  .object({
+    name: z.string().meta({ description: 'Name of the plant.', example: 'Monstera' }),
+    tag: z.string().optional().meta({ description: 'Tag specifying the type (omitted when the plant has none).', example: 'indoor' }),
+  })
+  .meta({ id: 'Plant' });
+
+export const PlantErrorSchema = z
+  .object({
+    error: int().min(-2147483648).max(2147483647).meta({ format: 'int32', description: 'Error number: the HTTP status.', example: 400 }),
+    message: z.string().meta({ description: 'Error text.' }),
+  })
+  .meta({ id: 'PlantError', description: 'The error shape of the plant store (no envelope).' });
+
+export const HealthSchema = z
+  .object({ status: z.enum(['ok', 'degraded']), database: z.enum(['up', 'down']) })
+  .meta({ id: 'Health' });
+
+/** `{ data }` */
+export const envelope = <T extends z.ZodType>(data: T) => z.object({ data });
+/** `{ data: [...], meta: { total, page, limit } }` */
+export const listEnvelope = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item), meta: PageMetaSchema });
+
+// ---------------------------------------------------------------------------------------------
+// Compile-time checks: what the services return is exactly what the schemas describe. A change on
+// either side without the other fails `tsc`.
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+function sameShape<T extends true>(): T | void {}
+
+sameShape<Same<NodeStats, z.infer<typeof NodeStatsSchema>>>();
+sameShape<Same<PlatformStats, z.infer<typeof PlatformStatsSchema>>>();
+sameShape<Same<ConsoleTicket, z.infer<typeof ConsoleTicketSchema>>>();
+sameShape<Same<IssuedNodeToken, z.infer<typeof NodeTokenSchema>>>();
+sameShape<Same<PlantView, z.infer<typeof PlantSchema>>>();
+sameShape<Same<ReturnType<AuthService['session']>['session'], z.infer<typeof SessionInfoSchema>['session']>>();
+sameShape<Same<ErrorCode, z.infer<typeof ErrorCodeSchema>>>();
+
+export type UserOut = z.infer<typeof UserSchema>;
+export type ApiTokenOut = z.infer<typeof ApiTokenSchema>;
+export type ServerOut = z.infer<typeof ServerSchema>;
+export type NodeOut = z.infer<typeof NodeSchema>;
+export type BlueprintOut = z.infer<typeof BlueprintSchema>;

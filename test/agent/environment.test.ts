@@ -1,0 +1,132 @@
+import { spawnSync } from 'node:child_process';
+import { buildArgv, splitTemplate, TemplateError } from '../../src/agent/environment/template';
+import { childEnv, templateVariablesFor } from '../../src/agent/environment/env';
+import { LineSplitter } from '../../src/agent/environment/line-splitter';
+import { ConsoleBuffer, FloodGuard } from '../../src/agent/server/console-buffer';
+import { parseStop } from '../../src/agent/server/server';
+import { enforcedLimits } from '../../src/agent';
+import { configFromEnv } from '../../src/agent/main';
+import type { ServerSpec } from '../../src/shared/node-protocol';
+
+const spec = (vars: Record<string, string>): ServerSpec => ({
+  id: 'srv-1',
+  name: 'x',
+  startup: '',
+  stop: 'stop',
+  ready: null,
+  install: null,
+  variables: vars,
+  memory: 128,
+  cpu: 50,
+  disk: 256,
+  autoRestart: false,
+});
+
+describe('startup templates', () => {
+  test('split first, then substitute: values never add arguments', () => {
+    const evil = 'a b; rm -rf / $(id) `id` "q" \'s\' --flag';
+    const argv = buildArgv('{{NODE}} game.js --motd {{MOTD}} --port={{SERVER_PORT}} "two words {{X}}"', {
+      NODE: '/usr/bin/node',
+      MOTD: evil,
+      SERVER_PORT: '25565',
+      X: 'y z',
+    });
+    expect(argv).toEqual(['/usr/bin/node', 'game.js', '--motd', evil, '--port=25565', 'two words y z']);
+  });
+
+  test('quotes and escapes in the template; unknown vars → empty; errors', () => {
+    expect(splitTemplate(`a 'b c' "d \\"e\\"" f\\ g`)).toEqual(['a', 'b c', 'd "e"', 'f g']);
+    expect(buildArgv('x {{NOPE}}', {})).toEqual(['x', '']);
+    expect(() => splitTemplate('a "b')).toThrow(TemplateError);
+    expect(() => buildArgv('{{EMPTY}}', {})).toThrow(TemplateError);
+  });
+
+  test('a real spawn keeps the value as one argv element', () => {
+    const argv = buildArgv('{{NODE}} -e "console.log(JSON.stringify(process.argv.slice(1)))" {{V}}', { NODE: process.execPath, V: 'a b;c $(d)' });
+    const out = spawnSync(argv[0]!, argv.slice(1), { shell: false, encoding: 'utf8' });
+    expect(JSON.parse(out.stdout)).toEqual(['a b;c $(d)']);
+  });
+
+  test('built-ins win over user variables', () => {
+    const vars = templateVariablesFor(spec({ NODE: '/bin/evil', MOTD: 'm' }), '/srv/x');
+    expect(vars.NODE).toBe(process.execPath);
+    expect(vars.MOTD).toBe('m');
+    expect(vars.ASSETS_DIR).toMatch(/assets$/);
+    expect(vars.SERVER_MEMORY).toBe('128');
+  });
+});
+
+describe('child environment', () => {
+  test('no agent secrets leak; HOME is the server dir; reserved names ignored', () => {
+    process.env.NODE_TOKEN = 'hpn_secret';
+    process.env.DATABASE_URL = 'postgres://secret';
+    try {
+      const env = childEnv(spec({ MOTD: 'hi', LD_PRELOAD: '/x.so', NODE_OPTIONS: '--require /x', PATH: '/evil' }), '/srv/x');
+      expect(env.NODE_TOKEN).toBeUndefined();
+      expect(env.DATABASE_URL).toBeUndefined();
+      expect(Object.values(env).join(' ')).not.toContain('secret');
+      expect(env.HOME).toBe('/srv/x');
+      expect(env.MOTD).toBe('hi');
+      expect(env.SERVER_MEMORY).toBe('128');
+      expect(env.LD_PRELOAD).toBeUndefined();
+      expect(env.NODE_OPTIONS).toBeUndefined();
+      expect(env.PATH).not.toBe('/evil');
+    } finally {
+      delete process.env.NODE_TOKEN;
+      delete process.env.DATABASE_URL;
+    }
+  });
+});
+
+describe('small pieces', () => {
+  test('line splitter: CRLF, partial chunks, truncation', () => {
+    const lines: string[] = [];
+    const s = new LineSplitter((l) => lines.push(l), 10);
+    s.push(Buffer.from('ab'));
+    s.push(Buffer.from('c\r\nde'));
+    s.push(Buffer.from('f\n' + 'x'.repeat(25)));
+    s.push(Buffer.from('yyy\nok\n'));
+    s.end();
+    expect(lines).toEqual(['abc', 'def', 'xxxxxxxxxx …[truncated]', 'ok']);
+    const multi: string[] = [];
+    const m = new LineSplitter((l) => multi.push(l));
+    const euro = Buffer.from('€\n');
+    m.push(euro.subarray(0, 1));
+    m.push(euro.subarray(1));
+    expect(multi).toEqual(['€']);
+  });
+
+  test('ring buffer keeps the last N', () => {
+    const b = new ConsoleBuffer(3);
+    for (let i = 1; i <= 5; i++) b.push({ line: String(i), stream: 'stdout', ts: '', kind: 'console' });
+    expect(b.lines()).toEqual(['3', '4', '5']);
+  });
+
+  test('flood guard', () => {
+    const g = new FloodGuard(2, 100);
+    expect([g.check(1000), g.check(1001), g.check(1002), g.check(1003)]).toEqual(['pass', 'pass', 'notice', 'drop']);
+    expect(g.check(1101)).toBe('pass');
+  });
+
+  test('stop methods', () => {
+    expect(parseStop('stop')).toEqual({ kind: 'stdin', line: 'stop' });
+    expect(parseStop('SIGTERM')).toEqual({ kind: 'signal', signal: 'SIGTERM' });
+    expect(parseStop('^C')).toEqual({ kind: 'signal', signal: 'SIGINT' });
+    expect(parseStop('^D')).toEqual({ kind: 'eof' });
+    expect(parseStop('')).toEqual({ kind: 'signal', signal: 'SIGTERM' });
+  });
+
+  test('enforcedLimits describes memory, disk and cpu', () => {
+    const e = enforcedLimits();
+    expect(e.memory).toMatch(/enforced/);
+    expect(e.disk).toMatch(/enforced/);
+    expect(['cgroup-v1', 'cgroup-v2', 'none']).toContain(e.cpuMechanism);
+  });
+
+  test('CLI configuration validation', () => {
+    expect(configFromEnv({}).errors).toEqual(expect.arrayContaining(['PANEL_URL is required', 'NODE_ID is required', 'NODE_TOKEN is required']));
+    expect(configFromEnv({ PANEL_URL: 'ftp://x', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', AGENT_PORT: 'abc' }).errors.join('\n')).toMatch(/PANEL_URL.*\n.*AGENT_PORT/s);
+    const ok = configFromEnv({ PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', DATA_DIR: '/tmp/d' });
+    expect(ok.options).toMatchObject({ port: 5000, stopGraceSeconds: 30, dataDir: '/tmp/d', heartbeatSeconds: 10 });
+  });
+});

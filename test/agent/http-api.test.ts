@@ -1,0 +1,129 @@
+import { signRequest } from '../../src/shared/node-protocol';
+import { createServer, demoSpec, newId, startHarness, waitFor, type Harness } from './helpers';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  expect(await h?.close()).toEqual([]);
+});
+
+const raw = async (method: string, p: string, headers: Record<string, string> = {}, body?: string) => {
+  const res = await fetch(h.base + p, { method, headers, body });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+};
+
+describe('agent HTTP API authentication', () => {
+  test('missing / malformed / wrong-key / wrong-node signatures → 401 JSON', async () => {
+    for (const headers of <Record<string, string>[]>[
+      {},
+      { authorization: 'Bearer abc' },
+      { authorization: signRequest(h.nodeId, Buffer.alloc(32, 1), 'GET', '/api/system') },
+      { authorization: signRequest('other-node', h.nodeKey, 'GET', '/api/system') },
+      { authorization: signRequest(h.nodeId, h.nodeKey, 'GET', '/api/other') },
+    ]) {
+      const r = await raw('GET', '/api/system', headers);
+      expect(r.status).toBe(401);
+      expect(r.body).toEqual({ error: { code: 'UNAUTHORIZED', message: expect.any(String), details: {} } });
+    }
+  });
+
+  test('a replayed request is rejected', async () => {
+    const auth = signRequest(h.nodeId, h.nodeKey, 'GET', '/api/system');
+    expect((await raw('GET', '/api/system', { authorization: auth })).status).toBe(200);
+    expect((await raw('GET', '/api/system', { authorization: auth })).status).toBe(401);
+  });
+
+  test('the body is covered by the signature', async () => {
+    const id = newId();
+    const body = JSON.stringify(demoSpec(id));
+    const auth = signRequest(h.nodeId, h.nodeKey, 'PUT', `/api/servers/${id}`, body);
+    const r = await raw('PUT', `/api/servers/${id}`, { authorization: auth, 'content-type': 'application/json' }, body.replace('256', '999'));
+    expect(r.status).toBe(401);
+  });
+});
+
+describe('agent HTTP API', () => {
+  test('GET /api/system → NodeStats', async () => {
+    const r = await h.request('GET', '/api/system');
+    expect(r.status).toBe(200);
+    const s = r.body.data;
+    expect(s.online).toBe(true);
+    expect(s.cpu.cores).toBeGreaterThan(0);
+    expect(typeof s.cpu.usage).toBe('number');
+    expect(s.cpu.load).toHaveLength(3);
+    expect(s.memory.total).toBeGreaterThan(s.memory.used);
+    expect(s.disk.total).toBeGreaterThan(0);
+    expect(s.servers).toEqual({ total: expect.any(Number), running: expect.any(Number) });
+    expect(s.uptime).toBeGreaterThanOrEqual(0);
+  });
+
+  test('heartbeat and events reach the panel, signed', async () => {
+    await waitFor(() => h.panel.heartbeats.length >= 2, 'two heartbeats');
+    expect(h.panel.heartbeats[0]!.online).toBe(true);
+    expect(h.panel.badSignatures).toBe(0);
+  });
+
+  test('unknown server → 404, unknown route → 404, invalid id → 404/422', async () => {
+    expect((await h.request('GET', `/api/servers/${newId()}`)).body.error.code).toBe('NOT_FOUND');
+    expect((await h.request('GET', '/api/nothing')).status).toBe(404);
+    expect((await h.request('GET', '/api/servers/..%2F..%2Fetc')).status).toBe(404);
+    const r = await h.request('PUT', '/api/servers/bad%20id', demoSpec('x'));
+    expect(r.status).toBe(422);
+  });
+
+  test('validation: bad spec → 422 with fields; malformed JSON → 400; body over 1 MiB → 400', async () => {
+    const id = newId();
+    let r = await h.request('PUT', `/api/servers/${id}`, { ...demoSpec(id), memory: 'lots', ready: '([' });
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe('VALIDATION_ERROR');
+    expect(Object.keys(r.body.error.details.fields)).toEqual(expect.arrayContaining(['memory', 'ready']));
+    r = await h.request('PUT', `/api/servers/${id}`, { ...demoSpec(id), id: 'another' });
+    expect(r.status).toBe(422);
+    const bad = '{"startup":';
+    const auth = signRequest(h.nodeId, h.nodeKey, 'PUT', `/api/servers/${id}`, bad);
+    r = await raw('PUT', `/api/servers/${id}`, { authorization: auth, 'content-type': 'application/json' }, bad);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toEqual({ code: 'BAD_REQUEST', message: expect.any(String), details: {} });
+    const big = JSON.stringify({ ...demoSpec(id), name: 'x'.repeat(1024 * 1024 + 10) });
+    const auth2 = signRequest(h.nodeId, h.nodeKey, 'PUT', `/api/servers/${id}`, big);
+    r = await raw('PUT', `/api/servers/${id}`, { authorization: auth2, 'content-type': 'application/json' }, big);
+    expect(r.status).toBe(400);
+    r = await h.request('POST', `/api/servers/${newId()}/power`, { action: 'start' });
+    expect(r.status).toBe(404);
+  });
+
+  test('power: invalid action → 422; start while installing → 422 INVALID_STATE', async () => {
+    const id = newId();
+    const r0 = await h.request('PUT', `/api/servers/${id}`, { ...demoSpec(id), install: 'sleep 1; echo done' });
+    expect(r0.body.data.status).toBe('installing');
+    let r = await h.request('POST', `/api/servers/${id}/power`, { action: 'explode' });
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe('VALIDATION_ERROR');
+    r = await h.request('POST', `/api/servers/${id}/power`, { action: 'start' });
+    expect(r.status).toBe(422);
+    expect(r.body.error.code).toBe('INVALID_STATE');
+    await waitFor(async () => (await h.request('GET', `/api/servers/${id}`)).body.data.status === 'offline', 'install done');
+  });
+
+  test('PUT on an existing server updates the spec (used at next start)', async () => {
+    const id = newId();
+    await createServer(h, demoSpec(id));
+    const r = await h.request('PUT', `/api/servers/${id}`, demoSpec(id, { memory: 512 }, { MOTD: 'updated motd' }));
+    expect(r.status).toBe(200);
+    expect(r.body.data.status).toBe('offline');
+    await h.request('POST', `/api/servers/${id}/power`, { action: 'start' });
+    await waitFor(
+      async () => ((await h.request('GET', `/api/servers/${id}/logs`)).body.data.lines as string[]).some((l) => l.includes('Message of the day: updated motd')),
+      'new motd',
+    );
+    expect((await h.request('GET', `/api/servers/${id}`)).body.data).toMatchObject({
+      id,
+      startedAt: expect.any(String),
+      stats: { cpu: expect.any(Number), memory: expect.any(Number), disk: expect.any(Number), uptime: expect.any(Number) },
+    });
+    await h.request('POST', `/api/servers/${id}/power`, { action: 'kill' });
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * The authorization matrix: every route of the REST router (/api/v1), called as anonymous, as a user
+ * who owns nothing, as the owner of the resource and as an admin, with the expected status of each.
+ *
+ * The first test walks the Express router stack (src/rest/route-list.ts): a route that exists in the
+ * router without a row here makes this file FAIL, so new routes must be added to the table.
+ *
+ * Routes that reach a node agent (power, console-token, node stats) run against the local agent; for
+ * the owner and the admin they accept 422 too (NODE_UNAVAILABLE / INVALID_STATE) because the result
+ * depends on the agent, not on authorization. Another user's server is a 404, never a 403.
+ */
+import { randomBytes } from 'node:crypto';
+import { listRoutes } from '../../src/rest/route-list.js';
+import { blueprintsByKey, createNode } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+
+type Who = 'anonymous' | 'stranger' | 'owner' | 'admin';
+const WHO: Who[] = ['anonymous', 'stranger', 'owner', 'admin'];
+type Expect = number | number[];
+
+interface Call {
+  /** value for `:id` */
+  id?: string;
+  body?: unknown;
+  /** override the caller's credential (e.g. a fresh session for sign-out) */
+  token?: string;
+}
+
+interface Row {
+  method: string;
+  /** the route as Express lists it, below /api/v1 */
+  route: string;
+  expect: [anonymous: Expect, stranger: Expect, owner: Expect, admin: Expect];
+  /** builds the request for one caller (fresh resources for destructive routes) */
+  call?: (who: Who) => Promise<Call> | Call;
+  /** the route is not in the router yet (rows written ahead of the code); the test will not fail on it */
+  pending?: boolean;
+}
+
+let p: TestPlatform;
+const tokens: Record<Who, string | undefined> = { anonymous: undefined, stranger: undefined, owner: undefined, admin: undefined };
+const creds: Record<string, { email: string; password: string }> = {};
+let localNodeId: string;
+let otherNodeId: string;
+let blueprintId: string;
+let serverId: string;
+let n = 0;
+
+const uniq = () => `${Date.now()}-${++n}-${randomBytes(2).toString('hex')}`;
+
+async function signin(who: 'stranger' | 'owner' | 'admin'): Promise<string> {
+  const r = await p.request('POST', '/api/v1/auth/signin', { body: creds[who] });
+  if (r.status !== 200) throw new Error(`signin failed: ${r.text}`);
+  return r.body.data.token;
+}
+
+async function newServer(): Promise<string> {
+  const r = await p.request('POST', '/api/v1/servers', {
+    token: tokens.owner,
+    body: { name: `matrix ${uniq()}`, nodeId: localNodeId, blueprintId, memory: 64, cpu: 10, disk: 128 },
+  });
+  if (r.status !== 201) throw new Error(`server create failed: ${r.status} ${r.text}`);
+  return r.body.data.id;
+}
+
+const AGENT: Expect = [200, 422]; // owner/admin on routes that depend on the agent
+
+const ROWS: Row[] = [
+  // --- auth
+  { method: 'POST', route: '/auth/signup', expect: [201, 201, 201, 201], call: () => ({ body: { email: `m${uniq()}@example.com`, password: 'password-123', name: 'M' } }) },
+  { method: 'POST', route: '/auth/signin', expect: [200, 200, 200, 200], call: () => ({ body: creds.stranger }) },
+  {
+    method: 'POST',
+    route: '/auth/signout',
+    expect: [401, 204, 204, 204],
+    call: async (who) => (who === 'anonymous' ? {} : { token: await signin(who) }), // a fresh session: sign-out ends it
+  },
+  { method: 'GET', route: '/auth/session', expect: [401, 200, 200, 200] },
+  // --- the signed-in user
+  { method: 'GET', route: '/users/me', expect: [401, 200, 200, 200] },
+  { method: 'PATCH', route: '/users/me', expect: [401, 200, 200, 200], call: () => ({ body: { name: 'Renamed' } }) },
+  { method: 'GET', route: '/users/me/api-tokens', expect: [401, 200, 200, 200] },
+  { method: 'POST', route: '/users/me/api-tokens', expect: [401, 201, 201, 201], call: () => ({ body: { name: 'matrix' } }) },
+  {
+    method: 'DELETE',
+    route: '/users/me/api-tokens/:id',
+    expect: [401, 404, 204, 404], // always the owner's token: only its user may revoke it
+    call: async () => {
+      const r = await p.request('POST', '/api/v1/users/me/api-tokens', { token: tokens.owner, body: { name: 'to revoke' } });
+      return { id: r.body.data.id };
+    },
+  },
+  // --- servers (owner = the owner of the server)
+  { method: 'GET', route: '/servers', expect: [401, 200, 200, 200] },
+  {
+    method: 'POST',
+    route: '/servers',
+    expect: [401, 201, 201, 201],
+    call: () => ({ body: { name: `s ${uniq()}`, nodeId: otherNodeId, blueprintId, memory: 64, cpu: 10, disk: 128 } }),
+  },
+  { method: 'GET', route: '/servers/:id', expect: [401, 404, 200, 200] },
+  { method: 'PATCH', route: '/servers/:id', expect: [401, 404, 200, 200], call: () => ({ body: { description: 'changed' } }) },
+  { method: 'DELETE', route: '/servers/:id', expect: [401, 404, 204, 204], call: async () => ({ id: await newServer() }) },
+  // Power and console routes (the lead's src/rest/power.routes.ts): they reach the node agent.
+  { method: 'POST', route: '/servers/:id/start', expect: [401, 404, AGENT, AGENT] },
+  { method: 'POST', route: '/servers/:id/stop', expect: [401, 404, AGENT, AGENT] },
+  { method: 'POST', route: '/servers/:id/restart', expect: [401, 404, AGENT, AGENT] },
+  { method: 'POST', route: '/servers/:id/kill', expect: [401, 404, AGENT, AGENT] },
+  { method: 'GET', route: '/servers/:id/console-token', expect: [401, 404, AGENT, AGENT] },
+  // --- nodes (admin only)
+  { method: 'GET', route: '/nodes', expect: [401, 403, 403, 200] },
+  {
+    method: 'POST',
+    route: '/nodes',
+    expect: [401, 403, 403, 201],
+    call: () => ({ body: { name: `n ${uniq()}`, fqdn: '127.0.0.1', port: 1, memory: 1024, disk: 1024 } }),
+  },
+  { method: 'GET', route: '/nodes/:id', expect: [401, 403, 403, 200], call: () => ({ id: otherNodeId }) },
+  {
+    method: 'DELETE',
+    route: '/nodes/:id',
+    expect: [401, 403, 403, 204],
+    call: async () => {
+      const adminToken = tokens.admin!;
+      return { id: (await createNode(p, adminToken)).id };
+    },
+  },
+  // Node statistics (the lead's power.routes.ts): 200 with online:false when the agent is unreachable.
+  { method: 'GET', route: '/nodes/:id/stats', expect: [401, 403, 403, 200], call: () => ({ id: localNodeId }) },
+  // --- blueprints (every signed-in user)
+  { method: 'GET', route: '/blueprints', expect: [401, 200, 200, 200] },
+  { method: 'GET', route: '/blueprints/:id', expect: [401, 200, 200, 200], call: () => ({ id: blueprintId }) },
+  // --- admin
+  { method: 'GET', route: '/admin/users', expect: [401, 403, 403, 200] },
+  { method: 'GET', route: '/admin/stats', expect: [401, 403, 403, 200] },
+  // never the local node: a new token would cut off its running agent
+  { method: 'POST', route: '/admin/nodes/:id/token', expect: [401, 403, 403, 201], call: () => ({ id: otherNodeId }) },
+];
+
+beforeAll(async () => {
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 2 });
+  const admin = await p.admin();
+  tokens.admin = admin.token;
+  creds.admin = { email: 'root@example.com', password: 'admin-password-123' };
+  for (const who of ['stranger', 'owner'] as const) {
+    const u = await p.newUser(who);
+    tokens[who] = u.token;
+    creds[who] = { email: u.email, password: u.password };
+  }
+  const nodes = await p.request('GET', '/api/v1/nodes?limit=100', { token: admin.token });
+  localNodeId = nodes.body.data.find((x: any) => x.name === 'local').id;
+  otherNodeId = (await createNode(p, admin.token, { memory: 1_000_000, disk: 10_000_000 })).id;
+  blueprintId = (await blueprintsByKey(p, admin.token))['shell-command'].id;
+  serverId = await newServer();
+}, 60_000);
+afterAll(async () => p?.stop(), 60_000);
+
+const key = (method: string, route: string) => `${method} ${route}`;
+
+test('every route of the REST router has a row in the matrix (and no row is stale)', () => {
+  const routes = listRoutes(p.app, '/api/v1').map((r) => key(r.method, r.path.slice('/api/v1'.length)));
+  expect(routes.length).toBeGreaterThan(20);
+  const rows = new Set(ROWS.map((r) => key(r.method, r.route)));
+  const missing = routes.filter((r) => !rows.has(r));
+  expect(missing).toEqual([]); // add a row to ROWS for each of these
+  const stale = ROWS.filter((r) => !r.pending && !routes.includes(key(r.method, r.route))).map((r) => key(r.method, r.route));
+  expect(stale).toEqual([]); // a row for a route that is gone: remove it, or mark it pending
+  expect(ROWS.length).toBe(rows.size); // no duplicate rows
+});
+
+describe.each(ROWS.map((r) => [key(r.method, r.route), r] as const))('%s', (_name, row) => {
+  test.each(WHO.map((who, i) => [who, row.expect[i]!] as const))('as %s → %p', async (who, expected) => {
+    const call = (await row.call?.(who)) ?? {};
+    const id = call.id ?? serverId;
+    const path = '/api/v1' + row.route.replace(':id', id);
+    const token = 'token' in call ? call.token : tokens[who];
+    const r = await p.request(row.method, path, { token, body: call.body ?? (['POST', 'PATCH'].includes(row.method) ? {} : undefined) });
+    const allowed = Array.isArray(expected) ? expected : [expected];
+    if (!allowed.includes(r.status)) throw new Error(`${row.method} ${path} as ${who}: expected ${allowed.join('|')}, got ${r.status} ${r.text.slice(0, 300)}`);
+    if (r.status >= 400) {
+      expect(r.body).toEqual({ error: { code: expect.any(String), message: expect.any(String), details: expect.any(Object) } });
+      if (r.status === 422) expect(['NODE_UNAVAILABLE', 'INVALID_STATE']).toContain(r.body.error.code);
+    }
+  });
+});

@@ -1,0 +1,146 @@
+/**
+ * Talking to the panel: GraphQL over HTTP (same origin, the HTTP-only session cookie rides along) and
+ * GraphQL subscriptions over graphql-ws (the cookie is sent with the WebSocket upgrade).
+ */
+import { createClient, type Client } from 'graphql-ws';
+
+/** An error of the API: `code` is `extensions.code` (UNAUTHORIZED, VALIDATION_ERROR, NODE_UNAVAILABLE, …). */
+export class ApiError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+
+  /** Per-field messages of a VALIDATION_ERROR (`details.fields`). */
+  get fields(): Record<string, string> {
+    const f = this.details.fields;
+    return f && typeof f === 'object' ? (f as Record<string, string>) : {};
+  }
+}
+
+interface GraphQLErrorShape {
+  message?: string;
+  extensions?: { code?: string; details?: Record<string, unknown> };
+}
+
+/** A friendly sentence for an error, the server's message when it has one. */
+export function describe(err: unknown): string {
+  if (err instanceof ApiError) {
+    switch (err.code) {
+      case 'NETWORK':
+        return err.message;
+      case 'RATE_LIMITED':
+        return `Too many requests. ${err.message}`;
+      case 'NODE_UNAVAILABLE':
+        return `The node hosting this server cannot be reached right now. ${err.message}`;
+      case 'INTERNAL_ERROR':
+        return 'Something went wrong on the panel. Please try again.';
+      default:
+        return err.message || err.code;
+    }
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+function fromGraphQLErrors(errors: GraphQLErrorShape[]): ApiError {
+  const e = errors[0] ?? {};
+  return new ApiError(e.extensions?.code ?? 'ERROR', e.message ?? 'Request failed.', e.extensions?.details ?? {});
+}
+
+/** Called when the session is found to be gone (UNAUTHORIZED); set by the app. */
+let onUnauthorized: (() => void) | null = null;
+export function setUnauthorizedHandler(fn: () => void): void {
+  onUnauthorized = fn;
+}
+
+export async function gql<T>(query: string, variables?: Record<string, unknown>, opts: { quietAuth?: boolean } = {}): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetch('/graphql', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+  } catch {
+    throw new ApiError('NETWORK', 'Cannot reach the panel. Check your connection and try again.');
+  }
+  let body: { data?: T; errors?: GraphQLErrorShape[] } | null = null;
+  try {
+    body = (await res.json()) as typeof body;
+  } catch {
+    throw new ApiError('BAD_RESPONSE', `The panel answered with HTTP ${res.status} and no readable body.`);
+  }
+  if (body?.errors?.length) {
+    const err = fromGraphQLErrors(body.errors);
+    if (err.code === 'UNAUTHORIZED' && !opts.quietAuth) onUnauthorized?.();
+    throw err;
+  }
+  if (!res.ok || !body?.data) throw new ApiError('BAD_RESPONSE', `The panel answered with HTTP ${res.status}.`);
+  return body.data;
+}
+
+// ---- subscriptions -------------------------------------------------------------------------------
+
+let client: Client | null = null;
+type ConnListener = (state: 'connecting' | 'connected' | 'closed') => void;
+const connListeners = new Set<ConnListener>();
+
+export function onConnectionState(fn: ConnListener): () => void {
+  connListeners.add(fn);
+  return () => connListeners.delete(fn);
+}
+
+function wsClient(): Client {
+  if (client) return client;
+  const url = `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/graphql`;
+  client = createClient({
+    url,
+    lazy: true,
+    lazyCloseTimeout: 3000,
+    keepAlive: 20_000,
+    retryAttempts: 20,
+    // credentials are the cookie of the upgrade request; 4401/4403 mean the session is gone: no retry
+    shouldRetry: (e) => !(e && typeof e === 'object' && 'code' in e && [4401, 4403].includes((e as CloseEvent).code)),
+    on: {
+      connecting: () => connListeners.forEach((f) => f('connecting')),
+      connected: () => connListeners.forEach((f) => f('connected')),
+      closed: (e) => {
+        connListeners.forEach((f) => f('closed'));
+        if (e && typeof e === 'object' && 'code' in e && (e as CloseEvent).code === 4401) onUnauthorized?.();
+      },
+    },
+  });
+  return client;
+}
+
+/** Drops the WebSocket (after sign-out, so the next one authenticates with the new cookie). */
+export function resetLive(): void {
+  const c = client;
+  client = null;
+  void c?.dispose();
+}
+
+/** Subscribes; `onData` gets each `data`; `onError` an ApiError. Returns the unsubscribe function. */
+export function subscribe<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void): () => void {
+  return wsClient().subscribe<T>(
+    { query, variables },
+    {
+      next: (r) => {
+        if (r.errors?.length) onError?.(fromGraphQLErrors(r.errors as GraphQLErrorShape[]));
+        else if (r.data) onData(r.data as T);
+      },
+      error: (e) => {
+        if (Array.isArray(e)) onError?.(fromGraphQLErrors(e as GraphQLErrorShape[]));
+        else if (e && typeof e === 'object' && 'code' in e && typeof (e as CloseEvent).code === 'number') {
+          const ce = e as CloseEvent;
+          onError?.(new ApiError(ce.code === 4401 ? 'UNAUTHORIZED' : 'NETWORK', ce.code === 4401 ? 'Your session has ended. Please sign in again.' : 'Live updates were disconnected.'));
+        } else onError?.(new ApiError('NETWORK', 'Live updates are unavailable: cannot reach the panel.'));
+      },
+      complete: () => undefined,
+    },
+  );
+}

@@ -1,0 +1,42 @@
+/** Shared page state: the signed-in user, navigation between views (History API; the panel serves index.html for any page path). */
+import { resetLive } from './api';
+import type { User } from './queries';
+
+/** A view renders into `main` and returns its cleanup (unsubscribe, close sockets, clear timers). */
+export type Cleanup = () => void;
+export type View = (main: HTMLElement, params: Record<string, string>) => Cleanup | void;
+
+export const state: { user: User | null } = { user: null };
+
+let onNavigate: (() => void) | null = null;
+export function setNavigateHandler(fn: () => void): void {
+  onNavigate = fn;
+}
+
+export function navigate(path: string, opts: { replace?: boolean } = {}): void {
+  if (path !== location.pathname + location.search) {
+    if (opts.replace) history.replaceState(null, '', path);
+    else history.pushState(null, '', path);
+  }
+  onNavigate?.();
+}
+
+/** An in-page link: a real <a href> (works with middle-click / open in new tab) routed without reload. */
+export function link(href: string, text: string | Node, attrs: Record<string, string> = {}): HTMLAnchorElement {
+  const a = document.createElement('a');
+  a.href = href;
+  a.dataset.link = '';
+  for (const [k, v] of Object.entries(attrs)) a.setAttribute(k, v);
+  a.append(text);
+  return a;
+}
+
+export function isAdmin(): boolean {
+  return state.user?.role === 'admin';
+}
+
+/** After sign-in: remember the user and drop any WebSocket opened without the new cookie. */
+export function signedIn(user: User): void {
+  state.user = user;
+  resetLive();
+}

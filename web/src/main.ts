@@ -1,0 +1,154 @@
+/**
+ * HostPanel web page: sign in, servers with live status, power, live console, admin overview.
+ * Plain TypeScript + DOM; GraphQL over HTTP and graphql-ws (see api.ts).
+ */
+import { ApiError, describe, gql, onConnectionState, resetLive, setUnauthorizedHandler } from './api';
+import { isAdmin, link, navigate, setNavigateHandler, state, type Cleanup, type View } from './app';
+import { clear, h } from './dom';
+import { M_SIGN_OUT, Q_SESSION, type User } from './queries';
+import { adminView } from './views/admin';
+import { createServerView } from './views/create-server';
+import { serverView } from './views/server';
+import { serversView } from './views/servers';
+import { signInView } from './views/signin';
+
+const main = document.getElementById('main') as HTMLElement;
+const nav = document.getElementById('nav') as HTMLElement;
+
+const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin?: boolean }[] = [
+  { pattern: /^\/sign-in\/?$/, view: signInView, title: 'Sign in', auth: false },
+  { pattern: /^\/(servers\/?)?$/, view: serversView, title: 'Servers', auth: true },
+  { pattern: /^\/servers\/new\/?$/, view: createServerView, title: 'New server', auth: true },
+  { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/?$/, view: serverView, title: 'Server', auth: true },
+  { pattern: /^\/admin\/?$/, view: adminView, title: 'Administration', auth: true, admin: true },
+];
+
+let cleanup: Cleanup | void;
+let firstRender = true;
+
+function renderNav(): void {
+  clear(nav);
+  if (!state.user) return;
+  const here = location.pathname;
+  const item = (href: string, text: string, active: boolean) => {
+    const a = link(href, text);
+    if (active) a.setAttribute('aria-current', 'page');
+    return h('li', null, a);
+  };
+  const liveDot = h('span', { className: 'live-dot', title: 'Live updates', 'aria-hidden': 'true' });
+  nav.append(
+    h(
+      'ul',
+      null,
+      item('/', 'Servers', here === '/' || here.startsWith('/servers')),
+      isAdmin() ? item('/admin', 'Admin', here.startsWith('/admin')) : null,
+    ),
+    h(
+      'div',
+      { className: 'user-box' },
+      liveDot,
+      h('span', { className: 'user-name' }, state.user.name, isAdmin() ? h('span', { className: 'role' }, ' (admin)') : null),
+      h('button', { type: 'button', className: 'btn btn-quiet', onclick: signOut }, 'Sign out'),
+    ),
+  );
+}
+
+onConnectionState((s) => {
+  const dot = nav.querySelector('.live-dot');
+  if (dot) dot.className = `live-dot live-${s}`;
+});
+
+async function signOut(): Promise<void> {
+  try {
+    await gql(M_SIGN_OUT, undefined, { quietAuth: true });
+  } catch {
+    // the session may already be gone: signing out locally is what matters
+  }
+  resetLive();
+  state.user = null;
+  navigate('/sign-in');
+}
+
+function render(): void {
+  cleanup?.();
+  cleanup = undefined;
+  const path = location.pathname;
+  let match = routes.find((r) => r.pattern.test(path));
+  if (!match) {
+    renderNav();
+    clear(main);
+    main.append(h('h1', { tabindex: '-1' }, 'Page not found'), h('p', null, 'There is nothing at this address. ', link('/', 'Go to your servers'), '.'));
+    document.title = 'Not found · HostPanel';
+    focusHeading();
+    return;
+  }
+  if (match.auth && !state.user) {
+    const next = path === '/' ? '' : `?next=${encodeURIComponent(path)}`;
+    history.replaceState(null, '', `/sign-in${next}`);
+    match = routes[0]!;
+  } else if (!match.auth && state.user) {
+    history.replaceState(null, '', '/');
+    match = routes[1]!;
+  }
+  if (match.admin && !isAdmin()) {
+    renderNav();
+    clear(main);
+    main.append(h('h1', { tabindex: '-1' }, 'Administrators only'), h('p', null, 'This page is for administrators. ', link('/', 'Back to your servers'), '.'));
+    focusHeading();
+    return;
+  }
+  renderNav();
+  clear(main);
+  document.title = `${match.title} · HostPanel`;
+  const params = (match.pattern.exec(location.pathname)?.groups ?? {}) as Record<string, string>;
+  cleanup = match.view(main, params);
+  focusHeading();
+}
+
+/** After a navigation, move focus to the new view's heading so keyboard and screen-reader users land on it. */
+function focusHeading(): void {
+  if (firstRender) {
+    firstRender = false;
+    return;
+  }
+  const h1 = main.querySelector('h1');
+  if (h1) {
+    if (!h1.hasAttribute('tabindex')) h1.setAttribute('tabindex', '-1');
+    h1.focus({ preventScroll: false });
+  }
+}
+
+setNavigateHandler(render);
+setUnauthorizedHandler(() => {
+  if (!state.user) return;
+  state.user = null;
+  resetLive();
+  navigate(`/sign-in?expired=1`);
+});
+
+document.addEventListener('click', (e) => {
+  const a = (e.target as Element | null)?.closest?.('a[data-link]') as HTMLAnchorElement | null;
+  if (!a || e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey || a.target) return;
+  const url = new URL(a.href);
+  if (url.origin !== location.origin) return;
+  e.preventDefault();
+  navigate(url.pathname + url.search);
+});
+window.addEventListener('popstate', render);
+
+async function boot(): Promise<void> {
+  try {
+    const d = await gql<{ session: { user: User } }>(Q_SESSION, undefined, { quietAuth: true });
+    state.user = d.session.user;
+  } catch (err) {
+    state.user = null;
+    if (!(err instanceof ApiError && err.code === 'UNAUTHORIZED')) {
+      clear(main);
+      main.append(h('h1', null, 'HostPanel'), h('p', { className: 'message message-error', role: 'alert' }, describe(err)), h('button', { type: 'button', className: 'btn', onclick: () => location.reload() }, 'Try again'));
+      return;
+    }
+  }
+  render();
+}
+
+void boot();

@@ -1,0 +1,109 @@
+/** The GraphQL documents of the page and the shapes they return (schema.graphql at the repo root). */
+
+export type ServerStatus = 'installing' | 'install_failed' | 'offline' | 'starting' | 'running' | 'stopping';
+
+export interface User {
+  id: string;
+  name: string;
+  email: string;
+  role: 'admin' | 'user';
+}
+
+export interface Blueprint {
+  id: string;
+  key: string;
+  name: string;
+  description: string;
+  defaults: { memory: number; cpu: number; disk: number };
+  variables: { key: string; description: string; default: string; rules: string }[];
+}
+
+export interface NodeInfo {
+  id: string;
+  name: string;
+  fqdn: string;
+  port: number;
+  scheme: string;
+  memory: number;
+  disk: number;
+  cpuCores: number | null;
+  status: 'online' | 'offline';
+  lastSeenAt: string | null;
+  allocated?: { memory: number; disk: number };
+}
+
+export interface Server {
+  id: string;
+  name: string;
+  description: string;
+  status: ServerStatus;
+  memory: number;
+  cpu: number;
+  disk: number;
+  createdAt: string;
+  lastStopReason: string | null;
+  lastExitCode: number | null;
+  crashCount: number;
+  blueprint: { id: string; name: string; key: string };
+  node: { id: string; name: string };
+  owner: { id: string; name: string; email: string };
+}
+
+export interface NodeStats {
+  online: boolean;
+  uptime: number | null;
+  cpu: { cores: number | null; usage: number | null; load: number[] | null };
+  memory: { total: number | null; used: number | null };
+  disk: { total: number | null; used: number | null };
+  servers: { total: number | null; running: number | null };
+}
+
+export interface PlatformStats {
+  users: number;
+  blueprints: number;
+  nodes: { total: number; online: number };
+  servers: { total: number; byStatus: Record<ServerStatus, number> };
+  memory: { allocated: number; total: number };
+  disk: { allocated: number; total: number };
+}
+
+const USER = 'id name email role';
+const SERVER = `id name description status memory cpu disk createdAt lastStopReason lastExitCode crashCount
+  blueprint { id name key } node { id name } owner { id name email }`;
+
+export const Q_SESSION = `query Session { session { user { ${USER} } } }`;
+export const M_SIGN_IN = `mutation SignIn($input: SignInInput!) { signIn(input: $input) { user { ${USER} } } }`;
+export const M_SIGN_OUT = `mutation SignOut { signOut }`;
+
+export const Q_SERVERS = `query Servers($page: Int, $limit: Int) { servers(page: $page, limit: $limit) { total page limit items { ${SERVER} } } }`;
+export const Q_SERVER = `query Server($id: ID!) { server(id: $id) { ${SERVER} } }`;
+export const M_CREATE_SERVER = `mutation CreateServer($input: CreateServerInput!) { createServer(input: $input) { ${SERVER} } }`;
+export const M_DELETE_SERVER = `mutation DeleteServer($id: ID!) { deleteServer(id: $id) }`;
+
+export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';
+export const M_POWER: Record<PowerAction, string> = {
+  start: `mutation Start($id: ID!) { result: startServer(id: $id) { id status } }`,
+  stop: `mutation Stop($id: ID!) { result: stopServer(id: $id) { id status } }`,
+  restart: `mutation Restart($id: ID!) { result: restartServer(id: $id) { id status } }`,
+  kill: `mutation Kill($id: ID!) { result: killServer(id: $id) { id status } }`,
+};
+
+export const Q_BLUEPRINTS = `query Blueprints { blueprints(limit: 100) { items { id key name description defaults { memory cpu disk } variables { key description default rules } } } }`;
+export const Q_NODES = `query Nodes { nodes(limit: 100) { total items { id name fqdn port scheme memory disk cpuCores status lastSeenAt allocated { memory disk } } } }`;
+export const Q_NODE_STATS = `query NodeStats($nodeId: ID!) { nodeStats(nodeId: $nodeId) { online uptime cpu { cores usage load } memory { total used } disk { total used } servers { total running } } }`;
+export const Q_ADMIN_STATS = `query AdminStats { adminStats { users blueprints nodes { total online } servers { total byStatus { installing install_failed offline starting running stopping } } memory { allocated total } disk { allocated total } } }`;
+
+export const Q_CONSOLE_TOKEN = `query ConsoleToken($serverId: ID!) { consoleToken(serverId: $serverId) { token socket expiresAt } }`;
+
+export const S_STATUS = `subscription Status($serverId: ID!) { serverStatus(serverId: $serverId) { serverId status } }`;
+export const S_CONSOLE = `subscription Console($serverId: ID!) { consoleOutput(serverId: $serverId) { line stream ts } }`;
+export const S_STATS = `subscription Stats($serverId: ID!) { serverStats(serverId: $serverId) { cpu memory disk uptime } }`;
+
+export const STATUS_LABEL: Record<ServerStatus, string> = {
+  installing: 'Installing',
+  install_failed: 'Install failed',
+  offline: 'Offline',
+  starting: 'Starting',
+  running: 'Running',
+  stopping: 'Stopping',
+};

@@ -1,0 +1,117 @@
+/** The server list: live status per server, quick power buttons, paging. */
+import { describe, gql } from '../api';
+import { isAdmin, link, type View } from '../app';
+import { clear, h, mib, messageBox } from '../dom';
+import { Q_SERVERS, type Server, type ServerStatus } from '../queries';
+import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
+
+const PAGE_SIZE = 20;
+
+export const serversView: View = (main) => {
+  const msg = messageBox();
+  const list = h('ul', { className: 'server-list', 'aria-labelledby': 'servers-title' });
+  const summary = h('p', { className: 'muted', id: 'servers-summary' });
+  const pager = h('nav', { className: 'pager', 'aria-label': 'Server pages' });
+  let page = Number(new URLSearchParams(location.search).get('page')) || 1;
+  let subs: (() => void)[] = [];
+  let disposed = false;
+
+  main.append(
+    h(
+      'div',
+      { className: 'page-head' },
+      h('h1', { id: 'servers-title' }, isAdmin() ? 'All servers' : 'Your servers'),
+      link('/servers/new', 'New server', { class: 'btn btn-primary' }),
+    ),
+    msg.el,
+    summary,
+    list,
+    pager,
+  );
+
+  const unsubscribeAll = () => {
+    subs.forEach((u) => u());
+    subs = [];
+  };
+
+  async function load(): Promise<void> {
+    summary.textContent = 'Loading servers…';
+    try {
+      const d = await gql<{ servers: { total: number; page: number; limit: number; items: Server[] } }>(Q_SERVERS, { page, limit: PAGE_SIZE });
+      if (disposed) return;
+      render(d.servers.items, d.servers.total);
+    } catch (err) {
+      summary.textContent = '';
+      msg.error(`Could not load the servers: ${describe(err)}`);
+    }
+  }
+
+  function render(items: Server[], total: number): void {
+    unsubscribeAll();
+    clear(list);
+    clear(pager);
+    if (total === 0) {
+      summary.textContent = '';
+      list.append(h('li', { className: 'empty card' }, h('p', null, 'No servers yet.'), h('p', null, link('/servers/new', 'Create your first server'), ' from a blueprint.')));
+      return;
+    }
+    const from = (page - 1) * PAGE_SIZE + 1;
+    summary.textContent = `${total} server${total === 1 ? '' : 's'}` + (total > PAGE_SIZE ? `, showing ${from}–${from + items.length - 1}` : '');
+    for (const s of items) list.append(card(s));
+    const pages = Math.ceil(total / PAGE_SIZE);
+    if (pages > 1) {
+      const go = (p: number) => () => {
+        page = p;
+        history.replaceState(null, '', p === 1 ? '/' : `/?page=${p}`);
+        void load();
+      };
+      pager.append(
+        h('button', { type: 'button', className: 'btn', disabled: page <= 1, onclick: go(page - 1) }, 'Previous page'),
+        h('span', { className: 'muted' }, `Page ${page} of ${pages}`),
+        h('button', { type: 'button', className: 'btn', disabled: page >= pages, onclick: go(page + 1) }, 'Next page'),
+      );
+    }
+  }
+
+  function card(s: Server): HTMLLIElement {
+    const badge = statusBadge(s.status);
+    const cardMsg = messageBox();
+    const power = powerButtons(
+      s.id,
+      s.name,
+      ['start', 'stop'],
+      (st) => apply(st),
+      (m) => cardMsg.error(m),
+    );
+    const apply = (st: ServerStatus) => {
+      setBadge(badge, st);
+      power.update(st);
+    };
+    apply(s.status);
+    subs.push(watchStatus(s.id, () => s.name, apply));
+    const titleId = `server-${s.id}-name`;
+    return h(
+      'li',
+      { className: 'card server-card', 'data-server-id': s.id, 'aria-labelledby': titleId },
+      h('div', { className: 'server-card-head' }, h('h2', { id: titleId }, link(`/servers/${s.id}`, s.name)), badge),
+      h(
+        'p',
+        { className: 'meta' },
+        s.blueprint.name,
+        ' · ',
+        `${mib(s.memory)} RAM · ${s.cpu}% CPU · ${mib(s.disk)} disk`,
+        ' · node ',
+        s.node.name,
+        isAdmin() ? ` · owner ${s.owner.name}` : null,
+      ),
+      h('div', { className: 'server-card-actions' }, power.el, link(`/servers/${s.id}`, 'Console', { class: 'btn btn-quiet', 'aria-label': `Console of ${s.name}` })),
+      cardMsg.el,
+    );
+  }
+
+  void load();
+  return () => {
+    disposed = true;
+    unsubscribeAll();
+  };
+};
