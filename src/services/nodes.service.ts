@@ -124,17 +124,6 @@ export class NodesService {
     return { token, nodeId: node.id, createdAt };
   }
 
-  /** The node key K (for signing panel<->agent requests), or null when no token was issued or it cannot be decrypted. */
-  nodeKey(node: Node): Buffer | null {
-    if (!node.keyEnc) return null;
-    try {
-      return this.masterKey.decrypt(node.keyEnc);
-    } catch (err) {
-      log.error({ err, nodeId: node.id }, 'cannot decrypt the node key (was the master key replaced?)');
-      return null;
-    }
-  }
-
   private async find(id: unknown): Promise<Node> {
     const node = await this.em.findOne(Node, { id: parseId(id, 'Node') });
     if (!node) throw AppError.notFound('Node');

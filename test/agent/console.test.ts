@@ -61,6 +61,15 @@ describe('console auth', () => {
     await rejects(h.token(id, { key: deriveConsoleKey(deriveNodeKey(generateNodeToken())) }));
   });
 
+  test('audience: node:<id> accepted, another audience refused', async () => {
+    const sign = (aud: string): string => jwt.sign({ sub: 'u', srv: id, node: h.nodeId, perms: ['console'] }, h.consoleKey, { expiresIn: 60, audience: aud });
+    const c = await ConsoleClient.connect(url());
+    c.send({ type: 'auth', token: sign(`node:${h.nodeId}`) });
+    await c.next('auth_success');
+    c.close();
+    await rejects(sign('node:someone-else'));
+  });
+
   test('token for another node id → 4401; unknown server → 4401', async () => {
     await rejects(h.token(id, { node: 'other-node' }));
     await rejects(h.token(newId()));
@@ -211,19 +220,19 @@ describe('console fan-out and flow control', () => {
 
   test('a stalled client is dropped, others keep going', async () => {
     const stalled = await h.console(id);
-    const healthy = await h.console(id);
     (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
-    for (let i = 0; i < 15; i++) {
-      healthy.send({ type: 'command', data: 'spam 250 4000' });
-      await new Promise((r) => setTimeout(r, 120));
+    for (let i = 0; i < 25; i++) {
+      await h.request('POST', `/api/servers/${id}/commands`, { command: 'spam 250 4000' });
+      await new Promise((r) => setTimeout(r, 100));
     }
     // the agent closed (or terminated) the stalled client
     (stalled.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     const closed = await stalled.waitClosed(10000);
     expect([4408, 1006]).toContain(closed.code);
-    healthy.send({ type: 'command', data: 'say still-fine' });
-    await healthy.next('console_output', (m) => m.data.line.endsWith('[Server] still-fine'));
-    healthy.close();
+    const fresh = await h.console(id);
+    fresh.send({ type: 'command', data: 'say still-fine' });
+    await fresh.next('console_output', (m) => m.data.line.endsWith('[Server] still-fine'));
+    fresh.close();
     expect(await waitStatus(h, id, 'running')).toBeTruthy();
   });
 });

@@ -4,7 +4,7 @@ import { createServer, demoSpec, getState, logs, newId, power, startHarness, sta
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ crashLoopWindowMs: 60000 });
+  h = await startHarness({ crashLoopWindowMs: 60000, diskCheckIntervalMs: 300 });
 });
 afterAll(async () => {
   expect(await h?.close()).toEqual([]);
@@ -134,6 +134,16 @@ describe('demo game lifecycle', () => {
     await waitFor(() => h.panel.eventsFor(id).some((e) => e.reason === 'disk_limit'), 'disk_limit event');
     // restart is refused the same way
     expect((await power(h, id, 'restart')).body.error.code).toBe('DISK_LIMIT');
+  });
+
+  test('disk limit while running: the server is stopped with reason disk_limit', async () => {
+    const id = newId();
+    await createServer(h, demoSpec(id, { disk: 5 }));
+    await startRunning(h, id);
+    writeFileSync(path.join(h.dataDir, 'agent', 'servers', id, 'grow.bin'), Buffer.alloc(6 * 1024 * 1024));
+    const st = await waitStatus(h, id, 'offline');
+    expect(st.reason).toBe('disk_limit');
+    expect((await logs(h, id)).some((l) => l.includes('Saving worlds'))).toBe(true); // stopped gracefully
   });
 
   test('restart works from offline, starting, running and stopping', async () => {

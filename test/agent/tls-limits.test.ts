@@ -5,7 +5,7 @@ import path from 'node:path';
 import WebSocket from 'ws';
 import { signRequest } from '../../src/shared/node-protocol';
 import { CpuLimiter, enforcedLimits } from '../../src/agent/environment/cgroup';
-import { createServer, demoSpec, newId, startHarness, startRunning, tmpDir, type Harness } from './helpers';
+import { createServer, demoSpec, newId, startHarness, startRunning, tmpDir, waitFor, type Harness } from './helpers';
 
 const hasOpenssl = (() => {
   try {
@@ -98,8 +98,8 @@ describe('cpu limit', () => {
       expect(readFileSync(path.join(dir!, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('50000');
       expect(readFileSync(path.join(dir!, 'cpu.cfs_period_us'), 'utf8').trim()).toBe('100000');
       const procs = readFileSync(path.join(dir!, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number);
-      const state = JSON.parse(readFileSync(path.join(h.dataDir, 'agent', 'state.json'), 'utf8'));
-      expect(procs).toContain(state.servers[id].pid);
+      const pid = await waitFor(() => JSON.parse(readFileSync(path.join(h.dataDir, 'agent', 'state.json'), 'utf8')).servers[id]?.pid as number, 'pid in state.json');
+      expect(procs).toContain(pid);
     } else if (mechanism === 'cgroup-v2') {
       expect(readFileSync(path.join(dir!, 'cpu.max'), 'utf8').trim()).toBe('50000 100000');
     } else {

@@ -36,6 +36,7 @@ export const CLOSE_SERVER_DELETED = 4404;
 interface VerifiedToken {
   claims: ConsoleTokenClaims;
   exp: number;
+  aud?: string | string[];
 }
 
 /** Verifies a console token: HS256 with Kc, not expired, complete claims. Throws AgentError. */
@@ -49,11 +50,13 @@ export function verifyConsoleToken(token: unknown, key: Buffer): VerifiedToken {
     throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token');
   }
   if (typeof payload !== 'object' || payload === null) throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token');
-  const { sub, srv, node, perms, exp } = payload as Record<string, unknown>;
+  const { sub, srv, node, perms, exp, aud } = payload as Record<string, unknown>;
   if (typeof sub !== 'string' || typeof srv !== 'string' || typeof node !== 'string' || !Array.isArray(perms) || !perms.every((p) => typeof p === 'string'))
     throw new AgentError(401, 'UNAUTHORIZED', 'Console token is missing claims');
   if (typeof exp !== 'number') throw new AgentError(401, 'UNAUTHORIZED', 'Console token has no expiry');
-  return { claims: { sub, srv, node, perms: perms as string[] }, exp };
+  if (aud !== undefined && typeof aud !== 'string' && !(Array.isArray(aud) && aud.every((a) => typeof a === 'string')))
+    throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token audience');
+  return { claims: { sub, srv, node, perms: perms as string[] }, exp, aud: aud as string | string[] | undefined };
 }
 
 /**
@@ -172,8 +175,11 @@ class ConsoleSession {
       const err = e as AgentError;
       return this.reject(err.code ?? 'UNAUTHORIZED', err.message);
     }
-    const { claims, exp } = verified;
+    const { claims, exp, aud } = verified;
     if (claims.node !== this.opts.nodeId) return this.reject('UNAUTHORIZED', 'Console token is for another node');
+    // optional audience: when present it must name this node
+    if (aud !== undefined && !(Array.isArray(aud) ? aud : [aud]).includes(`node:${this.opts.nodeId}`))
+      return this.reject('UNAUTHORIZED', 'Console token is for another audience');
     if (!claims.perms.includes('console')) return this.reject('FORBIDDEN', 'Console token does not grant console access');
     if (this.server && claims.srv !== this.server.id) {
       return this.error('FORBIDDEN', 'A renewed token must be for the same server');
