@@ -1,0 +1,87 @@
+/**
+ * A panel restart loses nothing: state changes that happen on a node while the panel is down are
+ * queued by the agent and reach the database once the panel is back. A node that comes back gets
+ * the servers created while it was away.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { startAgent, type RunningAgent } from '../../src/agent/index.js';
+import { Node } from '../../src/entities/Node.js';
+import { ConsoleClient } from '../support/console-client.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+let first: TestPlatform | null = null;
+let second: TestPlatform | null = null;
+let agent: RunningAgent | null = null;
+const agentDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-agent-'));
+
+afterAll(async () => {
+  await agent?.close();
+  await second?.stop();
+  await first?.stop();
+  rmSync(agentDir, { recursive: true, force: true });
+}, 60_000);
+
+test('events queued while the panel is down are applied after it restarts', async () => {
+  const port = await freePort();
+  const env = { MASTER_KEY: randomBytes(32).toString('base64') };
+  first = await startTestPlatform({ port }, env);
+  const admin = await first.admin();
+  const reg = await first.request('POST', '/api/v1/nodes', {
+    token: admin.token,
+    body: { name: 'remote', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 },
+  });
+  const nodeId = reg.body.data.id;
+  agent = await startAgent({ panelUrl: first.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir: agentDir, stopGraceSeconds: 2 });
+  await first.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+
+  const bps = await first.request('GET', '/api/v1/blueprints', { token: admin.token });
+  const demo = bps.body.data.find((b: any) => b.key === 'demo-game');
+  const created = await first.request('POST', '/api/v1/servers', {
+    token: admin.token,
+    body: { name: 'survivor', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 },
+  });
+  const id = created.body.data.id;
+  const status = async (p: TestPlatform) => (await p.request('GET', `/api/v1/servers/${id}`, { token: admin.token })).body.data.status;
+  await until(async () => (await status(first!)) === 'offline');
+  await first.request('POST', `/api/v1/servers/${id}/start`, { token: admin.token });
+  await until(async () => (await status(first!)) === 'running');
+  const ticket = (await first.request('GET', `/api/v1/servers/${id}/console-token`, { token: admin.token })).body.data;
+
+  // the panel goes down (its database stays); the server is killed meanwhile through the console
+  const dbName = first.dbName;
+  await first.close();
+  const c = await ConsoleClient.connect(ticket.socket, ticket.token);
+  c.send({ type: 'power', data: 'kill' });
+  await c.waitFor((m) => m.type === 'status' && m.data.status === 'offline');
+  c.close();
+
+  second = await startTestPlatform({ port }, env, { database: dbName });
+  const admin2 = await second.admin();
+  await until(async () => (await second!.request('GET', `/api/v1/servers/${id}`, { token: admin2.token })).body.data.status === 'offline', 30_000);
+  const record = (await second.request('GET', `/api/v1/servers/${id}`, { token: admin2.token })).body.data;
+  expect(record.lastStopReason).toBe('killed');
+}, 90_000);
