@@ -162,7 +162,7 @@ describe('nodes', () => {
     expect(row[0].token_hash).toBe(createHash('sha256').update(r.body.data.token).digest('hex'));
     expect(row[0].key_enc).not.toContain(r.body.data.token);
     const entity = await p.orm.em.fork().findOneOrFail('Node', { id: n.id });
-    expect(p.services.nodes.nodeKey(entity as any)?.equals(deriveNodeKey(r.body.data.token))).toBe(true);
+    expect(p.services.agents.nodeKey(entity as any)?.equals(deriveNodeKey(r.body.data.token))).toBe(true);
   });
 });
 

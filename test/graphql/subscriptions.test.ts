@@ -7,6 +7,7 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from './gql.js';
+import { until } from '../support/wait.js';
 
 let p: TestPlatform;
 let wsUrl: string;
@@ -47,13 +48,6 @@ function subscribe(c: Client, query: string, variables: Record<string, unknown>)
   return sub;
 }
 
-async function until(pred: () => boolean, timeoutMs = 20_000, what = 'condition') {
-  const deadline = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });

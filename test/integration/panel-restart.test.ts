@@ -5,33 +5,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { startAgent, type RunningAgent } from '../../src/agent/index.js';
 import { Node } from '../../src/entities/Node.js';
 import { ConsoleClient } from '../support/console-client.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { freePort, until } from '../support/wait.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
-async function until<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 let first: TestPlatform | null = null;
 let second: TestPlatform | null = null;

@@ -12,6 +12,7 @@ import { startAgent, type RunningAgent } from '../../src/agent/index.js';
 import { Node } from '../../src/entities/Node.js';
 import { ConsoleClient } from '../support/console-client.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until as waitUntil } from '../support/wait.js';
 
 const REDIS_URL = process.env.REDIS_URL;
 const describeRedis = REDIS_URL ? describe : describe.skip;
@@ -116,10 +117,3 @@ describeRedis('two gateway instances with Redis', () => {
   }, 90_000);
 });
 
-async function waitUntil(pred: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
