@@ -3,55 +3,26 @@
  * real lines, status changes of start/stop, stats, one upstream for many subscribers, and refusal
  * of a non-owner.
  */
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client } from 'graphql-ws';
+import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from './gql.js';
 import { until } from '../support/wait.js';
 
 let p: TestPlatform;
-let wsUrl: string;
 let owner: { token: string };
 let stranger: { token: string };
 let serverId: string;
 const clients: Client[] = [];
 
 function client(token: string): Client {
-  const c = createClient({ url: wsUrl, webSocketImpl: WebSocket, retryAttempts: 0, connectionParams: { authorization: `Bearer ${token}` } });
+  const c = gqlWsClient(p.url, token);
   clients.push(c);
   return c;
 }
 
-interface Sub {
-  items: any[];
-  errors: any[];
-  done: boolean;
-  stop: () => void;
-}
-
-function subscribe(c: Client, query: string, variables: Record<string, unknown>): Sub {
-  const sub: Sub = { items: [], errors: [], done: false, stop: () => undefined };
-  sub.stop = c.subscribe<any>(
-    { query, variables },
-    {
-      next: (r) => {
-        if (r.errors) sub.errors.push(...r.errors);
-        if (r.data) sub.items.push(r.data);
-      },
-      error: (e) => {
-        sub.errors.push(...(Array.isArray(e) ? e : [e]));
-        sub.done = true;
-      },
-      complete: () => (sub.done = true),
-    },
-  );
-  return sub;
-}
-
-
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
-  wsUrl = p.url.replace(/^http/, 'ws') + '/graphql';
   const admin = await p.admin();
   owner = await p.newUser('Owner');
   stranger = await p.newUser('Stranger');

@@ -7,10 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { RequestContext } from '@mikro-orm/core';
 import { startAgent, type RunningAgent } from '../../src/agent/index.js';
 import { Node } from '../../src/entities/Node.js';
 import { ConsoleClient } from '../support/console-client.js';
+import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until as waitUntil } from '../support/wait.js';
 
@@ -84,35 +84,36 @@ describeRedis('two gateway instances with Redis', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    const inA = <T>(fn: () => Promise<T>) => RequestContext.create(a.orm.em, fn);
-    const inB = <T>(fn: () => Promise<T>) => RequestContext.create(b.orm.em, fn);
-    const actorA = await inA(() => a.services.auth.authenticate(admin.token));
-    const actorB = await inB(() => b.services.auth.authenticate(admin.token));
-    const seenA: string[] = [];
-    const seenB: string[] = [];
-    const collect = (into: string[]) => (e: any) => e.type === 'console_output' && into.push(e.data.line);
-    const unsubA = await inA(() => a.services.console.subscribe(actorA, id, collect(seenA)));
-    // A takes the upstream first; B subscribes afterwards and must not open a second one
+    // real graphql-ws subscribers on both instances
+    const ca = gqlWsClient(a.url, admin.token);
+    const cb = gqlWsClient(b.url, admin.token);
+    const onA = subscribe(ca, CONSOLE_LINES, { id });
+    // A takes the upstream first; B's subscribers must not open a second one
     await waitUntil(() => a.services.console.hub.upstreamCount === 1);
-    const unsubB = await inB(() => b.services.console.subscribe(actorB, id, collect(seenB)));
-    const unsubB2 = await inB(() => b.services.console.subscribe(actorB, id, () => undefined));
+    const onB = subscribe(cb, CONSOLE_LINES, { id });
+    const onB2 = subscribe(cb, CONSOLE_LINES, { id });
+    const seenB = () => lineTexts(onB);
 
     expect((await a.request('POST', `/api/v1/servers/${id}/start`, { token: admin.token })).status).toBe(200);
-    await waitUntil(() => seenB.some((l) => /Done \(/.test(l)), 20_000);
-    expect(seenA.some((l) => /Done \(/.test(l))).toBe(true);
+    await waitUntil(() => seenB().some((l) => /Done \(/.test(l)), 20_000);
+    await waitUntil(() => lineTexts(onA).some((l) => /Done \(/.test(l)), 5_000);
+    expect(lineTexts(onB2).some((l) => /Done \(/.test(l))).toBe(true);
     expect(a.services.console.hub.upstreamCount + b.services.console.hub.upstreamCount).toBe(1);
 
     // A goes away mid-stream: B takes the upstream over and keeps its subscribers fed
-    unsubA();
+    onA.stop();
+    await ca.dispose();
     await a.close();
     await waitUntil(() => b.services.console.hub.upstreamCount === 1, 15_000);
     const ticket = await b.request('GET', `/api/v1/servers/${id}/console-token`, { token: admin.token });
     const c = await ConsoleClient.connect(ticket.body.data.socket, ticket.body.data.token);
     c.send({ type: 'command', data: 'say after-failover' });
-    await waitUntil(() => seenB.some((l) => l.includes('[Server] after-failover')), 15_000);
+    await waitUntil(() => seenB().some((l) => l.includes('[Server] after-failover')), 15_000);
+    expect(onB.errors).toEqual([]);
     c.close();
-    unsubB();
-    unsubB2();
+    onB.stop();
+    onB2.stop();
+    await cb.dispose();
     await waitUntil(() => b.services.console.hub.upstreamCount === 0);
   }, 90_000);
 });
