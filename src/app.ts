@@ -15,8 +15,10 @@ import { rateLimit } from './http/limit-middleware.js';
 import { bucketForPath, type RateLimiter } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { logger } from './logger.js';
+import { docsRoutes, openApiDocument } from './openapi/serve.js';
 import { authRoutes } from './rest/auth.routes.js';
 import { usersRoutes } from './rest/users.routes.js';
+import { webRoutes } from './http/web.js';
 import { adminRoutes } from './rest/admin.routes.js';
 import { blueprintsRoutes } from './rest/blueprints.routes.js';
 import { nodesRoutes } from './rest/nodes.routes.js';
@@ -77,13 +79,15 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = Router();
-  api.use(authenticate(services.auth, config));
+  // The Origin (CSRF) check runs after the rate limiter, so that its 403 carries the X-RateLimit headers too.
+  api.use(authenticate(services.auth, config, { checkOrigin: false }));
   api.use(rateLimit(limiter, (req) => bucketForPath(req.path)));
   api.use((req, _res, next) => {
     if (req.actor && req.credentialVia === 'cookie') checkOrigin(req, config);
     next();
   });
   api.use(jsonBody());
+  api.get('/openapi.json', openApiDocument); // public; general rate-limit bucket
   api.use('/auth', authRoutes(services));
   api.use('/users', usersRoutes(services));
   api.use('/servers', serversRoutes(services));
@@ -97,8 +101,12 @@ export function createApp(deps: AppDeps): Express {
   app.use('/api/agent/v1', agentRoutes(orm, services.agents, services.nodeAgent));
 
   app.use('/plants', plantsRoutes(services, limiter));
+  app.use('/docs', docsRoutes()); // the API reference page (static; loads /api/v1/openapi.json)
 
   if (deps.graphql) app.use('/graphql', deps.graphql);
+
+  // the web page (web/dist) at `/`, after every API so that it never shadows one
+  app.use(webRoutes());
 
   app.use(apiNotFound);
   app.use(apiErrorHandler);

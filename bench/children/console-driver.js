@@ -79,6 +79,7 @@ function drive({ rate, seconds, tickMs, markersPerSec }) {
 process.on('message', async (m) => {
   try {
     if (m?.type === 'connect') {
+      for (const c of conns.splice(0)) c.ws.terminate();
       for (const token of m.tokens) conns.push(await connect(m.url, token));
       for (const c of conns) c.ws.removeAllListeners('close').on('close', (code) => (c.closed = code));
       process.send({ type: 'connect_done' });

@@ -1,7 +1,9 @@
 'use strict';
 /** Scenarios 1 and 2: the server list over REST and GraphQL vs a bare Express + pg handler. */
 const autocannon = require('autocannon');
+const os = require('node:os');
 const { Client } = require('pg');
+const { procCpuMs, machineCpu, busyCores, waitForQuiet } = require('./util');
 
 function cannon(opts) {
   return new Promise((resolve, reject) => {
@@ -10,9 +12,19 @@ function cannon(opts) {
 }
 
 /** Warm-up (discarded), then the measured run. */
-async function measure(name, opts, { seconds, warmupSeconds }, log) {
+async function measure(name, opts, { seconds, warmupSeconds, pid, quietWaitMs }, log) {
+  const ncores = os.cpus().length;
+  const before = await waitForQuiet(ncores, quietWaitMs);
   if (warmupSeconds > 0) await cannon({ ...opts, duration: warmupSeconds });
+  const cpu0 = procCpuMs(pid);
+  const m0 = machineCpu();
+  const self0 = process.cpuUsage();
   const r = await cannon({ ...opts, duration: seconds });
+  const cpu1 = procCpuMs(pid);
+  const self = process.cpuUsage(self0);
+  const machineBusy = busyCores(m0, machineCpu(), ncores);
+  const targetCores = Math.round(((cpu1 - cpu0) / (r.duration * 1000)) * 100) / 100;
+  const loadCores = Math.round(((self.user + self.system) / 1000 / (r.duration * 1000)) * 100) / 100;
   const out = {
     name,
     connections: r.connections,
@@ -23,8 +35,14 @@ async function measure(name, opts, { seconds, warmupSeconds }, log) {
     non2xx: r.non2xx,
     errors: r.errors,
     timeouts: r.timeouts,
+    // CPU the server process spent per request: much less sensitive to other load than req/s
+    serverCpuMsPerRequest: r.requests.total ? Math.round(((cpu1 - cpu0) / r.requests.total) * 100) / 100 : null,
+    cores: { server: targetCores, loadGenerator: loadCores, machine: machineBusy, otherAndDatabase: Math.round((machineBusy - targetCores - loadCores) * 100) / 100 },
+    machineBusyCoresBefore: before.busyCores,
   };
-  log(`    ${name}: ${out.requestsPerSec} req/s, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms` + (out.non2xx || out.errors ? `, non-2xx ${out.non2xx}, errors ${out.errors}` : ''));
+  log(`    ${name}: ${out.requestsPerSec} req/s, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms` + `, server CPU ${out.serverCpuMsPerRequest} ms/request` +
+      ` (cores busy: server ${out.cores.server}, autocannon ${out.cores.loadGenerator}, database+other ${out.cores.otherAndDatabase}; ${before.busyCores} before start)` +
+      (out.non2xx || out.errors ? `, non-2xx ${out.non2xx}, errors ${out.errors}` : ''));
   return out;
 }
 
@@ -64,8 +82,8 @@ const GRAPHQL_PAGE = `query Page($limit: Int, $page: Int) {
   }
 }`;
 
-async function runHttpScenarios({ panelUrl, baselineUrl, apiToken, seconds, warmupSeconds, log }) {
-  const timing = { seconds, warmupSeconds };
+async function runHttpScenarios({ panelUrl, panelPid, baselineUrl, baselinePid, apiToken, seconds, warmupSeconds, quietWaitMs, log }) {
+  const timing = { seconds, warmupSeconds, quietWaitMs };
   const path = '/api/v1/servers?limit=20';
   // sanity checks: both answer the same page
   const [a, b] = await Promise.all([
@@ -82,13 +100,13 @@ async function runHttpScenarios({ panelUrl, baselineUrl, apiToken, seconds, warm
     throw new Error(`GraphQL page is wrong: ${JSON.stringify(g).slice(0, 500)}`);
 
   log('  scenario 1: GET /api/v1/servers?limit=20 (64 connections)');
-  const baseline = await measure('baseline express+pg', { url: baselineUrl + path }, timing, log);
-  const rest = await measure('panel REST', { url: panelUrl + path, headers: { authorization: `Bearer ${apiToken}` } }, timing, log);
+  const baseline = await measure('baseline express+pg', { url: baselineUrl + path }, { ...timing, pid: baselinePid }, log);
+  const rest = await measure('panel REST', { url: panelUrl + path, headers: { authorization: `Bearer ${apiToken}` } }, { ...timing, pid: panelPid }, log);
   log('  scenario 2: the same page over GraphQL (owner, node, blueprint)');
   const graphql = await measure(
     'panel GraphQL',
     { url: panelUrl + '/graphql', method: 'POST', headers: { authorization: `Bearer ${apiToken}`, 'content-type': 'application/json' }, body: gqlBody },
-    timing,
+    { ...timing, pid: panelPid },
     log,
   );
   return { baseline, rest, graphql, total: a.meta.total };

@@ -27,6 +27,47 @@ function rssMiB(pid) {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in ms, or null when it is gone. */
+function procCpuMs(pid) {
+  try {
+    const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ = 100 on Linux
+  } catch {
+    return null;
+  }
+}
+
+/** Machine-wide CPU counters (jiffies) from /proc/stat: { busy, total }. */
+function machineCpu() {
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3] + (f[4] || 0);
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+/** Cores busy (0..ncores) between two machineCpu() readings. */
+function busyCores(a, b, ncores) {
+  const dt = b.total - a.total;
+  return dt > 0 ? Math.round(((b.busy - a.busy) / dt) * ncores * 100) / 100 : null;
+}
+
+/**
+ * Waits (at most `maxMs`) until the machine is quiet: less than `threshold` cores busy over a 1 s
+ * sample. Other work on the machine (tests, builds) distorts every figure; the result says how busy
+ * it was when the measurement started.
+ */
+async function waitForQuiet(ncores, maxMs, threshold = 0.25) {
+  const deadline = Date.now() + maxMs;
+  let busy = null;
+  for (;;) {
+    const a = machineCpu();
+    await sleep(1000);
+    busy = busyCores(a, machineCpu(), ncores);
+    if (busy !== null && busy < threshold) return { busyCores: busy, waitedMs: maxMs - (deadline - Date.now()), quiet: true };
+    if (Date.now() >= deadline) return { busyCores: busy, waitedMs: maxMs, quiet: false };
+  }
+}
+
 /** Polls `pred` until it returns truthy or the deadline passes (then throws). */
 async function waitUntil(pred, timeoutMs, what, everyMs = 50) {
   const deadline = Date.now() + timeoutMs;
@@ -44,7 +85,7 @@ function withTimeout(promise, ms, what) {
   return Promise.race([
     promise.finally(() => clearTimeout(t)),
     new Promise((_, reject) => {
-      t = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`), ms);
+      t = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
     }),
   ]);
 }
@@ -196,4 +237,4 @@ class Histogram {
   }
 }
 
-module.exports = { sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };
+module.exports = { procCpuMs, machineCpu, busyCores, waitForQuiet, sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };

@@ -77,13 +77,18 @@ export function checkOrigin(req: Request, config: Config): void {
   if (site && site !== 'same-origin' && site !== 'none') throw AppError.forbidden('Cross-site request refused.');
 }
 
-export function authenticate(auth: AuthService, config: Config): RequestHandler {
+/**
+ * `opts.checkOrigin: false`: the caller runs {@link checkOrigin} itself later (REST does, after its
+ * rate limiter, so that the 403 carries the rate-limit headers).
+ */
+export function authenticate(auth: AuthService, config: Config, opts: { checkOrigin?: boolean } = {}): RequestHandler {
+  const originCheck = opts.checkOrigin ?? true;
   return async (req, _res, next) => {
     try {
       const cred = credentialOf(req);
       req.credentialVia = cred?.via ?? null;
       req.actor = cred && cred.secret ? await auth.authenticate(cred.secret) : null;
-      if (req.actor && cred?.via === 'cookie') checkOrigin(req, config);
+      if (originCheck && req.actor && cred?.via === 'cookie') checkOrigin(req, config);
       next();
     } catch (err) {
       next(err);

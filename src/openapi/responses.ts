@@ -267,10 +267,6 @@ export const PlantErrorSchema = z
   })
   .meta({ id: 'PlantError', description: 'The error shape of the plant store (no envelope).' });
 
-export const HealthSchema = z
-  .object({ status: z.enum(['ok', 'degraded']), database: z.enum(['up', 'down']) })
-  .meta({ id: 'Health' });
-
 /** `{ data }` */
 export const envelope = <T extends z.ZodType>(data: T) => z.object({ data });
 /** `{ data: [...], meta: { total, page, limit } }` */

@@ -1,11 +1,15 @@
-/** The JSON shapes of REST responses (the OpenAPI document describes the same shapes). */
+/**
+ * The JSON shapes of REST responses. Each presenter returns the type of its schema in
+ * src/openapi/responses.ts (the OpenAPI document), so the two cannot drift apart without `tsc` noticing.
+ */
+import type { ApiTokenOut, BlueprintOut, NodeOut, ServerOut, UserOut } from '../openapi/responses.js';
 import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { Server } from '../entities/Server.js';
 import type { User } from '../entities/User.js';
 import type { NodeView } from '../services/nodes.service.js';
 
-export const presentUser = (u: User) => ({
+export const presentUser = (u: User): UserOut => ({
   id: u.id,
   email: u.email,
   name: u.name,
@@ -14,7 +18,7 @@ export const presentUser = (u: User) => ({
   updatedAt: u.updatedAt,
 });
 
-export const presentApiToken = (t: ApiToken) => ({
+export const presentApiToken = (t: ApiToken): ApiTokenOut => ({
   id: t.id,
   name: t.name,
   prefix: t.prefix,
@@ -23,7 +27,7 @@ export const presentApiToken = (t: ApiToken) => ({
   lastUsedAt: t.lastUsedAt,
 });
 
-export const presentServer = (s: Server) => ({
+export const presentServer = (s: Server): ServerOut => ({
   id: s.id,
   name: s.name,
   description: s.description,
@@ -45,7 +49,7 @@ export const presentServer = (s: Server) => ({
 });
 
 /** Never tokenHash or keyEnc. */
-export const presentNode = ({ node: n, allocated }: NodeView) => ({
+export const presentNode = ({ node: n, allocated }: NodeView): NodeOut => ({
   id: n.id,
   name: n.name,
   fqdn: n.fqdn,
@@ -61,7 +65,7 @@ export const presentNode = ({ node: n, allocated }: NodeView) => ({
   updatedAt: n.updatedAt,
 });
 
-export const presentBlueprint = (b: Blueprint) => ({
+export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
   id: b.id,
   key: b.key,
   name: b.name,

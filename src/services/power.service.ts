@@ -65,9 +65,19 @@ export class PowerService {
     if (server.status === 'installing' && action !== 'kill') {
       throw AppError.invalidState('The server is still installing.');
     }
-    const state = await this.agents.call<{ status: ServerStatus }>(server.node, 'POST', `/api/servers/${server.id}/power`, { action });
+    const state = await this.agents.call<{ status: ServerStatus; exitCode?: number | null; reason?: string | null }>(
+      server.node,
+      'POST',
+      `/api/servers/${server.id}/power`,
+      { action },
+    );
     if (state?.status && state.status !== server.status) {
       server.status = state.status;
+      // A kill answers once the process is gone: record how it ended now, not only when the event lands.
+      if (state.status === 'offline' && state.reason) {
+        server.lastStopReason = state.reason;
+        if (state.exitCode !== undefined) server.lastExitCode = state.exitCode;
+      }
       await this.em.flush();
       this.events.publishStatus(server.id, server.status);
     }

@@ -135,6 +135,8 @@ const ROWS: Row[] = [
   { method: 'GET', route: '/admin/stats', expect: [401, 403, 403, 200] },
   // never the local node: a new token would cut off its running agent
   { method: 'POST', route: '/admin/nodes/:id/token', expect: [401, 403, 403, 201], call: () => ({ id: otherNodeId }) },
+  // --- the OpenAPI document (src/openapi): public
+  { method: 'GET', route: '/openapi.json', expect: [200, 200, 200, 200] },
 ];
 
 beforeAll(async () => {

@@ -94,6 +94,8 @@ test('start on running and stop on offline are no-op 200s; kill ends the process
   expect(again.body.data.status).toBe('running');
   const killed = await power(s.id, 'kill');
   expect(killed.status).toBe(200);
+  // the answer already tells how the process ended (it used to lack the reason until the event landed)
+  expect(killed.body.data).toMatchObject({ status: 'offline', lastStopReason: 'killed' });
   const off = await waitStatus(s.id, 'offline', 5000);
   expect(off.lastStopReason).toBe('killed');
 });

@@ -17,6 +17,17 @@ export interface Reply<T = any> {
   text: string;
 }
 
+/** One request and its response, kept when the platform records (`opts.record`; test/openapi). */
+export interface RecordedExchange {
+  method: string;
+  /** as requested, with the query string */
+  path: string;
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  text: string;
+}
+
 export interface RequestOptions {
   token?: string | undefined;
   body?: unknown;
@@ -29,6 +40,8 @@ export interface RequestOptions {
 export interface TestPlatform extends Platform {
   dbName: string;
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<Reply<T>>;
+  /** Every exchange of request() when started with `opts.record` (else always empty). */
+  recorded: RecordedExchange[];
   /** Signs up a fresh user and returns its session token and user. */
   newUser(name?: string): Promise<{ token: string; user: any; email: string; password: string }>;
   /** Signs in as the first administrator. */
@@ -56,8 +69,10 @@ export const ADMIN_PASSWORD = 'admin-password-123';
 export async function startTestPlatform(
   overrides: Partial<Config> = {},
   env: Record<string, string> = {},
-  opts: { database?: string } = {},
+  opts: { database?: string; record?: boolean } = {},
 ): Promise<TestPlatform> {
+  const recorded: RecordedExchange[] = [];
+  const record = opts.record === true;
   const dbName = opts.database ?? 't_' + randomBytes(6).toString('hex');
   if (!opts.database) await adminQuery(`create database ${dbName}`);
   const u = new URL(process.env.TEST_PG_ADMIN_URL!);
@@ -85,7 +100,7 @@ export async function startTestPlatform(
   const platform = await startPlatform(config);
   const base = platform.url;
 
-  async function request<T>(method: string, p: string, opts: RequestOptions = {}): Promise<Reply<T>> {
+  async function request<T = any>(method: string, p: string, opts: RequestOptions = {}): Promise<Reply<T>> {
     const headers: Record<string, string> = { ...(opts.headers ?? {}) };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
     if (opts.cookie) headers.cookie = opts.cookie;
@@ -103,6 +118,7 @@ export async function startTestPlatform(
     } catch {
       parsed = undefined;
     }
+    if (record) recorded.push({ method, path: p, status: res.status, headers: Object.fromEntries(res.headers), body: parsed, text });
     return { status: res.status, headers: res.headers, body: parsed, text };
   }
 
@@ -124,6 +140,7 @@ export async function startTestPlatform(
   return Object.assign(platform, {
     dbName,
     request,
+    recorded,
     newUser,
     admin,
     stop: async () => {

@@ -68,9 +68,10 @@ export async function gql<T>(query: string, variables?: Record<string, unknown>,
   } catch {
     throw new ApiError('NETWORK', 'Cannot reach the panel. Check your connection and try again.');
   }
-  let body: { data?: T; errors?: GraphQLErrorShape[] } | null = null;
+  type Body = { data?: T; errors?: GraphQLErrorShape[] } | null;
+  let body: Body = null;
   try {
-    body = (await res.json()) as typeof body;
+    body = (await res.json()) as Body;
   } catch {
     throw new ApiError('BAD_RESPONSE', `The panel answered with HTTP ${res.status} and no readable body.`);
   }

@@ -35,7 +35,8 @@ function renderNav(): void {
     if (active) a.setAttribute('aria-current', 'page');
     return h('li', null, a);
   };
-  const liveDot = h('span', { className: 'live-dot', title: 'Live updates', 'aria-hidden': 'true' });
+  const liveDot = h('span', { 'aria-hidden': 'true' });
+  paintDot(liveDot);
   nav.append(
     h(
       'ul',
@@ -53,9 +54,16 @@ function renderNav(): void {
   );
 }
 
+/** The little dot by the user's name: the live-updates connection (green connected, amber connecting, grey idle). */
+let liveState: 'connecting' | 'connected' | 'closed' = 'closed';
+function paintDot(dot: Element): void {
+  dot.className = `live-dot live-${liveState}`;
+  dot.setAttribute('title', liveState === 'connected' ? 'Live updates: connected' : liveState === 'connecting' ? 'Live updates: connecting…' : 'Live updates: idle');
+}
 onConnectionState((s) => {
+  liveState = s;
   const dot = nav.querySelector('.live-dot');
-  if (dot) dot.className = `live-dot live-${s}`;
+  if (dot) paintDot(dot);
 });
 
 async function signOut(): Promise<void> {
@@ -64,9 +72,9 @@ async function signOut(): Promise<void> {
   } catch {
     // the session may already be gone: signing out locally is what matters
   }
-  resetLive();
   state.user = null;
-  navigate('/sign-in');
+  navigate('/sign-in'); // the view's cleanup ends its subscriptions first
+  resetLive();
 }
 
 function render(): void {
@@ -122,8 +130,8 @@ setNavigateHandler(render);
 setUnauthorizedHandler(() => {
   if (!state.user) return;
   state.user = null;
-  resetLive();
   navigate(`/sign-in?expired=1`);
+  resetLive();
 });
 
 document.addEventListener('click', (e) => {

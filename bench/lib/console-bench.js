@@ -1,0 +1,388 @@
+'use strict';
+/**
+ * Scenario 3: console fan-out. One demo game server prints `rate` lines/s (driven with its `spam <n>`
+ * command every tick) to N subscribers over (A) the node console channel and (B) GraphQL
+ * subscriptions, then (C) a bare `ws` broadcast server sends the same lines to N clients.
+ * Measured: line latency (receipt time − the line's `ts`, stamped when the agent (or the baseline)
+ * produced it), end-to-end latency of `say t=<ms>` markers, lines lost by readers that kept up,
+ * readers disconnected, and the RSS of the process serving them while one extra reader is stalled
+ * (its socket paused, never read).
+ */
+const path = require('node:path');
+const WebSocket = require('ws');
+const { createClient } = require('graphql-ws');
+const os = require('node:os');
+const { Histogram, sleep, waitUntil, rssMiB, startChild, ask, stopChild, apiOk, waitForQuiet, machineCpu, busyCores, procCpuMs } = require('./util');
+
+const CHILDREN = path.join(__dirname, '..', 'children');
+const TICK_MS = 50;
+const MARKERS_PER_SEC = 4;
+const DRAIN_MAX_MS = 10_000;
+
+/** Shared per-phase measurement state. */
+class Phase {
+  constructor() {
+    this.hist = new Histogram();
+    this.markerHist = new Histogram();
+    this.measuring = false;
+    this.readers = [];
+    this.floodNotices = 0;
+  }
+  onLine(reader, line, tsMs, now) {
+    if (!this.measuring) return;
+    if (line.includes('spam line ')) {
+      reader.lines++;
+      this.hist.add(now - tsMs);
+    } else {
+      const i = line.indexOf('[Server] t=');
+      if (i >= 0) {
+        reader.markers++;
+        this.markerHist.add(now - Number.parseInt(line.slice(i + 11), 10));
+      } else if (line.includes('Output rate limit exceeded')) reader.notices = (reader.notices ?? 0) + 1;
+    }
+  }
+  total() {
+    let n = 0;
+    for (const r of this.readers) n += r.lines;
+    return n;
+  }
+}
+
+/** A console-channel reader (node agent or baseline): raw frames, cheap field extraction. */
+function consoleReader(phase, url, token, { stall = false } = {}) {
+  return new Promise((resolve, reject) => {
+    const r = { lines: 0, markers: 0, closed: null, ws: null, stalled: stall };
+    const ws = new WebSocket(url, { perMessageDeflate: false });
+    r.ws = ws;
+    const t = setTimeout(() => reject(new Error('console reader: no auth_success within 20 s')), 20_000);
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })));
+    ws.on('message', (raw) => {
+      const s = raw.toString();
+      if (s.startsWith('{"type":"console_output"')) {
+        const now = Date.now();
+        const m = JSON.parse(s);
+        phase.onLine(r, m.data.line, Date.parse(m.data.ts), now);
+      } else if (s.startsWith('{"type":"auth_success"')) {
+        clearTimeout(t);
+        if (stall) ws._socket.pause(); // never read again: the server must not buffer for it without bound
+        resolve(r);
+      }
+    });
+    ws.on('close', (code) => {
+      r.closed = code;
+      clearTimeout(t);
+      reject(new Error(`console reader closed (${code}) before auth_success`));
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+const SUBSCRIPTION = 'subscription($id: ID!) { consoleOutput(serverId: $id) { line ts } }';
+
+/** A graphql-ws client with one consoleOutput subscription. Resolves at the first item (history). */
+function graphqlReader(phase, url, apiToken, serverId) {
+  return new Promise((resolve, reject) => {
+    const r = { lines: 0, markers: 0, closed: null, client: null, errors: [] };
+    const t = setTimeout(() => reject(new Error('graphql reader: nothing received within 60 s')), 60_000);
+    let first = true;
+    r.client = createClient({
+      url,
+      webSocketImpl: WebSocket,
+      retryAttempts: 0,
+      lazy: true,
+      connectionParams: { authorization: `Bearer ${apiToken}` },
+      on: { closed: (e) => (r.closed = e?.code ?? -1) },
+    });
+    r.client.subscribe(
+      { query: SUBSCRIPTION, variables: { id: serverId } },
+      {
+        next: (res) => {
+          const d = res.data?.consoleOutput;
+          if (d) phase.onLine(r, d.line, Date.parse(d.ts), Date.now());
+          if (res.errors) r.errors.push(res.errors[0]?.message);
+          if (first) {
+            first = false;
+            clearTimeout(t);
+            resolve(r);
+          }
+        },
+        error: (e) => {
+          r.errors.push(Array.isArray(e) ? e[0]?.message : e?.message ?? `closed ${e?.code}`);
+          if (r.closed === null) r.closed = -2;
+          clearTimeout(t);
+          if (first) reject(new Error(`graphql reader failed: ${r.errors.at(-1)}`));
+        },
+        complete: () => {
+          if (r.closed === null) r.closed = -3;
+        },
+      },
+    );
+  });
+}
+
+/** A raw graphql-transport-ws client that subscribes, then pauses its socket for good. */
+function stalledGraphqlReader(url, apiToken, serverId) {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, 'graphql-transport-ws', { perMessageDeflate: false });
+    const r = { ws, closed: null, stalled: true, lines: 0, markers: 0 };
+    const t = setTimeout(() => reject(new Error('stalled graphql reader: no data within 20 s')), 20_000);
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${apiToken}` } })));
+    ws.on('message', (raw) => {
+      const m = JSON.parse(raw.toString());
+      if (m.type === 'connection_ack') ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { id: serverId } } }));
+      else if (m.type === 'next') {
+        clearTimeout(t);
+        ws._socket.pause();
+        resolve(r);
+      }
+    });
+    ws.on('close', (code) => {
+      r.closed = code;
+      clearTimeout(t);
+      reject(new Error(`stalled graphql reader closed (${code})`));
+    });
+    ws.on('error', () => undefined);
+  });
+}
+
+async function inBatches(n, size, make) {
+  const out = [];
+  for (let i = 0; i < n; i += size) {
+    const batch = [];
+    for (let j = i; j < Math.min(n, i + size); j++) batch.push(make(j));
+    out.push(...(await Promise.all(batch)));
+  }
+  return out;
+}
+
+/** Waits until no reader got anything for 500 ms (history delivered), bounded. */
+async function settle(phase, maxMs = 10_000) {
+  const deadline = Date.now() + maxMs;
+  let last = -1;
+  let counter = 0;
+  const countAll = () => phase.readers.reduce((a, r) => a + r.lines + r.markers, 0) + counter;
+  // the readers only count while measuring; count arrivals through a temporary hook instead
+  const orig = phase.onLine.bind(phase);
+  phase.onLine = (r, l, ts, now) => {
+    counter++;
+    orig(r, l, ts, now);
+  };
+  try {
+    while (Date.now() < deadline) {
+      const n = countAll();
+      if (n === last) return;
+      last = n;
+      await sleep(500);
+    }
+  } finally {
+    phase.onLine = orig;
+  }
+}
+
+/** Runs the drive while sampling RSS; then waits for the readers to drain. */
+async function driveAndMeasure(phase, { drive, pid, expectedOf, quietWaitMs }) {
+  const ncores = os.cpus().length;
+  const quiet = await waitForQuiet(ncores, quietWaitMs);
+  const m0 = machineCpu();
+  const cpu0 = procCpuMs(pid);
+  const samples = [];
+  const rss0 = rssMiB(pid);
+  const t0 = Date.now();
+  const sampler = setInterval(() => samples.push({ t: Date.now() - t0, rss: rssMiB(pid) }), 500);
+  phase.measuring = true;
+  let driven;
+  try {
+    driven = await drive();
+    const expected = expectedOf(driven);
+    // drain: until every live reader has everything, or nothing moved for 1 s, or DRAIN_MAX_MS
+    const drainStart = Date.now();
+    let last = phase.total();
+    let lastMove = Date.now();
+    while (Date.now() - drainStart < DRAIN_MAX_MS) {
+      const live = phase.readers.filter((r) => r.closed === null && !r.stalled);
+      if (live.every((r) => r.lines >= expected)) break;
+      await sleep(100);
+      const n = phase.total();
+      if (n !== last) {
+        last = n;
+        lastMove = Date.now();
+      } else if (Date.now() - lastMove > 1000) break;
+    }
+    driven.drainMs = Date.now() - drainStart;
+    const secs = (Date.now() - t0) / 1000;
+    driven.cores = { server: Math.round(((procCpuMs(pid) - cpu0) / 1000 / secs) * 100) / 100, machine: busyCores(m0, machineCpu(), ncores), machineBusyBefore: quiet.busyCores };
+  } finally {
+    clearInterval(sampler);
+    phase.measuring = false;
+  }
+  const rssEnd = rssMiB(pid);
+  const half = samples.length ? samples[samples.length - 1].t / 2 : 0;
+  const firstHalf = samples.filter((s) => s.t <= half && s.rss !== null).map((s) => s.rss);
+  const secondHalf = samples.filter((s) => s.t > half && s.rss !== null).map((s) => s.rss);
+  const peak = Math.max(rss0 ?? 0, ...samples.map((s) => s.rss ?? 0));
+  const growthSecondHalf = firstHalf.length && secondHalf.length ? Math.round((Math.max(...secondHalf) - Math.max(...firstHalf)) * 10) / 10 : null;
+  return {
+    driven,
+    rss: { beforeMiB: rss0, peakMiB: peak, endMiB: rssEnd, secondHalfGrowthMiB: growthSecondHalf, flat: growthSecondHalf !== null && growthSecondHalf <= 32, samples: samples.map((s) => [s.t, s.rss]) },
+  };
+}
+
+function summarize(name, phase, measured, expected, subscribers) {
+  const live = phase.readers.filter((r) => !r.stalled);
+  const keptUp = live.filter((r) => r.closed === null);
+  const lost = keptUp.reduce((a, r) => a + Math.max(0, expected - r.lines), 0);
+  const complete = keptUp.filter((r) => r.lines >= expected).length;
+  const counts = live.map((r) => r.lines).sort((a, b) => a - b);
+  const best = counts.length ? counts[counts.length - 1] : 0;
+  // what the fastest reader got is what the server published; kept-up readers missing some of it lost them in the fan-out
+  const fanoutLost = keptUp.reduce((a, r) => a + Math.max(0, best - r.lines), 0);
+  const delivered = phase.total();
+  const seconds = measured.driven.elapsedMs / 1000;
+  return {
+    name,
+    subscribers,
+    offeredLines: expected,
+    offeredLinesPerSec: Math.round(expected / seconds),
+    deliveredLinesPerSecTotal: Math.round(delivered / (seconds + (measured.driven.drainMs ?? 0) / 1000)),
+    latencyMs: phase.hist.summary(),
+    markerLatencyMs: phase.markerHist.summary(),
+    readersKeptUp: keptUp.length,
+    readersDisconnected: live.length - keptUp.length,
+    readersComplete: complete,
+    linesLostByKeptUpReaders: lost,
+    linesPerReader: { min: counts[0] ?? 0, median: counts[Math.floor(counts.length / 2)] ?? 0, max: best },
+    deliveredPctOfOffered: expected ? Math.round((best / expected) * 10000) / 100 : null,
+    fanoutLostByKeptUpReaders: fanoutLost,
+    lossPctKeptUp: keptUp.length && expected ? Math.round((lost / (keptUp.length * expected)) * 10000) / 100 : null,
+    floodNotices: Math.max(0, ...live.map((r) => r.notices ?? 0)),
+    drive: measured.driven,
+    rss: measured.rss,
+  };
+}
+
+function logPhase(log, s) {
+  log(
+    `    ${s.name}: offered ${s.offeredLinesPerSec} lines/s; latency p50 ${s.latencyMs.p50} ms p99 ${s.latencyMs.p99} ms (markers e2e p99 ${s.markerLatencyMs.p99} ms); ` +
+      `kept up ${s.readersKeptUp}/${s.subscribers} (complete ${s.readersComplete}), lines/reader min ${s.linesPerReader.min} median ${s.linesPerReader.median} max ${s.linesPerReader.max} of ${s.offeredLines}` +
+      ` (flood notices ${s.floodNotices}); ` +
+      `cores busy: server ${s.drive.cores?.server}, machine ${s.drive.cores?.machine}; ` +
+      `RSS ${s.rss.beforeMiB}→peak ${s.rss.peakMiB}→${s.rss.endMiB} MiB (2nd-half growth ${s.rss.secondHalfGrowthMiB} MiB)`,
+  );
+}
+
+async function closeReaders(phase) {
+  for (const r of phase.readers) {
+    try {
+      if (r.client) await Promise.race([r.client.dispose(), sleep(2000)]);
+      if (r.ws) r.ws.terminate();
+    } catch {
+      /* ignore */
+    }
+  }
+  phase.readers = [];
+}
+
+async function createDemoServer(base, token, nodeId, blueprintId) {
+  const s = (await apiOk(base, 'POST', '/api/v1/servers', { token, body: { name: 'bench console', nodeId, blueprintId, memory: 1024, cpu: 100, disk: 1024 } })).data;
+  await waitUntil(async () => (await apiOk(base, 'GET', `/api/v1/servers/${s.id}`, { token })).data.status === 'offline', 60_000, 'the demo server to install');
+  await apiOk(base, 'POST', `/api/v1/servers/${s.id}/start`, { token });
+  await waitUntil(async () => (await apiOk(base, 'GET', `/api/v1/servers/${s.id}`, { token })).data.status === 'running', 30_000, 'the demo server to run', 100);
+  return s.id;
+}
+
+/** Kill + start: clears any output backlog the game still holds from a previous phase. */
+async function restartDemoServer(base, token, id) {
+  await apiOk(base, 'POST', `/api/v1/servers/${id}/kill`, { token });
+  await waitUntil(async () => (await apiOk(base, 'GET', `/api/v1/servers/${id}`, { token })).data.status === 'offline', 30_000, 'the demo server to stop', 100);
+  await apiOk(base, 'POST', `/api/v1/servers/${id}/start`, { token });
+  await waitUntil(async () => (await apiOk(base, 'GET', `/api/v1/servers/${id}`, { token })).data.status === 'running', 30_000, 'the demo server to run again', 100);
+}
+
+async function consoleTicket(base, token, serverId) {
+  const t = (await apiOk(base, 'GET', `/api/v1/servers/${serverId}/console-token`, { token })).data;
+  const u = new URL(t.socket);
+  u.hostname = '127.0.0.1'; // the local node's fqdn is "localhost"; traffic stays on 127.0.0.1
+  return { url: u.toString(), token: t.token };
+}
+
+async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, demoBlueprintId, subscribers, rate, seconds, quietWaitMs = 20_000, log }) {
+  const results = {};
+  const drv = { rate, seconds, tickMs: TICK_MS, markersPerSec: MARKERS_PER_SEC };
+  log(`  scenario 3: console fan-out, ${rate} lines/s to ${subscribers} subscribers for ${seconds} s (+1 stalled reader)`);
+  const serverId = await createDemoServer(panelUrl, apiToken, localNodeId, demoBlueprintId);
+  const tickets = await inBatches(subscribers + 3, 25, () => consoleTicket(panelUrl, apiToken, serverId));
+  const driver = startChild(path.join(CHILDREN, 'console-driver.js'));
+  await driver.ready;
+  try {
+    await ask(driver.child, { type: 'connect', url: tickets[0].url, tokens: [tickets[0].token, tickets[1].token] });
+
+    // (A) the node console channel
+    {
+      const phase = new Phase();
+      phase.readers = await inBatches(subscribers, 50, (i) => consoleReader(phase, tickets[2 + i].url, tickets[2 + i].token));
+      phase.readers.push(await consoleReader(phase, tickets[2 + subscribers].url, tickets[2 + subscribers].token, { stall: true }));
+      await settle(phase);
+      const m = await driveAndMeasure(phase, {
+        pid: panelPid,
+        drive: () => ask(driver.child, { type: 'drive', ...drv }, (seconds + 60) * 1000),
+        expectedOf: (d) => d.lines,
+        quietWaitMs,
+      });
+      results.nodeChannel = summarize('node console channel', phase, m, m.driven.lines, subscribers);
+      logPhase(log, results.nodeChannel);
+      await closeReaders(phase);
+      await sleep(1000);
+    }
+
+    // (B) GraphQL subscriptions at the gateway
+    {
+      await restartDemoServer(panelUrl, apiToken, serverId);
+      await ask(driver.child, { type: 'connect', url: tickets[0].url, tokens: [tickets[0].token, tickets[1].token] });
+      const phase = new Phase();
+      const gqlUrl = panelUrl.replace(/^http/, 'ws') + '/graphql';
+      phase.readers = await inBatches(subscribers, 50, () => graphqlReader(phase, gqlUrl, apiToken, serverId));
+      phase.readers.push(await stalledGraphqlReader(gqlUrl, apiToken, serverId));
+      await settle(phase);
+      const m = await driveAndMeasure(phase, {
+        pid: panelPid,
+        drive: () => ask(driver.child, { type: 'drive', ...drv }, (seconds + 60) * 1000),
+        expectedOf: (d) => d.lines,
+        quietWaitMs,
+      });
+      results.graphql = summarize('GraphQL consoleOutput', phase, m, m.driven.lines, subscribers);
+      const errs = phase.readers.flatMap((r) => r.errors ?? []);
+      results.graphql.subscriberErrors = [...new Set(errs)].slice(0, 5);
+      logPhase(log, results.graphql);
+      await closeReaders(phase);
+    }
+  } finally {
+    await stopChild(driver.child, 5000);
+  }
+  await apiOk(panelUrl, 'POST', `/api/v1/servers/${serverId}/kill`, { token: apiToken }).catch(() => undefined);
+
+  // (C) baseline: a bare ws broadcast server, same clients, same lines
+  {
+    const base = startChild(path.join(CHILDREN, 'baseline-ws.js'));
+    const ready = await base.ready;
+    try {
+      const phase = new Phase();
+      phase.readers = await inBatches(subscribers, 50, () => consoleReader(phase, ready.url, 'baseline'));
+      phase.readers.push(await consoleReader(phase, ready.url, 'baseline', { stall: true }));
+      await settle(phase);
+      const m = await driveAndMeasure(phase, {
+        pid: ready.pid,
+        drive: () => ask(base.child, { type: 'drive', ...drv }, (seconds + 60) * 1000),
+        expectedOf: (d) => d.lines,
+        quietWaitMs,
+      });
+      results.baseline = summarize('baseline bare ws', phase, m, m.driven.lines, subscribers);
+      logPhase(log, results.baseline);
+      await closeReaders(phase);
+    } finally {
+      await stopChild(base.child, 5000);
+    }
+  }
+  return results;
+}
+
+module.exports = { runConsoleScenarios };

@@ -1,0 +1,84 @@
+'use strict';
+/** Targets, the markdown table (bench/results/latest.md) and the console summary. */
+
+const fmt = (v, unit = '') => (v === null || v === undefined || Number.isNaN(v) ? '—' : `${typeof v === 'number' ? Math.round(v * 100) / 100 : v}${unit}`);
+const ratio = (a, b) => (typeof a === 'number' && typeof b === 'number' && b > 0 ? Math.round((a / b) * 100) / 100 : null);
+
+/** Rows: { scenario, metric, value, baseline, ratio, target, met } — `met` null when informative. */
+function buildRows(r) {
+  const rows = [];
+  const add = (scenario, metric, value, baseline, rat, target, met) => rows.push({ scenario, metric, value, baseline, ratio: rat, target, met });
+  if (r.http) {
+    const { baseline: b, rest, graphql } = r.http;
+    const n = r.http.total;
+    add(`1. REST list (${n} servers)`, 'requests/s', fmt(rest.requestsPerSec), fmt(b.requestsPerSec), ratio(rest.requestsPerSec, b.requestsPerSec), '≥ 0.5× baseline', ratio(rest.requestsPerSec, b.requestsPerSec) >= 0.5);
+    add('', 'latency p50', fmt(rest.latencyMs.p50, ' ms'), fmt(b.latencyMs.p50, ' ms'), ratio(rest.latencyMs.p50, b.latencyMs.p50), '', null);
+    add('', 'latency p99', fmt(rest.latencyMs.p99, ' ms'), fmt(b.latencyMs.p99, ' ms'), ratio(rest.latencyMs.p99, b.latencyMs.p99), '< 50 ms', rest.latencyMs.p99 < 50);
+    add('', 'server CPU per request', fmt(rest.serverCpuMsPerRequest, ' ms'), fmt(b.serverCpuMsPerRequest, ' ms'), ratio(rest.serverCpuMsPerRequest, b.serverCpuMsPerRequest), '', null);
+    if (rest.non2xx || rest.errors) add('', 'non-2xx / errors', `${rest.non2xx} / ${rest.errors}`, `${b.non2xx} / ${b.errors}`, null, '0', false);
+    add('2. GraphQL same page (+owner, node, blueprint)', 'requests/s', fmt(graphql.requestsPerSec), `${fmt(rest.requestsPerSec)} (REST)`, ratio(graphql.requestsPerSec, rest.requestsPerSec), '≥ 0.7× REST', ratio(graphql.requestsPerSec, rest.requestsPerSec) >= 0.7);
+    add('', 'latency p50 / p99', `${fmt(graphql.latencyMs.p50)} / ${fmt(graphql.latencyMs.p99, ' ms')}`, `${fmt(rest.latencyMs.p50)} / ${fmt(rest.latencyMs.p99, ' ms')} (REST)`, ratio(graphql.latencyMs.p99, rest.latencyMs.p99), '', null);
+    add('', 'server CPU per request', fmt(graphql.serverCpuMsPerRequest, ' ms'), `${fmt(rest.serverCpuMsPerRequest, ' ms')} (REST)`, ratio(graphql.serverCpuMsPerRequest, rest.serverCpuMsPerRequest), '', null);
+    if (graphql.non2xx || graphql.errors) add('', 'non-2xx / errors', `${graphql.non2xx} / ${graphql.errors}`, '', null, '0', false);
+  }
+  if (r.console) {
+    const { nodeChannel: a, graphql: g, baseline: b } = r.console;
+    const head = `3. Console fan-out (${r.params.linesPerSec} lines/s → ${r.params.subscribers} subscribers)`;
+    for (const [label, s] of [['node channel', a], ['GraphQL', g]]) {
+      if (!s) continue;
+      add(label === 'node channel' ? head : '', `${label}: line latency p50 / p99`, `${fmt(s.latencyMs.p50)} / ${fmt(s.latencyMs.p99, ' ms')}`, `${fmt(b?.latencyMs.p50)} / ${fmt(b?.latencyMs.p99, ' ms')}`, ratio(s.latencyMs.p99, b?.latencyMs.p99), 'informative (vs bare ws)', null);
+      add('', `${label}: e2e marker latency p99 (say t=…)`, fmt(s.markerLatencyMs.p99, ' ms'), fmt(b?.markerLatencyMs.p99, ' ms'), ratio(s.markerLatencyMs.p99, b?.markerLatencyMs.p99), '', null);
+      add('', `${label}: lines delivered/s (sum over readers)`, fmt(s.deliveredLinesPerSecTotal), fmt(b?.deliveredLinesPerSecTotal), ratio(s.deliveredLinesPerSecTotal, b?.deliveredLinesPerSecTotal), '', null);
+      add('', `${label}: readers kept up / disconnected`, `${s.readersKeptUp} / ${s.readersDisconnected}`, `${b?.readersKeptUp} / ${b?.readersDisconnected}`, null, '', null);
+      add('', `${label}: lines per reader min / median / max (of offered)`, `${s.linesPerReader.min} / ${s.linesPerReader.median} / ${s.linesPerReader.max} (of ${s.offeredLines})`, `${b?.linesPerReader.min} / ${b?.linesPerReader.median} / ${b?.linesPerReader.max} (of ${b?.offeredLines})`, null, '', null);
+      add('', `${label}: lines lost by readers that kept up (fan-out part)`, `${s.linesLostByKeptUpReaders} = ${fmt(s.lossPctKeptUp, '%')} (${s.fanoutLostByKeptUpReaders})`, `${b?.linesLostByKeptUpReaders} = ${fmt(b?.lossPctKeptUp, '%')} (${b?.fanoutLostByKeptUpReaders})`, null, '0', s.linesLostByKeptUpReaders === 0);
+      add('', `${label}: panel RSS with 1 stalled reader (before → peak → end)`, `${fmt(s.rss.beforeMiB)} → ${fmt(s.rss.peakMiB)} → ${fmt(s.rss.endMiB)} MiB`, `${fmt(b?.rss.beforeMiB)} → ${fmt(b?.rss.peakMiB)} → ${fmt(b?.rss.endMiB)} MiB`, null, 'flat (2nd half ≤ +32 MiB)', s.rss.flat);
+    }
+  }
+  if (r.startup) {
+    const s = r.startup;
+    add('4. Startup on an existing embedded DB', `time to /health 200 (median of ${s.runs.length}; max)`, `${fmt(s.medianMs, ' ms')} (max ${fmt(s.maxMs, ' ms')})`, '—', null, '< 5 s', s.maxMs < 5000);
+    add('', `idle RSS after ${s.idleSeconds} s (node process)`, fmt(s.idleRssMiB, ' MiB'), '—', null, '', null);
+  }
+  return rows;
+}
+
+/** A warning when other work kept the machine busy while we measured. */
+function busyNote(r) {
+  const before = [];
+  if (r.http) for (const x of [r.http.baseline, r.http.rest, r.http.graphql]) before.push(x.machineBusyCoresBefore);
+  if (r.console) for (const x of Object.values(r.console)) before.push(x?.drive?.cores?.machineBusyBefore);
+  const worst = Math.max(...before.filter((x) => typeof x === 'number'));
+  return worst >= 0.25 ? `other processes kept up to ${worst} of ${r.machine.cores} cores busy right before some measurements: absolute figures are pessimistic, compare ratios and CPU per request` : '';
+}
+
+function markdown(r, rows) {
+  const m = r.machine;
+  const lines = [
+    `### Benchmarks (\`npm run bench\`, ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC)`,
+    '',
+    `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Node ${m.node}, ${m.platform}; PostgreSQL ${r.database.version} (${r.database.kind}); console bus: ${r.params.redis ? 'Redis' : 'in-process'}.`,
+    `Load generators run on the same machine. autocannon: 64 connections, ${r.params.httpSeconds} s after a ${r.params.warmupSeconds} s warm-up. ` +
+      `Load average at start/end: ${m.loadAverageAtStart?.[0]} / ${m.loadAverageAtEnd?.[0]}` +
+      (busyNote(r) ? ` — ${busyNote(r)}` : '') + '.',
+    '',
+    '| scenario | metric | panel | baseline | ratio | target | met |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const row of rows) {
+    lines.push(`| ${row.scenario} | ${row.metric} | ${row.value} | ${row.baseline} | ${row.ratio === null ? '' : row.ratio + '×'} | ${row.target} | ${row.met === null ? '' : row.met ? 'yes' : '**no**'} |`);
+  }
+  const t = rows.filter((x) => x.met !== null);
+  lines.push('', `Targets met: ${t.filter((x) => x.met).length} of ${t.length}.`);
+  lines.push(
+    '',
+    'Baselines: (1) a bare Express 5 + `pg` handler running the same page + count(*) queries on the same database, no auth; ' +
+      '(3) a bare `ws` server broadcasting the same lines (same JSON envelope, one serialisation per line) to the same number of clients. ' +
+      'Line latency = receipt time − the line\'s `ts` (when the agent read it from the game, or the baseline produced it); ' +
+      'marker latency = receipt time − the send time written into `say t=<ms>` (stdin → game → agent → reader).',
+  );
+  if (r.errors?.length) lines.push('', 'Errors: ' + r.errors.map((e) => `${e.phase}: ${e.message.split('\n')[0]}`).join('; '));
+  return lines.join('\n') + '\n';
+}
+
+module.exports = { buildRows, markdown };

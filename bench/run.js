@@ -1,0 +1,213 @@
+#!/usr/bin/env node
+'use strict';
+/**
+ * `npm run bench`: builds (npm script), then runs the benchmark scenarios against the compiled panel
+ * (dist/) and their baselines, prints one line per phase, and writes bench/results/<timestamp>.json
+ * and bench/results/latest.md. Bounded: every phase has a timeout and the whole run a watchdog.
+ *
+ * Environment knobs (defaults in brackets):
+ *   DATABASE_URL            external PostgreSQL (a scratch database is created and dropped) [embedded]
+ *   BENCH_SCENARIOS         comma list of http,console,startup [all]
+ *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
+ *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [10]
+ *   BENCH_WARMUP_SECONDS    autocannon warm-up seconds per target [3]
+ *   BENCH_SUBSCRIBERS       console subscribers [500]
+ *   BENCH_LINES_PER_SEC     console lines per second [10000]
+ *   BENCH_CONSOLE_SECONDS   console drive seconds per phase [10]
+ *   BENCH_STARTUP_RUNS      timed starts in scenario 4 [3]
+ *   BENCH_QUIET_WAIT_SECONDS before each measurement, wait at most this long for the machine to be idle [20]
+ *   BENCH_REDIS_URL         run the panel with REDIS_URL (console bus and rate limits via Redis) [unset]
+ *   BENCH_LOG_LEVEL         panel LOG_LEVEL [warn]
+ *   BENCH_CPU_PROF=1        run the panel with --cpu-prof (profiles in bench/results/prof-<timestamp>/)
+ */
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { openBenchDatabase } = require('./lib/database');
+const { runHttpScenarios, seedServers } = require('./lib/http-bench');
+const { runConsoleScenarios } = require('./lib/console-bench');
+const { runStartupScenario } = require('./lib/startup-bench');
+const { buildRows, markdown } = require('./lib/report');
+const { startChild, stopChild, killAllChildren, apiOk, withTimeout } = require('./lib/util');
+
+const env = process.env;
+const int = (name, def) => {
+  const v = Number.parseInt(env[name] ?? '', 10);
+  return Number.isFinite(v) && v > 0 ? v : def;
+};
+const params = {
+  scenarios: (env.BENCH_SCENARIOS || 'http,console,startup').split(',').map((s) => s.trim()),
+  servers: int('BENCH_SERVERS', 10_000),
+  httpSeconds: int('BENCH_HTTP_SECONDS', 10),
+  warmupSeconds: int('BENCH_WARMUP_SECONDS', 3),
+  subscribers: int('BENCH_SUBSCRIBERS', 500),
+  linesPerSec: int('BENCH_LINES_PER_SEC', 10_000),
+  consoleSeconds: int('BENCH_CONSOLE_SECONDS', 10),
+  startupRuns: int('BENCH_STARTUP_RUNS', 3),
+  quietWaitSeconds: int('BENCH_QUIET_WAIT_SECONDS', 20),
+  redis: env.BENCH_REDIS_URL || null,
+  logLevel: env.BENCH_LOG_LEVEL || 'warn',
+  cpuProf: env.BENCH_CPU_PROF === '1',
+};
+
+const RESULTS = path.join(__dirname, 'results');
+const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+const t0 = Date.now();
+const log = (msg) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}`);
+
+const WATCHDOG_MS = 12 * 60_000;
+const watchdog = setTimeout(() => {
+  console.error(`benchmark watchdog: the run took longer than ${WATCHDOG_MS / 60000} minutes; aborting`);
+  killAllChildren();
+  process.exit(2);
+}, WATCHDOG_MS);
+watchdog.unref();
+for (const sig of ['SIGINT', 'SIGTERM']) {
+  process.on(sig, () => {
+    killAllChildren();
+    process.exit(130);
+  });
+}
+
+const ADMIN_EMAIL = 'bench-admin@example.com';
+const ADMIN_PASSWORD = 'bench-admin-password';
+
+async function main() {
+  if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'src', 'platform.js'))) throw new Error('dist/ is missing: run `npm run bench` (it builds first)');
+  fs.mkdirSync(RESULTS, { recursive: true });
+  const cpus = os.cpus();
+  const result = {
+    startedAt: new Date(t0).toISOString(),
+    machine: {
+      cores: cpus.length,
+      cpuModel: cpus[0]?.model?.trim() ?? 'unknown',
+      memoryGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+      loadAverageAtStart: os.loadavg().map((x) => Math.round(x * 100) / 100),
+      node: process.version,
+      platform: `${os.type()} ${os.release()} ${os.arch()}`,
+    },
+    params,
+    errors: [],
+  };
+  log(`machine: ${result.machine.cores} cores (${result.machine.cpuModel}), ${result.machine.memoryGiB} GiB, Node ${process.version}`);
+  const phase = async (name, fn) => {
+    try {
+      return await fn();
+    } catch (err) {
+      log(`  ${name} FAILED: ${err.message.split('\n')[0]}`);
+      result.errors.push({ phase: name, message: String(err.stack || err.message) });
+      return undefined;
+    }
+  };
+
+  const wantPanel = params.scenarios.includes('http') || params.scenarios.includes('console');
+  if (wantPanel) {
+    log('database: preparing');
+    const db = await withTimeout(openBenchDatabase(), 180_000, 'starting the benchmark database');
+    result.database = { kind: db.kind, version: db.version };
+    log(`database: PostgreSQL ${db.version}, ${db.kind}`);
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostpanel-bench-data-'));
+    fs.chmodSync(dataDir, 0o755);
+    let panel;
+    try {
+      log('panel: starting (dist/, local agent, rate limits raised by configuration)');
+      const profDir = path.join(RESULTS, `prof-${stamp}`);
+      panel = startChild(path.join(__dirname, 'children', 'panel.js'), {
+        env: {
+          BENCH_PANEL_OPTS: JSON.stringify({ adminEmail: ADMIN_EMAIL, adminPassword: ADMIN_PASSWORD, dataDir, databaseUrl: db.url, logLevel: params.logLevel, redisUrl: params.redis }),
+        },
+        execArgv: params.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+      });
+      const ready = await panel.ready;
+      const base = ready.url;
+      log(`panel: listening at ${base} (pid ${ready.pid}, agent port ${ready.agentPort})`);
+
+      // accounts and records through the API
+      const session = (await apiOk(base, 'POST', '/api/v1/auth/signin', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })).data;
+      const apiToken = (await apiOk(base, 'POST', '/api/v1/users/me/api-tokens', { token: session.token, body: { name: 'bench' } })).data.token;
+      const owner = (await apiOk(base, 'POST', '/api/v1/auth/signup', { body: { email: 'bench-owner@example.com', password: 'bench-owner-password', name: 'Bench Owner' } })).data;
+      const nodes = (await apiOk(base, 'GET', '/api/v1/nodes', { token: apiToken })).data;
+      const localNode = nodes.find((n) => n.name === 'local');
+      const blueprints = (await apiOk(base, 'GET', '/api/v1/blueprints?limit=100', { token: apiToken })).data;
+      const demo = blueprints.find((b) => b.key === 'demo-game');
+      if (!localNode || !demo) throw new Error('the local node or the demo-game blueprint is missing');
+
+      if (params.scenarios.includes('http')) {
+        await phase('http', async () => {
+          log(`seed: ${params.servers} servers (one multi-row INSERT … SELECT generate_series)`);
+          const node = (await apiOk(base, 'POST', '/api/v1/nodes', { token: apiToken, body: { name: 'bench-node', fqdn: '127.0.0.1', port: 1, memory: 1048576, disk: 4194304, cpuCores: 64 } })).data;
+          const ts = Date.now();
+          const count = await seedServers(db.url, { count: params.servers, ownerIds: [owner.user.id, session.user.id], nodeId: node.id, blueprintId: demo.id });
+          log(`seed: ${count} servers in the table (${Date.now() - ts} ms)`);
+          const baseline = startChild(path.join(__dirname, 'children', 'baseline-http.js'), { env: { BENCH_DATABASE_URL: db.url } });
+          try {
+            const b = await baseline.ready;
+            result.http = await withTimeout(
+              runHttpScenarios({ panelUrl: base, panelPid: ready.pid, baselineUrl: b.url, baselinePid: b.pid, apiToken, seconds: params.httpSeconds, warmupSeconds: params.warmupSeconds, quietWaitMs: params.quietWaitSeconds * 1000, log }),
+              (params.httpSeconds + params.warmupSeconds + params.quietWaitSeconds + 2) * 3 * 1000 + 60_000,
+              'scenarios 1 and 2',
+            );
+          } finally {
+            await stopChild(baseline.child, 5000);
+          }
+        });
+      }
+      if (params.scenarios.includes('console')) {
+        await phase('console', async () => {
+          result.console = await withTimeout(
+            runConsoleScenarios({
+              panelUrl: base,
+              panelPid: ready.pid,
+              apiToken,
+              localNodeId: localNode.id,
+              demoBlueprintId: demo.id,
+              subscribers: params.subscribers,
+              rate: params.linesPerSec,
+              seconds: params.consoleSeconds,
+              quietWaitMs: params.quietWaitSeconds * 1000,
+              log,
+            }),
+            (params.consoleSeconds + params.quietWaitSeconds + 60) * 3 * 1000 + 60_000,
+            'scenario 3',
+          );
+        });
+      }
+    } finally {
+      log('panel: stopping');
+      if (panel) await stopChild(panel.child, 30_000);
+      if (params.cpuProf) log(`panel CPU profile(s): ${path.join(RESULTS, `prof-${stamp}`)}`);
+      await db.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  if (params.scenarios.includes('startup')) {
+    await phase('startup', async () => {
+      result.startup = await withTimeout(runStartupScenario({ runs: params.startupRuns, idleSeconds: 5, log }), 300_000, 'scenario 4');
+    });
+  }
+
+  result.finishedAt = new Date().toISOString();
+  result.machine.loadAverageAtEnd = os.loadavg().map((x) => Math.round(x * 100) / 100);
+  result.database ??= { kind: '—', version: '—' };
+  const rows = buildRows(result);
+  result.summary = rows;
+  const md = markdown(result, rows);
+  const jsonPath = path.join(RESULTS, `${stamp}.json`);
+  fs.writeFileSync(jsonPath, JSON.stringify(result, null, 2) + '\n');
+  fs.writeFileSync(path.join(RESULTS, 'latest.md'), md);
+
+  console.log('\n' + md);
+  const targets = rows.filter((r) => r.met !== null);
+  for (const r of targets) console.log(`  ${r.met ? 'MET   ' : 'MISSED'} ${(r.scenario || '').padEnd(0)}${r.metric}: ${r.value} (target ${r.target})`);
+  log(`done: ${path.relative(process.cwd(), jsonPath)} and bench/results/latest.md`);
+  return result.errors.length ? 1 : 0;
+}
+
+main()
+  .then((code) => process.exit(code))
+  .catch((err) => {
+    console.error(err.stack || err);
+    killAllChildren();
+    process.exit(1);
+  });

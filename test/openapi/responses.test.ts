@@ -1,0 +1,271 @@
+/**
+ * The running API against its OpenAPI document:
+ *  - every route of the Express app under /api/v1 (src/rest/route-list.ts), plus POST /plants, is an
+ *    operation of the document, and every operation is a route;
+ *  - a realistic scenario touches every operation (successes and the errors 400/401/403/404/422/429,
+ *    power routes on the local agent → 200, with an unreachable node agent → 422 NODE_UNAVAILABLE)
+ *    and EVERY response it gets
+ *    is checked: the status is documented for the operation, the body validates against the schema
+ *    (ajv, closed objects: an undocumented field fails too) and the rate-limit headers are there.
+ */
+import { buildOpenApiDocument } from '../../src/openapi/document.js';
+import { listRoutes } from '../../src/rest/route-list.js';
+import { createNode } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { ContractChecker, operationsOf } from './contract.js';
+
+const doc = buildOpenApiDocument();
+const checker = new ContractChecker(doc);
+
+let p: TestPlatform;
+let limited: TestPlatform;
+
+beforeAll(async () => {
+  // the local node agent runs: its servers answer power actions (200); other nodes point at a closed port (422)
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 2 }, {}, { record: true });
+  limited = await startTestPlatform({ rateLimits: { general: 2, auth: 2, admin: 2 } }, {}, { record: true });
+}, 120_000);
+afterAll(async () => {
+  await p?.stop();
+  await limited?.stop();
+}, 60_000);
+
+const expectStatus = (r: { status: number; text: string }, status: number, what: string) => {
+  if (r.status !== status) throw new Error(`${what}: expected ${status}, got ${r.status} ${r.text.slice(0, 300)}`);
+};
+
+test('the routes of the app and the operations of the document are the same', () => {
+  const toTemplate = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+  const routes = listRoutes(p.app, '/api/v1').map((r) => `${r.method} ${toTemplate(r.path)}`);
+  routes.push(...listRoutes(p.app, '/plants').map((r) => `${r.method} ${toTemplate(r.path)}`));
+  const documented = operationsOf(doc).map((o) => `${o.method} ${o.template}`);
+  expect(routes.length).toBeGreaterThan(25);
+  expect(routes.filter((r) => !documented.includes(r))).toEqual([]); // routes missing from the document
+  expect(documented.filter((d) => !routes.includes(d))).toEqual([]); // documented operations without a route
+});
+
+describe('a scenario over every operation', () => {
+  let admin: string;
+  let user: { token: string; user: any; email: string; password: string };
+  let other: { token: string; user: any };
+  let nodeId: string;
+  let blueprintId: string;
+  let serverId: string;
+
+  test('auth', async () => {
+    const email = `oa-${Date.now()}@example.com`;
+    expectStatus(await p.request('GET', '/api/v1/openapi.json'), 200, 'openapi.json');
+    expectStatus(await p.request('POST', '/api/v1/auth/signup', { body: { email, password: 'password-123', name: 'OpenAPI' } }), 201, 'signup');
+    expectStatus(await p.request('POST', '/api/v1/auth/signup', { body: { email: email.toUpperCase(), password: 'password-123', name: 'Again' } }), 422, 'signup taken');
+    expectStatus(await p.request('POST', '/api/v1/auth/signup', { body: { email: 'nope', password: 'short', name: '' } }), 422, 'signup invalid');
+    expectStatus(await p.request('POST', '/api/v1/auth/signup', { raw: '{"email":', headers: { 'content-type': 'application/json' } }), 400, 'signup malformed');
+    const signin = await p.request('POST', '/api/v1/auth/signin', { body: { email, password: 'password-123' } });
+    expectStatus(signin, 200, 'signin');
+    user = { token: signin.body.data.token, user: signin.body.data.user, email, password: 'password-123' };
+    expectStatus(await p.request('POST', '/api/v1/auth/signin', { body: { email, password: 'wrong-password' } }), 401, 'signin wrong');
+    expectStatus(await p.request('POST', '/api/v1/auth/signin', { body: {} }), 422, 'signin empty');
+    expectStatus(await p.request('GET', '/api/v1/auth/session', { token: user.token }), 200, 'session');
+    expectStatus(await p.request('GET', '/api/v1/auth/session'), 401, 'session anonymous');
+    expectStatus(await p.request('GET', '/api/v1/auth/session', { token: 'hps_not-a-real-token' }), 401, 'session unknown token');
+    admin = (await p.admin()).token;
+    other = await p.newUser('Other');
+  });
+
+  test('users and API tokens', async () => {
+    expectStatus(await p.request('GET', '/api/v1/users/me', { token: user.token }), 200, 'me');
+    expectStatus(await p.request('GET', '/api/v1/users/me'), 401, 'me anonymous');
+    expectStatus(await p.request('PATCH', '/api/v1/users/me', { token: user.token, body: { name: 'Renamed' } }), 200, 'patch me');
+    expectStatus(await p.request('PATCH', '/api/v1/users/me', { token: user.token, body: { password: 'new-password-1' } }), 422, 'patch me without currentPassword');
+    expectStatus(await p.request('PATCH', '/api/v1/users/me', { token: user.token, raw: 'name=x', headers: { 'content-type': 'text/plain' } }), 400, 'patch me not JSON');
+    // cookie-authenticated write from another origin: CSRF → 403
+    expectStatus(
+      await p.request('PATCH', '/api/v1/users/me', { cookie: `hp_session=${user.token}`, headers: { origin: 'http://evil.example' }, body: { name: 'x' } }),
+      403,
+      'patch me cross-site',
+    );
+    const created = await p.request('POST', '/api/v1/users/me/api-tokens', { token: user.token, body: { name: 'ci', expiresInDays: 30 } });
+    expectStatus(created, 201, 'create api token');
+    expectStatus(await p.request('POST', '/api/v1/users/me/api-tokens', { token: user.token, body: { name: 'forever' } }), 201, 'create api token without expiry');
+    expectStatus(await p.request('POST', '/api/v1/users/me/api-tokens', { token: user.token, body: { name: 'x', expiresInDays: 0 } }), 422, 'create api token invalid');
+    expectStatus(await p.request('GET', '/api/v1/users/me/api-tokens', { token: user.token }), 200, 'list api tokens');
+    expectStatus(await p.request('GET', '/api/v1/users/me/api-tokens?page=99', { token: user.token }), 200, 'list api tokens past the end');
+    expectStatus(await p.request('GET', '/api/v1/users/me/api-tokens?limit=101', { token: user.token }), 422, 'list api tokens bad limit');
+    expectStatus(await p.request('GET', '/api/v1/auth/session', { token: created.body.data.token }), 200, 'session via api token');
+    expectStatus(await p.request('DELETE', `/api/v1/users/me/api-tokens/${created.body.data.id}`, { token: user.token }), 204, 'revoke api token');
+    expectStatus(await p.request('DELETE', `/api/v1/users/me/api-tokens/${created.body.data.id}`, { token: user.token }), 404, 'revoke again');
+    expectStatus(await p.request('GET', '/api/v1/users/me', { token: created.body.data.token }), 401, 'revoked token');
+  });
+
+  test('nodes and blueprints', async () => {
+    const node = await createNode(p, admin, { memory: 4096, disk: 8192, cpuCores: 2 });
+    nodeId = node.id;
+    expectStatus(await p.request('POST', '/api/v1/nodes', { token: admin, body: { name: node.name, fqdn: '127.0.0.1', memory: 1024, disk: 1024 } }), 422, 'node name taken');
+    expectStatus(await p.request('POST', '/api/v1/nodes', { token: user.token, body: { name: 'x', fqdn: 'x.example', memory: 1024, disk: 1024 } }), 403, 'node create by user');
+    expectStatus(await p.request('GET', '/api/v1/nodes?limit=5', { token: admin }), 200, 'list nodes');
+    expectStatus(await p.request('GET', '/api/v1/nodes', { token: user.token }), 403, 'list nodes by user');
+    expectStatus(await p.request('GET', `/api/v1/nodes/${nodeId}`, { token: admin }), 200, 'get node');
+    expectStatus(await p.request('GET', '/api/v1/nodes/00000000-0000-4000-8000-000000000000', { token: admin }), 404, 'get unknown node');
+    expectStatus(await p.request('GET', `/api/v1/nodes/${nodeId}/stats`, { token: admin }), 200, 'node stats (unreachable: online false)');
+    expectStatus(await p.request('GET', `/api/v1/nodes/${nodeId}/stats`, { token: user.token }), 403, 'node stats by user');
+    const list = await p.request('GET', '/api/v1/blueprints?limit=100', { token: user.token });
+    expectStatus(list, 200, 'list blueprints');
+    blueprintId = list.body.data.find((b: any) => b.key === 'shell-command')?.id ?? list.body.data[0].id;
+    expectStatus(await p.request('GET', `/api/v1/blueprints/${blueprintId}`, { token: user.token }), 200, 'get blueprint');
+    expectStatus(await p.request('GET', '/api/v1/blueprints/not-a-uuid', { token: user.token }), 404, 'get unknown blueprint');
+    expectStatus(await p.request('GET', '/api/v1/blueprints'), 401, 'blueprints anonymous');
+  });
+
+  test('servers, power and console tokens', async () => {
+    const base = { name: 'OpenAPI server', nodeId, blueprintId, memory: 256, cpu: 50, disk: 512 };
+    const created = await p.request('POST', '/api/v1/servers', { token: user.token, body: { ...base, description: 'described', autoRestart: true } });
+    expectStatus(created, 201, 'create server');
+    serverId = created.body.data.id;
+    expectStatus(await p.request('POST', '/api/v1/servers', { token: user.token, body: { ...base, memory: 1_000_000 } }), 422, 'create server over capacity');
+    expectStatus(await p.request('POST', '/api/v1/servers', { token: user.token, body: { ...base, cpu: 'lots' } }), 422, 'create server invalid');
+    expectStatus(await p.request('POST', '/api/v1/servers', { token: user.token, body: { ...base, ownerId: other.user.id } }), 403, 'create server for another user');
+    expectStatus(await p.request('GET', '/api/v1/servers', { token: user.token }), 200, 'list servers');
+    expectStatus(await p.request('GET', `/api/v1/servers?status=running&nodeId=${nodeId}`, { token: admin }), 200, 'list servers filtered');
+    expectStatus(await p.request('GET', '/api/v1/servers?status=exploded', { token: user.token }), 422, 'list servers bad filter');
+    expectStatus(await p.request('GET', `/api/v1/servers/${serverId}`, { token: user.token }), 200, 'get server');
+    expectStatus(await p.request('GET', `/api/v1/servers/${serverId}`, { token: other.token }), 404, "another user's server");
+    expectStatus(await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: user.token, body: { name: 'Renamed server', memory: 300 } }), 200, 'patch server');
+    expectStatus(await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: user.token, body: { nodeId } }), 422, 'patch server nodeId');
+    for (const action of ['start', 'stop', 'restart', 'kill']) {
+      const r = await p.request('POST', `/api/v1/servers/${serverId}/${action}`, { token: user.token });
+      expectStatus(r, 422, `${action} (node unreachable or installing)`);
+      expect(['NODE_UNAVAILABLE', 'INVALID_STATE']).toContain(r.body.error.code);
+      expectStatus(await p.request('POST', `/api/v1/servers/${serverId}/${action}`, { token: other.token }), 404, `${action} by another user`);
+    }
+    expectStatus(await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: user.token }), 200, 'console token');
+    expectStatus(await p.request('GET', `/api/v1/servers/${serverId}/console-token`), 401, 'console token anonymous');
+  });
+
+  test('power actions on the local node agent', async () => {
+    const nodes = await p.request('GET', '/api/v1/nodes?limit=100', { token: admin });
+    const local = nodes.body.data.find((n: any) => n.name === 'local');
+    expectStatus(await p.request('GET', `/api/v1/nodes/${local.id}/stats`, { token: admin }), 200, 'node stats (online)');
+    const created = await p.request('POST', '/api/v1/servers', {
+      token: user.token,
+      body: { name: 'Local server', nodeId: local.id, blueprintId, memory: 64, cpu: 10, disk: 128 },
+    });
+    expectStatus(created, 201, 'create server on the local node');
+    const id = created.body.data.id as string;
+    const until = Date.now() + 30_000;
+    let status = created.body.data.status as string;
+    while (status === 'installing' && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = (await p.request('GET', `/api/v1/servers/${id}`, { token: user.token })).body.data.status;
+    }
+    expect(status).toBe('offline');
+    for (const action of ['start', 'stop', 'restart', 'kill']) {
+      expectStatus(await p.request('POST', `/api/v1/servers/${id}/${action}`, { token: user.token }), 200, `${action} on the local node`);
+    }
+    expectStatus(await p.request('GET', `/api/v1/servers/${id}/console-token`, { token: user.token }), 200, 'console token (local node)');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${id}`, { token: user.token }), 204, 'delete server on the local node');
+  }, 60_000);
+
+  test('deletes: node unreachable, force, node with servers', async () => {
+    const r = await p.request('DELETE', `/api/v1/servers/${serverId}`, { token: user.token });
+    expectStatus(r, 422, 'delete server (node unreachable)');
+    expect(r.body.error.code).toBe('NODE_UNAVAILABLE');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${serverId}?force=true`, { token: user.token }), 403, 'force by user');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${serverId}?force=maybe`, { token: admin }), 422, 'bad force');
+    const hosts = await p.request('DELETE', `/api/v1/nodes/${nodeId}`, { token: admin });
+    expectStatus(hosts, 422, 'delete node with servers');
+    expect(hosts.body.error.code).toBe('NODE_HAS_SERVERS');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${serverId}?force=true`, { token: admin }), 204, 'force delete');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${serverId}`, { token: admin }), 404, 'delete again');
+    expectStatus(await p.request('DELETE', `/api/v1/nodes/${nodeId}`, { token: user.token }), 403, 'delete node by user');
+    expectStatus(await p.request('DELETE', `/api/v1/nodes/${nodeId}`, { token: admin }), 204, 'delete node');
+  });
+
+  test('admin', async () => {
+    expectStatus(await p.request('GET', '/api/v1/admin/users?limit=2', { token: admin }), 200, 'admin users');
+    expectStatus(await p.request('GET', '/api/v1/admin/users?search=openapi', { token: admin }), 200, 'admin users search');
+    expectStatus(await p.request('GET', '/api/v1/admin/users?page=0', { token: admin }), 422, 'admin users bad page');
+    expectStatus(await p.request('GET', '/api/v1/admin/users', { token: user.token }), 403, 'admin users by user');
+    expectStatus(await p.request('GET', '/api/v1/admin/stats', { token: admin }), 200, 'admin stats');
+    expectStatus(await p.request('GET', '/api/v1/admin/stats'), 401, 'admin stats anonymous');
+    const node = await createNode(p, admin);
+    expectStatus(await p.request('POST', `/api/v1/admin/nodes/${node.id}/token`, { token: admin }), 201, 'rotate node token');
+    expectStatus(await p.request('POST', '/api/v1/admin/nodes/00000000-0000-4000-8000-000000000000/token', { token: admin }), 404, 'rotate unknown node');
+  });
+
+  test('plants', async () => {
+    const id = '9223372036854775807';
+    expectStatus(await p.request('POST', '/plants', { token: user.token, raw: `{"id": ${id}, "name": "Monstera", "tag": "indoor"}`, headers: { 'content-type': 'application/json' } }), 200, 'plant');
+    expectStatus(await p.request('POST', '/plants', { token: user.token, body: { id: 7, name: 'Fern' } }), 200, 'plant without tag');
+    expectStatus(await p.request('POST', '/plants', { token: user.token, body: { id: 7, name: 'Fern' } }), 400, 'plant id taken');
+    expectStatus(await p.request('POST', '/plants', { token: user.token, body: { id: 1.5, name: '' } }), 400, 'plant invalid');
+    expectStatus(await p.request('POST', '/plants', { token: user.token, raw: '{', headers: { 'content-type': 'application/json' } }), 400, 'plant malformed');
+    expectStatus(await p.request('POST', '/plants', { body: { id: 8, name: 'Fern' } }), 401, 'plant anonymous');
+  });
+
+  test('sign-out', async () => {
+    const session = await p.request('POST', '/api/v1/auth/signin', { body: { email: user.email, password: user.password } });
+    expectStatus(await p.request('POST', '/api/v1/auth/signout', { token: session.body.data.token }), 204, 'signout');
+    expectStatus(await p.request('POST', '/api/v1/auth/signout', { token: session.body.data.token }), 401, 'signout again');
+  });
+
+  test('rate limits: 429 everywhere, with Retry-After (REST and the plant store)', async () => {
+    const q = limited;
+    const signins = [];
+    for (let i = 0; i < 3; i++) signins.push(await q.request('POST', '/api/v1/auth/signin', { body: { email: 'root@example.com', password: 'admin-password-123' } }));
+    expect(signins.map((r) => r.status)).toEqual([200, 200, 429]);
+    const token = signins[0]!.body.data.token as string;
+    const gets = [];
+    for (let i = 0; i < 3; i++) gets.push(await q.request('GET', '/api/v1/users/me', { token }));
+    expect(gets.map((r) => r.status)).toEqual([200, 200, 429]);
+    expectStatus(await q.request('POST', '/plants', { token, body: { id: 1, name: 'Fern' } }), 429, 'plants over the limit');
+    expectStatus(await q.request('GET', '/api/v1/openapi.json', { token }), 429, 'openapi.json over the limit (general bucket)');
+    const stats = [];
+    for (let i = 0; i < 3; i++) stats.push(await q.request('GET', '/api/v1/admin/stats', { token }));
+    expect(stats.map((r) => r.status)).toEqual([200, 200, 429]);
+  });
+});
+
+test('every recorded response matches the document', () => {
+  const all = [...p.recorded, ...limited.recorded];
+  expect(all.length).toBeGreaterThan(80);
+  const problems = all.flatMap((x) => checker.check(x));
+  expect(problems).toEqual([]);
+
+  // rate-limit headers on every response, Retry-After on every 429
+  for (const x of all) {
+    const missing = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', ...(x.status === 429 ? ['retry-after'] : [])].filter((h) => !(h in x.headers));
+    expect([`${x.method} ${x.path} → ${x.status}`, missing]).toEqual([`${x.method} ${x.path} → ${x.status}`, []]);
+  }
+
+  // the error codes match their statuses (CONTRACT §1)
+  const STATUS_OF: Record<string, number> = {
+    BAD_REQUEST: 400,
+    UNAUTHORIZED: 401,
+    FORBIDDEN: 403,
+    NOT_FOUND: 404,
+    RATE_LIMITED: 429,
+    INTERNAL_ERROR: 500,
+  };
+  for (const x of all.filter((e) => e.status >= 400 && !e.path.startsWith('/plants'))) {
+    const code = (x.body as any).error.code as string;
+    expect([`${x.method} ${x.path}`, code, x.status]).toEqual([`${x.method} ${x.path}`, code, STATUS_OF[code] ?? 422]);
+  }
+
+  // coverage: every operation was called, and got its success status at least once
+  const seen = new Map<string, Set<number>>();
+  for (const x of all) {
+    const op = checker.find(x.method, x.path);
+    if (!op) continue;
+    const key = `${op.method} ${op.template}`;
+    if (!seen.has(key)) seen.set(key, new Set());
+    seen.get(key)!.add(x.status);
+  }
+  const notCovered = checker.ops
+    .filter((o) => {
+      const success = Number(Object.keys(o.op.responses).find((s) => s < '300'));
+      return !seen.get(`${o.method} ${o.template}`)?.has(success);
+    })
+    .map((o) => `${o.method} ${o.template}`);
+  expect(notCovered).toEqual([]);
+  const errorStatuses = new Set(all.map((x) => x.status).filter((s) => s >= 400));
+  expect([...errorStatuses].sort()).toEqual([400, 401, 403, 404, 422, 429]);
+});
