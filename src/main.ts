@@ -17,12 +17,15 @@ async function main() {
   }
   const platform = await startPlatform(config);
   const { firstAdmin } = platform;
+  const agent = platform.agent();
   const lines = [
     '',
-    `  Panel:    ${platform.url}`,
-    `  REST API: ${platform.url}/api/v1`,
+    `  Panel:    ${platform.url}   (web page)`,
+    `  REST API: ${platform.url}/api/v1   (docs: ${platform.url}/docs)`,
+    `  GraphQL:  ${platform.url}/graphql`,
     `  Health:   ${platform.url}/health`,
     `  Database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}/postgres`}`,
+    `  Node:     ${agent ? `local agent on port ${agent.port} (console ws://localhost:${agent.port}/console)` : 'no local agent (LOCAL_AGENT=false)'}`,
     '',
     firstAdmin.password
       ? `  Sign in as ${firstAdmin.email} with password ${firstAdmin.password}  (shown once; change it with PATCH /api/v1/users/me)`
