@@ -52,7 +52,8 @@ function drive({ rate, seconds, tickMs, markersPerSec }) {
         lines += perTick;
         sent++;
       }
-      if (sent >= ticks) return resolve({ lines, markers, ticks: sent, lateTicks: late, elapsedMs: Date.now() - t0, droppedClients: dropped });
+      // bounded in time: when broadcasting cannot keep up, fewer lines are produced (reported)
+      if (sent >= ticks || Date.now() - t0 >= seconds * 1000) return resolve({ lines, markers, ticks: sent, lateTicks: late, elapsedMs: Date.now() - t0, droppedClients: dropped });
       setTimeout(tick, Math.max(0, Math.min(t0 + sent * tickMs, nextMarker) - Date.now()));
     };
     tick();

@@ -58,7 +58,7 @@ function drive({ rate, seconds, tickMs, markersPerSec }) {
         if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify({ type: 'command', data: `spam ${perTick}` }));
         sent++;
       }
-      if (sent >= ticks) {
+      if (sent >= ticks || Date.now() - t0 >= seconds * 1000) {
         return resolve({
           lines: sent * perTick,
           perTick,

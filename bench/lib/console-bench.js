@@ -182,6 +182,7 @@ async function settle(phase, maxMs = 10_000) {
 /** Runs the drive while sampling RSS; then waits for the readers to drain. */
 async function driveAndMeasure(phase, { drive, pid, expectedOf, quietWaitMs }) {
   const ncores = os.cpus().length;
+  const rssConnected = rssMiB(pid);
   const quiet = await waitForQuiet(ncores, quietWaitMs);
   const m0 = machineCpu();
   const cpu0 = procCpuMs(pid);
@@ -223,7 +224,7 @@ async function driveAndMeasure(phase, { drive, pid, expectedOf, quietWaitMs }) {
   const growthSecondHalf = firstHalf.length && secondHalf.length ? Math.round((Math.max(...secondHalf) - Math.max(...firstHalf)) * 10) / 10 : null;
   return {
     driven,
-    rss: { beforeMiB: rss0, peakMiB: peak, endMiB: rssEnd, secondHalfGrowthMiB: growthSecondHalf, flat: growthSecondHalf !== null && growthSecondHalf <= 32, samples: samples.map((s) => [s.t, s.rss]) },
+    rss: { withReadersConnectedMiB: rssConnected, beforeMiB: rss0, peakMiB: peak, endMiB: rssEnd, secondHalfGrowthMiB: growthSecondHalf, flat: growthSecondHalf !== null && growthSecondHalf <= 32, samples: samples.map((s) => [s.t, s.rss]) },
   };
 }
 
@@ -316,8 +317,9 @@ async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, 
   try {
     await ask(driver.child, { type: 'connect', url: tickets[0].url, tokens: [tickets[0].token, tickets[1].token] });
 
+    const want = (process.env.BENCH_CONSOLE_PHASES || 'node,graphql,baseline').split(',');
     // (A) the node console channel
-    {
+    if (want.includes('node')) {
       const phase = new Phase();
       phase.readers = await inBatches(subscribers, 50, (i) => consoleReader(phase, tickets[2 + i].url, tickets[2 + i].token));
       phase.readers.push(await consoleReader(phase, tickets[2 + subscribers].url, tickets[2 + subscribers].token, { stall: true }));
@@ -335,7 +337,7 @@ async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, 
     }
 
     // (B) GraphQL subscriptions at the gateway
-    {
+    if (want.includes('graphql')) {
       await restartDemoServer(panelUrl, apiToken, serverId);
       await ask(driver.child, { type: 'connect', url: tickets[0].url, tokens: [tickets[0].token, tickets[1].token] });
       const phase = new Phase();
@@ -361,7 +363,7 @@ async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, 
   await apiOk(panelUrl, 'POST', `/api/v1/servers/${serverId}/kill`, { token: apiToken }).catch(() => undefined);
 
   // (C) baseline: a bare ws broadcast server, same clients, same lines
-  {
+  if ((process.env.BENCH_CONSOLE_PHASES || 'baseline').includes('baseline')) {
     const base = startChild(path.join(CHILDREN, 'baseline-ws.js'));
     const ready = await base.ready;
     try {

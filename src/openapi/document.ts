@@ -144,6 +144,8 @@ malformed JSON, missing or invalid fields and an id that exists already; 401 and
 
 - \`/api/agent/v1/*\`: the internal API the node agents call (HMAC-signed with the node key; no user
   credential works there). It is versioned with the agent and not meant for clients.
+- \`/docs\`: this document as an interactive page (static, not rate-limited; it loads
+  \`/api/v1/openapi.json\`).
 - \`/health\`: the health check for load balancers (no credentials, not rate-limited): 200
   \`{ "status": "ok", "database": "up" }\` or 503 \`{ "status": "degraded", "database": "down" }\`.
 - \`/graphql\`: the GraphQL gateway (same operations, auth, limits and error codes); its schema is

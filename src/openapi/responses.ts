@@ -47,7 +47,7 @@ export const ApiTokenSchema = z
     prefix: z.string().meta({ description: 'The first characters of the secret, to recognise it in a list.', example: 'hpt_Xy3k' }),
     createdAt: timestamp(),
     expiresAt: timestamp('When the token stops working; null: never.').nullable(),
-    lastUsedAt: timestamp('Last use (updated at most every few minutes); null: never used.').nullable(),
+    lastUsedAt: timestamp('Last use (updated at most once a minute); null: never used.').nullable(),
   })
   .meta({ id: 'ApiToken', description: 'A long-lived API token for integrations (the secret is not included).' });
 
