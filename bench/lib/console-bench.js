@@ -10,7 +10,6 @@
  */
 const path = require('node:path');
 const WebSocket = require('ws');
-const { createClient } = require('graphql-ws');
 const os = require('node:os');
 const { Histogram, sleep, waitUntil, rssMiB, startChild, ask, stopChild, apiOk, waitForQuiet, machineCpu, busyCores, procCpuMs } = require('./util');
 
@@ -28,19 +27,8 @@ class Phase {
     this.readers = [];
     this.floodNotices = 0;
   }
-  onLine(reader, line, tsMs, now) {
-    if (!this.measuring) return;
-    if (line.includes('spam line ')) {
-      reader.lines++;
-      this.hist.add(now - tsMs);
-    } else {
-      const i = line.indexOf('[Server] t=');
-      if (i >= 0) {
-        reader.markers++;
-        this.markerHist.add(now - Number.parseInt(line.slice(i + 11), 10));
-      } else if (line.includes('Output rate limit exceeded')) reader.notices = (reader.notices ?? 0) + 1;
-    }
-  }
+  /** Hook called for every frame (used while waiting for the history to settle). */
+  onAny() {}
   total() {
     let n = 0;
     for (const r of this.readers) n += r.lines;
@@ -48,21 +36,49 @@ class Phase {
   }
 }
 
-/** A console-channel reader (node agent or baseline): raw frames, cheap field extraction. */
+const SUBSCRIPTION = 'subscription($id: ID!) { consoleOutput(serverId: $id) { line ts } }';
+const TS_KEY = Buffer.from('"ts":"');
+const SPAM = Buffer.from('spam line ');
+const MARKER = Buffer.from('[Server] t=');
+const NOTICE = Buffer.from('Output rate limit exceeded');
+
+/**
+ * Cheap extraction from a console line frame (node channel `console_output`, or a graphql-ws `next`
+ * carrying consoleOutput { line ts }): the readers must cost far less than the servers they measure,
+ * so no JSON.parse and no string conversion of the whole frame.
+ */
+function onFrame(phase, r, buf) {
+  phase.onAny();
+  if (!phase.measuring) return;
+  const now = Date.now();
+  const ti = buf.lastIndexOf(TS_KEY);
+  if (ti < 0) return;
+  if (buf.indexOf(SPAM) >= 0) {
+    r.lines++;
+    phase.hist.add(now - Date.parse(buf.toString('latin1', ti + 6, ti + 30)));
+    return;
+  }
+  const mi = buf.indexOf(MARKER);
+  if (mi >= 0) {
+    r.markers++;
+    phase.markerHist.add(now - Number.parseInt(buf.toString('latin1', mi + 11, mi + 24), 10));
+  } else if (buf.indexOf(NOTICE) >= 0) r.notices = (r.notices ?? 0) + 1;
+}
+
+/** A console-channel reader (node agent or baseline). */
 function consoleReader(phase, url, token, { stall = false } = {}) {
   return new Promise((resolve, reject) => {
     const r = { lines: 0, markers: 0, closed: null, ws: null, stalled: stall };
-    const ws = new WebSocket(url, { perMessageDeflate: false });
+    const ws = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true });
     r.ws = ws;
+    let authed = false;
     const t = setTimeout(() => reject(new Error('console reader: no auth_success within 20 s')), 20_000);
     ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })));
-    ws.on('message', (raw) => {
-      const s = raw.toString();
-      if (s.startsWith('{"type":"console_output"')) {
-        const now = Date.now();
-        const m = JSON.parse(s);
-        phase.onLine(r, m.data.line, Date.parse(m.data.ts), now);
-      } else if (s.startsWith('{"type":"auth_success"')) {
+    ws.on('message', (buf) => {
+      if (authed) return onFrame(phase, r, buf);
+      phase.onAny();
+      if (buf.toString('latin1', 0, 22) === '{"type":"auth_success"') {
+        authed = true;
         clearTimeout(t);
         if (stall) ws._socket.pause(); // never read again: the server must not buffer for it without bound
         resolve(r);
@@ -77,69 +93,45 @@ function consoleReader(phase, url, token, { stall = false } = {}) {
   });
 }
 
-const SUBSCRIPTION = 'subscription($id: ID!) { consoleOutput(serverId: $id) { line ts } }';
-
-/** A graphql-ws client with one consoleOutput subscription. Resolves at the first item (history). */
-function graphqlReader(phase, url, apiToken, serverId) {
+/**
+ * A GraphQL subscriber speaking the graphql-ws protocol (graphql-transport-ws) with one consoleOutput
+ * subscription. `stall`: pauses its socket after the first item and never reads again.
+ * (The graphql-ws client library parses and validates every message; at these rates that made the
+ * load generator, not the gateway, the bottleneck — this client only scans the frames.)
+ */
+function graphqlReader(phase, url, apiToken, serverId, { stall = false } = {}) {
   return new Promise((resolve, reject) => {
-    const r = { lines: 0, markers: 0, closed: null, client: null, errors: [] };
-    const t = setTimeout(() => reject(new Error('graphql reader: nothing received within 60 s')), 60_000);
+    const ws = new WebSocket(url, 'graphql-transport-ws', { perMessageDeflate: false, skipUTF8Validation: true });
+    const r = { ws, lines: 0, markers: 0, closed: null, stalled: stall, errors: [] };
     let first = true;
-    r.client = createClient({
-      url,
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      lazy: true,
-      connectionParams: { authorization: `Bearer ${apiToken}` },
-      on: { closed: (e) => (r.closed = e?.code ?? -1) },
-    });
-    r.client.subscribe(
-      { query: SUBSCRIPTION, variables: { id: serverId } },
-      {
-        next: (res) => {
-          const d = res.data?.consoleOutput;
-          if (d) phase.onLine(r, d.line, Date.parse(d.ts), Date.now());
-          if (res.errors) r.errors.push(res.errors[0]?.message);
-          if (first) {
-            first = false;
-            clearTimeout(t);
-            resolve(r);
-          }
-        },
-        error: (e) => {
-          r.errors.push(Array.isArray(e) ? e[0]?.message : e?.message ?? `closed ${e?.code}`);
-          if (r.closed === null) r.closed = -2;
-          clearTimeout(t);
-          if (first) reject(new Error(`graphql reader failed: ${r.errors.at(-1)}`));
-        },
-        complete: () => {
-          if (r.closed === null) r.closed = -3;
-        },
-      },
-    );
-  });
-}
-
-/** A raw graphql-transport-ws client that subscribes, then pauses its socket for good. */
-function stalledGraphqlReader(url, apiToken, serverId) {
-  return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, 'graphql-transport-ws', { perMessageDeflate: false });
-    const r = { ws, closed: null, stalled: true, lines: 0, markers: 0 };
-    const t = setTimeout(() => reject(new Error('stalled graphql reader: no data within 20 s')), 20_000);
+    const t = setTimeout(() => reject(new Error('graphql reader: nothing received within 60 s')), 60_000);
     ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${apiToken}` } })));
-    ws.on('message', (raw) => {
-      const m = JSON.parse(raw.toString());
+    ws.on('message', (buf) => {
+      if (!first) {
+        if (buf.indexOf('"type":"next"') >= 0) return onFrame(phase, r, buf);
+        const m = JSON.parse(buf.toString());
+        if (m.type === 'error' || m.type === 'complete') {
+          r.errors.push(m.type === 'error' ? m.payload?.[0]?.message : 'complete');
+          if (r.closed === null) r.closed = m.type === 'error' ? -2 : -3;
+        }
+        return;
+      }
+      const m = JSON.parse(buf.toString());
       if (m.type === 'connection_ack') ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: SUBSCRIPTION, variables: { id: serverId } } }));
       else if (m.type === 'next') {
+        first = false;
         clearTimeout(t);
-        ws._socket.pause();
+        if (stall) ws._socket.pause();
         resolve(r);
+      } else if (m.type === 'error') {
+        clearTimeout(t);
+        reject(new Error(`graphql reader refused: ${JSON.stringify(m.payload).slice(0, 300)}`));
       }
     });
     ws.on('close', (code) => {
-      r.closed = code;
+      if (r.closed === null) r.closed = code;
       clearTimeout(t);
-      reject(new Error(`stalled graphql reader closed (${code})`));
+      if (first) reject(new Error(`graphql reader closed (${code}) before its first item`));
     });
     ws.on('error', () => undefined);
   });
@@ -162,11 +154,8 @@ async function settle(phase, maxMs = 10_000) {
   let counter = 0;
   const countAll = () => phase.readers.reduce((a, r) => a + r.lines + r.markers, 0) + counter;
   // the readers only count while measuring; count arrivals through a temporary hook instead
-  const orig = phase.onLine.bind(phase);
-  phase.onLine = (r, l, ts, now) => {
-    counter++;
-    orig(r, l, ts, now);
-  };
+  const orig = phase.onAny;
+  phase.onAny = () => counter++;
   try {
     while (Date.now() < deadline) {
       const n = countAll();
@@ -175,7 +164,7 @@ async function settle(phase, maxMs = 10_000) {
       await sleep(500);
     }
   } finally {
-    phase.onLine = orig;
+    phase.onAny = orig;
   }
 }
 
@@ -186,10 +175,22 @@ async function driveAndMeasure(phase, { drive, pid, expectedOf, quietWaitMs }) {
   const quiet = await waitForQuiet(ncores, quietWaitMs);
   const m0 = machineCpu();
   const cpu0 = procCpuMs(pid);
+  const self0 = process.cpuUsage();
   const samples = [];
   const rss0 = rssMiB(pid);
   const t0 = Date.now();
-  const sampler = setInterval(() => samples.push({ t: Date.now() - t0, rss: rssMiB(pid) }), 500);
+  let lastCpu = cpu0;
+  let lastSelf = null;
+  const sampler = setInterval(() => {
+    samples.push({ t: Date.now() - t0, rss: rssMiB(pid) });
+    if (process.env.BENCH_DEBUG) {
+      const c = procCpuMs(pid);
+      const me = process.cpuUsage();
+      console.log(`      t=${Date.now() - t0} ms received=${phase.total()} server cpu=${Math.round((c - lastCpu) / 5)}% readers cpu=${Math.round((me.user + me.system - (lastSelf ?? 0)) / 5000)}% rss=${samples.at(-1).rss} closed=${phase.readers.filter((r) => r.closed !== null).length}`);
+      lastCpu = c;
+      lastSelf = me.user + me.system;
+    }
+  }, 500);
   phase.measuring = true;
   let driven;
   try {
@@ -211,7 +212,11 @@ async function driveAndMeasure(phase, { drive, pid, expectedOf, quietWaitMs }) {
     }
     driven.drainMs = Date.now() - drainStart;
     const secs = (Date.now() - t0) / 1000;
-    driven.cores = { server: Math.round(((procCpuMs(pid) - cpu0) / 1000 / secs) * 100) / 100, machine: busyCores(m0, machineCpu(), ncores), machineBusyBefore: quiet.busyCores };
+    const self = process.cpuUsage(self0);
+    driven.cores = {
+      server: Math.round(((procCpuMs(pid) - cpu0) / 1000 / secs) * 100) / 100,
+      readers: Math.round(((self.user + self.system) / 1e6 / secs) * 100) / 100,
+      machine: busyCores(m0, machineCpu(), ncores), machineBusyBefore: quiet.busyCores };
   } finally {
     clearInterval(sampler);
     phase.measuring = false;
@@ -266,20 +271,25 @@ function logPhase(log, s) {
     `    ${s.name}: offered ${s.offeredLinesPerSec} lines/s; latency p50 ${s.latencyMs.p50} ms p99 ${s.latencyMs.p99} ms (markers e2e p99 ${s.markerLatencyMs.p99} ms); ` +
       `kept up ${s.readersKeptUp}/${s.subscribers} (complete ${s.readersComplete}), lines/reader min ${s.linesPerReader.min} median ${s.linesPerReader.median} max ${s.linesPerReader.max} of ${s.offeredLines}` +
       ` (flood notices ${s.floodNotices}); ` +
-      `cores busy: server ${s.drive.cores?.server}, machine ${s.drive.cores?.machine}; ` +
+      `cores busy: server ${s.drive.cores?.server}, readers ${s.drive.cores?.readers}, machine ${s.drive.cores?.machine}; ` +
       `RSS ${s.rss.beforeMiB}→peak ${s.rss.peakMiB}→${s.rss.endMiB} MiB (2nd-half growth ${s.rss.secondHalfGrowthMiB} MiB)`,
   );
 }
 
 async function closeReaders(phase) {
-  for (const r of phase.readers) {
-    try {
-      if (r.client) await Promise.race([r.client.dispose(), sleep(2000)]);
-      if (r.ws) r.ws.terminate();
-    } catch {
-      /* ignore */
-    }
-  }
+  await Promise.race([
+    Promise.all(
+      phase.readers.map(async (r) => {
+        try {
+          if (r.ws) r.ws.terminate();
+          if (r.client) await r.client.dispose();
+        } catch {
+          /* ignore */
+        }
+      }),
+    ),
+    sleep(5000),
+  ]);
   phase.readers = [];
 }
 
@@ -343,7 +353,7 @@ async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, 
       const phase = new Phase();
       const gqlUrl = panelUrl.replace(/^http/, 'ws') + '/graphql';
       phase.readers = await inBatches(subscribers, 50, () => graphqlReader(phase, gqlUrl, apiToken, serverId));
-      phase.readers.push(await stalledGraphqlReader(gqlUrl, apiToken, serverId));
+      phase.readers.push(await graphqlReader(phase, gqlUrl, apiToken, serverId, { stall: true }));
       await settle(phase);
       const m = await driveAndMeasure(phase, {
         pid: panelPid,

@@ -28,6 +28,7 @@ import {
   envelope,
   ErrorSchema,
   listEnvelope,
+  NodeChoiceSchema,
   NodeSchema,
   NodeStatsSchema,
   NodeTokenSchema,
@@ -285,6 +286,20 @@ const OPERATIONS: Operation[] = [
       403: '',
       422: 'VALIDATION_ERROR (e.g. `currentPassword` missing or wrong), or ALREADY_EXISTS: the email is taken.',
     },
+  },
+  {
+    method: 'get',
+    path: '/users/me/nodes',
+    operationId: 'listNodeChoices',
+    tag: 'Users',
+    summary: 'Nodes you may create servers on',
+    description:
+      'Every node with its name, status and the memory/disk it can still allocate (MiB), for choosing `nodeId` in POST /servers. ' +
+      'Unlike /nodes (administrators only), it shows no address or other node details.',
+    auth: 'user',
+    query: listQuery(),
+    success: { status: 200, description: 'A page of nodes.', schema: listEnvelope(NodeChoiceSchema) },
+    errors: { 401: '', 422: 'VALIDATION_ERROR: bad `page` or `limit`.' },
   },
   {
     method: 'get',

@@ -98,6 +98,17 @@ export const NodeSchema = z
   })
   .meta({ id: 'Node', description: 'A machine that hosts servers, running the node agent. Never contains the token hash or key.' });
 
+export const NodeChoiceSchema = z
+  .object({
+    id: id('Node id.'),
+    name: z.string().meta({ example: 'local' }),
+    status: z.enum(['online', 'offline']),
+    available: z
+      .object({ memory: mib('Memory still free for new servers'), disk: mib('Disk still free for new servers') })
+      .meta({ description: 'What the node can still allocate.' }),
+  })
+  .meta({ id: 'NodeChoice', description: 'A node a user may create servers on (GET /users/me/nodes): no address, no secrets.' });
+
 export const CreatedNodeSchema = NodeSchema.extend({
   token: z.string().meta({ description: 'The node token (prefix `hpn_`) for its agent (`NODE_TOKEN`), shown this once.' }),
 }).meta({ id: 'CreatedNode', description: 'A newly registered node with its first agent token.' });
@@ -291,4 +302,5 @@ export type UserOut = z.infer<typeof UserSchema>;
 export type ApiTokenOut = z.infer<typeof ApiTokenSchema>;
 export type ServerOut = z.infer<typeof ServerSchema>;
 export type NodeOut = z.infer<typeof NodeSchema>;
+export type NodeChoiceOut = z.infer<typeof NodeChoiceSchema>;
 export type BlueprintOut = z.infer<typeof BlueprintSchema>;

@@ -10,7 +10,7 @@ import type { Node } from '../entities/Node.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { requireAdmin } from '../services/actor.js';
 import type { Allocation } from '../services/servers.service.js';
-import { AllocationType, CreateNodeInput, NodePage, NodeTokenType, NodeType, RegisteredNode } from '../schema/node.js';
+import { AllocationType, CreateNodeInput, NodeChoicePage, NodePage, NodeTokenType, NodeType, RegisteredNode } from '../schema/node.js';
 import { plain } from './util.js';
 
 @Resolver(() => NodeType)
@@ -24,6 +24,16 @@ export class NodesResolver {
     const r = await ctx.services.nodes.list(ctx.actor, { page, limit });
     for (const v of r.items) ctx.loaders.allocation.prime(v.node.id, v.allocated);
     return { items: r.items.map((v) => v.node), ...r.meta } as NodePage;
+  }
+
+  @Query(() => NodeChoicePage, { description: 'GET /users/me/nodes: the nodes you may create servers on, with what they can still allocate.' })
+  async myNodes(
+    @Ctx() ctx: GraphQLContext,
+    @Arg('page', () => Int, { nullable: true }) page?: number,
+    @Arg('limit', () => Int, { nullable: true }) limit?: number,
+  ): Promise<NodeChoicePage> {
+    const r = await ctx.services.nodes.choices(ctx.actor, { page, limit });
+    return { items: r.items, ...r.meta } as NodeChoicePage;
   }
 
   @Query(() => NodeType, { description: 'GET /nodes/:id (administrators only).' })

@@ -2,12 +2,12 @@
  * The JSON shapes of REST responses. Each presenter returns the type of its schema in
  * src/openapi/responses.ts (the OpenAPI document), so the two cannot drift apart without `tsc` noticing.
  */
-import type { ApiTokenOut, BlueprintOut, NodeOut, ServerOut, UserOut } from '../openapi/responses.js';
+import type { ApiTokenOut, BlueprintOut, NodeChoiceOut, NodeOut, ServerOut, UserOut } from '../openapi/responses.js';
 import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { Server } from '../entities/Server.js';
 import type { User } from '../entities/User.js';
-import type { NodeView } from '../services/nodes.service.js';
+import type { NodeChoice, NodeView } from '../services/nodes.service.js';
 
 export const presentUser = (u: User): UserOut => ({
   id: u.id,
@@ -79,4 +79,11 @@ export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
   builtin: b.builtin,
   createdAt: b.createdAt,
   updatedAt: b.updatedAt,
+});
+
+export const presentNodeChoice = (c: NodeChoice): NodeChoiceOut => ({
+  id: c.id,
+  name: c.name,
+  status: c.status,
+  available: { memory: c.available.memory, disk: c.available.disk },
 });

@@ -1,13 +1,17 @@
 import { Router } from 'express';
 import type { Services } from '../services/index.js';
 import { parsePagination } from '../validation/pagination.js';
-import { presentApiToken, presentUser } from './presenters.js';
+import { presentApiToken, presentNodeChoice, presentUser } from './presenters.js';
 import { sendData, sendList, sendNoContent } from './respond.js';
 
 export function usersRoutes(services: Services): Router {
   const r = Router();
   r.get('/me', (req, res) => sendData(res, presentUser(services.users.me(req.actor ?? null))));
   r.patch('/me', async (req, res) => sendData(res, presentUser(await services.users.updateMe(req.actor ?? null, req.body))));
+  r.get('/me/nodes', async (req, res) => {
+    const page = await services.nodes.choices(req.actor ?? null, req.query);
+    sendList(res, page, presentNodeChoice);
+  });
   r.get('/me/api-tokens', async (req, res) => {
     const actor = req.actor ?? null;
     services.users.me(actor); // 401 before 422 for anonymous callers

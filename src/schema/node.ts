@@ -58,6 +58,24 @@ export class NodeType {
 @ObjectType('NodePage')
 export class NodePage extends Paginated(NodeType) {}
 
+@ObjectType('NodeChoice', { description: 'A node a user may create servers on (REST: GET /users/me/nodes): no address, no secrets.' })
+export class NodeChoiceType {
+  @Field(() => ID)
+  id!: string;
+
+  @Field()
+  name!: string;
+
+  @Field(() => NodeStatus)
+  status!: string;
+
+  @Field(() => AllocationType, { description: 'Memory and disk (MiB) the node can still allocate.' })
+  available!: AllocationType;
+}
+
+@ObjectType()
+export class NodeChoicePage extends Paginated(NodeChoiceType) {}
+
 @ObjectType('NodeToken', { description: 'A node agent secret, shown this once; the previous one stops working.' })
 export class NodeTokenType {
   @Field()

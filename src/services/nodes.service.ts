@@ -10,7 +10,7 @@ import { parseId, parseInput } from '../validation/common.js';
 import { createNodeInput } from '../validation/nodes.js';
 import { parsePagination, type Paginated } from '../validation/pagination.js';
 import type { Actor } from './actor.js';
-import { requireAdmin } from './actor.js';
+import { requireActor, requireAdmin } from './actor.js';
 import type { Allocation } from './servers.service.js';
 
 const log = childLogger('nodes');
@@ -19,6 +19,14 @@ const log = childLogger('nodes');
 export interface NodeView {
   node: Node;
   allocated: Allocation;
+}
+
+/** What a user sees of a node when choosing where to create a server. */
+export interface NodeChoice {
+  id: string;
+  name: string;
+  status: 'online' | 'offline';
+  available: Allocation;
 }
 
 export interface IssuedNodeToken {
@@ -46,6 +54,24 @@ export class NodesService {
     const alloc = await this.allocations(nodes.map((n) => n.id));
     return {
       items: nodes.map((node) => ({ node, allocated: alloc.get(node.id) ?? { memory: 0, disk: 0 } })),
+      meta: { total, page: page.page, limit: page.limit },
+    };
+  }
+
+  /**
+   * The nodes any signed-in user may place servers on, with what is still free there (MiB), so that a
+   * user can pick one without the admin-only node records. Same pagination and order as `list`.
+   */
+  async choices(actor: Actor | null, query: unknown): Promise<Paginated<NodeChoice>> {
+    requireActor(actor);
+    const page = parsePagination(query);
+    const [nodes, total] = await this.em.findAndCount(Node, {}, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset });
+    const alloc = await this.allocations(nodes.map((n) => n.id));
+    return {
+      items: nodes.map((n) => {
+        const used = alloc.get(n.id) ?? { memory: 0, disk: 0 };
+        return { id: n.id, name: n.name, status: n.status, available: { memory: Math.max(0, n.memory - used.memory), disk: Math.max(0, n.disk - used.disk) } };
+      }),
       meta: { total, page: page.page, limit: page.limit },
     };
   }

@@ -79,6 +79,7 @@ const ROWS: Row[] = [
   // --- the signed-in user
   { method: 'GET', route: '/users/me', expect: [401, 200, 200, 200] },
   { method: 'PATCH', route: '/users/me', expect: [401, 200, 200, 200], call: () => ({ body: { name: 'Renamed' } }) },
+  { method: 'GET', route: '/users/me/nodes', expect: [401, 200, 200, 200] },
   { method: 'GET', route: '/users/me/api-tokens', expect: [401, 200, 200, 200] },
   { method: 'POST', route: '/users/me/api-tokens', expect: [401, 201, 201, 201], call: () => ({ body: { name: 'matrix' } }) },
   {

@@ -177,13 +177,17 @@ maybe('web page in headless Chromium', () => {
     await page.getByRole('link', { name: 'Servers', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Your servers' }).waitFor();
     await page.getByText('No servers yet.').waitFor();
-    // nodes are not listed to users: the form asks for a node id and explains why
+    // users choose among the nodes offered to them (myNodes), with what each can still allocate
     await page.getByRole('link', { name: 'New server' }).click();
-    await page.getByLabel('Node ID').waitFor();
+    const nodeSelect = page.getByLabel('Node', { exact: true });
+    await nodeSelect.waitFor();
+    expect(await nodeSelect.locator('option').first().textContent()).toMatch(/^local — .*MiB RAM/);
+    await page.getByRole('button', { name: 'Create server' }).click();
+    await page.getByText('Give the server a name.').waitFor();
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBe('true');
     await page.getByLabel('Name', { exact: true }).fill('Mine');
     await page.getByRole('button', { name: 'Create server' }).click();
-    await page.getByText('Choose a node.').waitFor();
-    expect(await page.getByLabel('Node ID').getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('heading', { level: 1, name: 'Mine' }).waitFor();
     expect(problems).toEqual([]);
   }, 60_000);
 

@@ -83,6 +83,8 @@ describe('a scenario over every operation', () => {
       403,
       'patch me cross-site',
     );
+    expectStatus(await p.request('GET', '/api/v1/users/me/nodes', { token: user.token }), 200, 'node choices');
+    expectStatus(await p.request('GET', '/api/v1/users/me/nodes?page=0', { token: user.token }), 422, 'node choices bad page');
     const created = await p.request('POST', '/api/v1/users/me/api-tokens', { token: user.token, body: { name: 'ci', expiresInDays: 30 } });
     expectStatus(created, 201, 'create api token');
     expectStatus(await p.request('POST', '/api/v1/users/me/api-tokens', { token: user.token, body: { name: 'forever' } }), 201, 'create api token without expiry');

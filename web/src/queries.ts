@@ -89,6 +89,13 @@ export const M_POWER: Record<PowerAction, string> = {
 };
 
 export const Q_BLUEPRINTS = `query Blueprints { blueprints(limit: 100) { items { id key name description defaults { memory cpu disk } variables { key description default rules } } } }`;
+export const Q_MY_NODES = `query MyNodes { myNodes(limit: 100) { total items { id name status available { memory disk } } } }`;
+export interface NodeOption {
+  id: string;
+  name: string;
+  status: string;
+  available: { memory: number; disk: number };
+}
 export const Q_NODES = `query Nodes { nodes(limit: 100) { total items { id name fqdn port scheme memory disk cpuCores status lastSeenAt allocated { memory disk } } } }`;
 export const Q_NODE_STATS = `query NodeStats($nodeId: ID!) { nodeStats(nodeId: $nodeId) { online uptime cpu { cores usage load } memory { total used } disk { total used } servers { total running } } }`;
 export const Q_ADMIN_STATS = `query AdminStats { adminStats { users blueprints nodes { total online } servers { total byStatus { installing install_failed offline starting running stopping } } memory { allocated total } disk { allocated total } } }`;

@@ -1,30 +1,21 @@
 /** Create a server from a blueprint: name, blueprint, node, resources (defaulted from the blueprint), variables. */
 import { ApiError, describe, gql } from '../api';
-import { isAdmin, link, navigate, type View } from '../app';
+import { link, navigate, type View } from '../app';
 import { clear, field, h, messageBox } from '../dom';
-import { M_CREATE_SERVER, Q_BLUEPRINTS, Q_NODES, Q_SERVERS, type Blueprint, type NodeInfo, type Server } from '../queries';
+import { M_CREATE_SERVER, Q_BLUEPRINTS, Q_MY_NODES, type Blueprint, type NodeOption, type Server } from '../queries';
 
 interface NodeChoice {
   id: string;
   label: string;
 }
 
-/**
- * Nodes the user may place a server on. Administrators list them; other users cannot (GET /nodes is
- * admin-only), so they are offered the nodes their existing servers are on.
- */
+/** Nodes the user may place a server on (GraphQL `myNodes`, REST GET /users/me/nodes), with free memory/disk. */
 async function nodeChoices(): Promise<NodeChoice[]> {
-  if (isAdmin()) {
-    const d = await gql<{ nodes: { items: NodeInfo[] } }>(Q_NODES);
-    return d.nodes.items.map((n) => ({
-      id: n.id,
-      label: `${n.name} (${n.fqdn}) — ${n.status}${n.allocated ? `, ${n.memory - n.allocated.memory} MiB RAM free` : ''}`,
-    }));
-  }
-  const d = await gql<{ servers: { items: Server[] } }>(Q_SERVERS, { page: 1, limit: 100 });
-  const seen = new Map<string, NodeChoice>();
-  for (const s of d.servers.items) seen.set(s.node.id, { id: s.node.id, label: s.node.name });
-  return [...seen.values()];
+  const d = await gql<{ myNodes: { items: NodeOption[] } }>(Q_MY_NODES);
+  return d.myNodes.items.map((n) => ({
+    id: n.id,
+    label: `${n.name} — ${n.status}, ${n.available.memory} MiB RAM and ${n.available.disk} MiB disk free`,
+  }));
 }
 
 export const createServerView: View = (main) => {
@@ -67,7 +58,7 @@ export const createServerView: View = (main) => {
       node = field(
         'Node ID',
         h('input', { type: 'text', name: 'node', required: true, autocomplete: 'off', spellcheck: 'false' }),
-        'No node is known to your account yet: ask an administrator for the id of the node to use.',
+        'No node is registered yet: ask an administrator to add one, then enter its id here.',
       );
     }
     const num = (label: string, nameAttr: string, min: number, hint: string) =>
