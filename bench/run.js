@@ -14,8 +14,9 @@
  *   BENCH_SUBSCRIBERS       console subscribers [500]
  *   BENCH_LINES_PER_SEC     console lines per second [10000]
  *   BENCH_CONSOLE_SECONDS   console drive seconds per phase [10]
+ *   BENCH_SECOND_RATE       a second console pass at this many lines/s, below saturation; 0 = skip [50]
  *   BENCH_STARTUP_RUNS      timed starts in scenario 4 [3]
- *   BENCH_QUIET_WAIT_SECONDS before each measurement, wait at most this long for the machine to be idle [20]
+ *   BENCH_QUIET_WAIT_SECONDS before each measurement, wait at most this long for the machine to be idle [10]
  *   BENCH_REDIS_URL         run the panel with REDIS_URL (console bus and rate limits via Redis) [unset]
  *   BENCH_LOG_LEVEL         panel LOG_LEVEL [warn]
  *   BENCH_CPU_PROF=1        run the panel with --cpu-prof (profiles in bench/results/prof-<timestamp>/)
@@ -42,9 +43,11 @@ const params = {
   warmupSeconds: int('BENCH_WARMUP_SECONDS', 3),
   subscribers: int('BENCH_SUBSCRIBERS', 500),
   linesPerSec: int('BENCH_LINES_PER_SEC', 10_000),
+  // a second, lighter pass shows the fan-out below saturation (0 or unset to skip: BENCH_SECOND_RATE=0)
+  secondRate: env.BENCH_SECOND_RATE === '0' ? 0 : int('BENCH_SECOND_RATE', 50),
   consoleSeconds: int('BENCH_CONSOLE_SECONDS', 10),
   startupRuns: int('BENCH_STARTUP_RUNS', 3),
-  quietWaitSeconds: int('BENCH_QUIET_WAIT_SECONDS', 20),
+  quietWaitSeconds: int('BENCH_QUIET_WAIT_SECONDS', 10),
   redis: env.BENCH_REDIS_URL || null,
   logLevel: env.BENCH_LOG_LEVEL || 'warn',
   cpuProf: env.BENCH_CPU_PROF === '1',
@@ -153,24 +156,28 @@ async function main() {
         });
       }
       if (params.scenarios.includes('console')) {
-        await phase('console', async () => {
-          result.console = await withTimeout(
-            runConsoleScenarios({
-              panelUrl: base,
-              panelPid: ready.pid,
-              apiToken,
-              localNodeId: localNode.id,
-              demoBlueprintId: demo.id,
-              subscribers: params.subscribers,
-              rate: params.linesPerSec,
-              seconds: params.consoleSeconds,
-              quietWaitMs: params.quietWaitSeconds * 1000,
-              log,
-            }),
-            (params.consoleSeconds + params.quietWaitSeconds + 60) * 3 * 1000 + 60_000,
-            'scenario 3',
-          );
-        });
+        result.console = [];
+        for (const rate of [params.linesPerSec, params.secondRate].filter((x) => x > 0)) {
+          await phase(`console ${rate} lines/s`, async () => {
+            const res = await withTimeout(
+              runConsoleScenarios({
+                panelUrl: base,
+                panelPid: ready.pid,
+                apiToken,
+                localNodeId: localNode.id,
+                demoBlueprintId: demo.id,
+                subscribers: params.subscribers,
+                rate,
+                seconds: params.consoleSeconds,
+                quietWaitMs: params.quietWaitSeconds * 1000,
+                log,
+              }),
+              (params.consoleSeconds + params.quietWaitSeconds + 60) * 3 * 1000 + 60_000,
+              `scenario 3 at ${rate} lines/s`,
+            );
+            result.console.push({ rate, ...res });
+          });
+        }
       }
     } finally {
       log('panel: stopping');

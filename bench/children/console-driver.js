@@ -13,14 +13,17 @@ function connect(url, token) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, { perMessageDeflate: false });
     const t = setTimeout(() => reject(new Error('driver connection: no auth_success in 10 s')), 10_000);
-    const c = { ws, closed: null, errors: 0 };
+    const c = { ws, closed: null, errors: 0, errorSamples: [] };
     ws.on('open', () => ws.send(JSON.stringify({ type: 'auth', token })));
     ws.on('message', (raw) => {
       const s = raw.toString();
       if (s.startsWith('{"type":"auth_success"')) {
         clearTimeout(t);
         resolve(c);
-      } else if (s.startsWith('{"type":"error"')) c.errors++;
+      } else if (s.startsWith('{"type":"error"')) {
+        c.errors++;
+        if (c.errorSamples.length < 3) c.errorSamples.push(s.slice(0, 200));
+      }
     });
     ws.on('close', (code) => {
       c.closed = code;
@@ -67,6 +70,7 @@ function drive({ rate, seconds, tickMs, markersPerSec }) {
           lateTicks: late,
           elapsedMs: Date.now() - t0,
           errors: conns.reduce((a, c) => a + c.errors, 0),
+          errorSamples: conns.flatMap((c) => c.errorSamples).slice(0, 3),
           closed: conns.filter((c) => c.closed !== null).length,
         });
       }

@@ -213,6 +213,7 @@ async function driveAndMeasure(phase, { drive, pid, expectedOf, quietWaitMs }) {
     driven.drainMs = Date.now() - drainStart;
     const secs = (Date.now() - t0) / 1000;
     const self = process.cpuUsage(self0);
+    driven.serverCpuMs = procCpuMs(pid) - cpu0;
     driven.cores = {
       server: Math.round(((procCpuMs(pid) - cpu0) / 1000 / secs) * 100) / 100,
       readers: Math.round(((self.user + self.system) / 1e6 / secs) * 100) / 100,
@@ -261,6 +262,8 @@ function summarize(name, phase, measured, expected, subscribers) {
     fanoutLostByKeptUpReaders: fanoutLost,
     lossPctKeptUp: keptUp.length && expected ? Math.round((lost / (keptUp.length * expected)) * 10000) / 100 : null,
     floodNotices: Math.max(0, ...live.map((r) => r.notices ?? 0)),
+    // CPU the serving process spent per line delivered to one reader (load-robust)
+    serverCpuUsPerDelivery: delivered ? Math.round(((measured.driven.serverCpuMs ?? 0) * 1000) / delivered * 10) / 10 : null,
     drive: measured.driven,
     rss: measured.rss,
   };
