@@ -4,7 +4,8 @@
  */
 import type { ConsoleEvent } from './types.js';
 
-export const MAX_QUEUED_EVENTS = 10_000;
+/** Per subscriber; with 500 subscribers that is at most 1M queued events in the gateway. */
+export const MAX_QUEUED_EVENTS = 2_000;
 
 export function eventIterator<T>(
   subscribe: (listener: (e: ConsoleEvent) => void) => Promise<() => void>,

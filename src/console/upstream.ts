@@ -19,8 +19,9 @@ export class UpstreamFeed {
   private closed = false;
   private backoffMs = 250;
   private retry: NodeJS.Timeout | null = null;
-  private lastTs = '';
-  private seenAtLastTs = new Set<string>();
+  /** The node agent process we last heard from, and the last line `seq` relayed from it. */
+  private boot: string | null = null;
+  private lastSeq = 0;
 
   constructor(
     readonly serverId: string,
@@ -74,6 +75,12 @@ export class UpstreamFeed {
     }
     if (msg.type === 'auth_success') {
       this.backoffMs = 250;
+      const boot = typeof msg.data?.boot === 'string' ? msg.data.boot : null;
+      if (boot !== this.boot) {
+        // a new agent process numbers its lines from 1 again
+        this.boot = boot;
+        this.lastSeq = 0;
+      }
       this.onEvent({ type: 'status', data: { status: msg.data?.status } });
       return;
     }
@@ -85,16 +92,12 @@ export class UpstreamFeed {
     }
     if (!msg.type || !RELAYED_TYPES.has(msg.type)) return;
     if (msg.type === 'console_output' || msg.type === 'install_output') {
-      // After a reconnect the node replays its history: skip what was already relayed.
-      const ts = String(msg.data?.ts ?? '');
-      const key = String(msg.data?.line ?? '');
-      if (ts && ts < this.lastTs) return;
-      if (ts && ts === this.lastTs && this.seenAtLastTs.has(key)) return;
-      if (ts !== this.lastTs) {
-        this.lastTs = ts;
-        this.seenAtLastTs = new Set();
+      // After a reconnect the node replays its history: skip the lines already relayed, by position.
+      const seq = msg.data?.seq;
+      if (typeof seq === 'number') {
+        if (seq <= this.lastSeq) return;
+        this.lastSeq = seq;
       }
-      this.seenAtLastTs.add(key);
     }
     this.onEvent({ type: msg.type as ConsoleEvent['type'], data: msg.data });
   }

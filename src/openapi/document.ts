@@ -118,8 +118,8 @@ Node → client text frames \`{ "type", "data" }\`:
 
 | type | data |
 |---|---|
-| \`auth_success\` | \`{ serverId, status }\` — then the recent log history (last 150 lines) before live lines |
-| \`console_output\` | \`{ line, stream, ts }\` (\`stream\`: stdout / stderr) |
+| \`auth_success\` | \`{ serverId, status, boot }\` — then the recent log history (last 150 lines) before live lines; \`boot\` identifies the agent process |
+| \`console_output\` | \`{ line, stream, ts, seq }\` (\`stream\`: stdout / stderr / system; \`seq\` numbers the lines of a server since its agent (\`boot\`) started, so a reconnecting reader skips what it has by position) |
 | \`install_output\` | \`{ line, stream, ts }\` while installing |
 | \`status\` | \`{ status }\` on every state change |
 | \`stats\` | \`{ cpu, memory, disk, uptime }\` about every 2 s while running |

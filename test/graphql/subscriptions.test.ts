@@ -99,3 +99,26 @@ test('a non-owner cannot subscribe (NOT_FOUND, like REST)', async () => {
   expect(sub.errors[0].extensions?.code ?? sub.errors[0].message).toMatch(/NOT_FOUND/);
   expect(p.services.console.hub.upstreamCount).toBe(0);
 });
+
+test('identical lines printed in the same instant all arrive (no loss by text)', async () => {
+  const admin = await p.admin();
+  const nodes = await p.request('GET', '/api/v1/nodes', { token: admin.token });
+  const nodeId = nodes.body.data.find((n: any) => n.name === 'local').id;
+  const bps = await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token });
+  const shell = bps.body.data.find((b: any) => b.key === 'shell-command');
+  const created = await p.request('POST', '/api/v1/servers', {
+    token: owner.token,
+    body: { name: 'echoes', nodeId, blueprintId: shell.id, variables: { COMMAND: 'yes same | head -n 300; sleep 30' } },
+  });
+  expect(created.status).toBe(201);
+  const id = created.body.data.id;
+  await until(async () => (await p.request('GET', `/api/v1/servers/${id}`, { token: owner.token })).body.data.status === 'offline', 20_000, 'installed');
+  const lines = subscribe(client(owner.token), 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id });
+  await until(() => p.services.console.hub.upstreamCount >= 1, 10_000, 'the upstream feed');
+  await p.request('POST', `/api/v1/servers/${id}/start`, { token: owner.token });
+  const same = () => lines.items.filter((d) => d.consoleOutput.line === 'same').length;
+  await until(() => same() >= 300, 15_000, `300 "same" lines (got ${same()})`);
+  expect(same()).toBe(300);
+  await p.request('POST', `/api/v1/servers/${id}/kill`, { token: owner.token });
+  lines.stop();
+});

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import jwt from 'jsonwebtoken';
@@ -9,6 +10,20 @@ import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
 import type { ConsoleLine } from '../server/console-buffer';
 import type { ServerStats } from '../server/monitor';
+
+/** A line's frame is serialised once, however many clients receive it. */
+const frames = new WeakMap<ConsoleLine, string>();
+function lineFrame(e: ConsoleLine): string {
+  let f = frames.get(e);
+  if (f === undefined) {
+    f = JSON.stringify({ type: e.kind === 'install' ? 'install_output' : 'console_output', data: { line: e.line, stream: e.stream, ts: e.ts, seq: e.seq } });
+    frames.set(e, f);
+  }
+  return f;
+}
+
+/** Identifies this agent process: line `seq` numbers restart with it (see auth_success `boot`). */
+export const AGENT_BOOT_ID = randomUUID();
 
 const log = childLogger('agent');
 
@@ -88,12 +103,16 @@ class ConsoleSession {
   }
 
   private send(type: string, data: unknown): void {
+    this.sendFrame(JSON.stringify({ type, data }));
+  }
+
+  private sendFrame(frame: string): void {
     if (this.dropped || this.ws.readyState !== WebSocket.OPEN) return;
     if (this.ws.bufferedAmount > this.opts.maxBufferedBytes) {
       this.dropSlow();
       return;
     }
-    this.ws.send(JSON.stringify({ type, data }));
+    this.ws.send(frame);
   }
 
   private dropSlow(): void {
@@ -194,7 +213,7 @@ class ConsoleSession {
     this.sub = claims.sub;
     this.expired = false;
     this.scheduleExpiry(exp);
-    this.send('auth_success', { serverId: server.id, status: server.status });
+    this.send('auth_success', { serverId: server.id, status: server.status, boot: AGENT_BOOT_ID });
     if (fresh) {
       for (const e of server.buffer.entries()) this.sendLine(e);
       if (!this.unsubscribe) this.subscribe(server);
@@ -221,7 +240,7 @@ class ConsoleSession {
   }
 
   private sendLine(e: ConsoleLine): void {
-    this.send(e.kind === 'install' ? 'install_output' : 'console_output', { line: e.line, stream: e.stream, ts: e.ts });
+    this.sendFrame(lineFrame(e));
   }
 
   private subscribe(server: Server): void {

@@ -6,6 +6,11 @@ export interface ConsoleLine {
   ts: string; // ISO time
   /** 'install' lines come from the install script and are replayed as `install_output`. */
   kind: 'console' | 'install';
+  /**
+   * Position of the line in this server's output since the agent started (1, 2, …). A reader that
+   * reconnects skips what it already has by `seq`, never by text: identical lines are still lines.
+   */
+  seq: number;
 }
 
 /** Fixed-size ring buffer of the most recent console lines (150 by default). */

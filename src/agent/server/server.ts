@@ -99,6 +99,7 @@ export class Server extends EventEmitter {
   status: ServerStatus = 'offline';
   exitCode: number | null = null;
   reason: string | null = null;
+  private lineSeq = 0;
   startedAt: Date | null = null;
   installed = false;
   desiredRunning = false;
@@ -214,7 +215,7 @@ export class Server extends EventEmitter {
         return;
       }
     }
-    const entry: ConsoleLine = { line, stream, ts: new Date().toISOString(), kind };
+    const entry: ConsoleLine = { line, stream, ts: new Date().toISOString(), kind, seq: ++this.lineSeq };
     this.buffer.push(entry);
     this.emit('console', entry);
   }
