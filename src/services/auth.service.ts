@@ -1,7 +1,6 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../config.js';
-import { ApiToken } from '../entities/ApiToken.js';
 import { Session } from '../entities/Session.js';
 import { User } from '../entities/User.js';
 import { AppError } from '../errors.js';
@@ -84,27 +83,44 @@ export class AuthService {
     };
   }
 
-  /** Resolves a bearer/cookie secret; null when unknown, revoked or expired. */
+  /**
+   * Resolves a bearer/cookie secret; null when unknown, revoked or expired. Runs on every request:
+   * one hand-written join (credential + user) mapped into a managed User entity.
+   */
   async authenticate(secret: string): Promise<Actor | null> {
     if (secret.length > 200) return null;
+    const kind = secret.startsWith(SESSION_PREFIX) ? 'session' : secret.startsWith(API_TOKEN_PREFIX) ? 'api_token' : null;
+    if (!kind) return null;
+    const table = kind === 'session' ? 'sessions' : 'api_tokens';
+    const revoked = kind === 'session' ? 'null' : 'c.revoked_at';
+    const conn = this.em.getConnection();
+    const rows: Record<string, any>[] = await conn.execute(
+      `select c.id as "c__id", c.created_at as "c__created_at", c.expires_at as "c__expires_at", c.last_used_at as "c__last_used_at",
+              ${revoked} as "c__revoked_at", u.*
+         from ${table} c join users u on u.id = c.user_id
+        where c.token_hash = ? limit 1`,
+      [hashSecret(secret)],
+    );
+    const row = rows[0];
+    if (!row) return null;
     const now = new Date();
-    if (secret.startsWith(SESSION_PREFIX)) {
-      const session = await this.em.findOne(Session, { tokenHash: hashSecret(secret) }, { populate: ['user'] });
-      if (!session || session.expiresAt <= now) return null;
-      if (!session.lastUsedAt || now.getTime() - session.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
-        await this.em.nativeUpdate(Session, { id: session.id }, { lastUsedAt: now });
-      }
-      return { user: session.user, via: 'session', credentialId: session.id, credentialCreatedAt: session.createdAt, credentialExpiresAt: session.expiresAt };
+    // raw rows carry timestamps as the driver returns them (strings with MikroORM's pg setup)
+    const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
+    const expiresAt = date(row.c__expires_at);
+    if (row.c__revoked_at || (expiresAt && expiresAt <= now)) return null;
+    const lastUsed = date(row.c__last_used_at);
+    if (!lastUsed || now.getTime() - lastUsed.getTime() > TOUCH_EVERY_MS) {
+      await conn.execute(`update ${table} set last_used_at = ? where id = ?`, [now, row.c__id]);
     }
-    if (secret.startsWith(API_TOKEN_PREFIX)) {
-      const token = await this.em.findOne(ApiToken, { tokenHash: hashSecret(secret) }, { populate: ['user'] });
-      if (!token || token.revokedAt || (token.expiresAt && token.expiresAt <= now)) return null;
-      if (!token.lastUsedAt || now.getTime() - token.lastUsedAt.getTime() > TOUCH_EVERY_MS) {
-        await this.em.nativeUpdate(ApiToken, { id: token.id }, { lastUsedAt: now });
-      }
-      return { user: token.user, via: 'api_token', credentialId: token.id, credentialCreatedAt: token.createdAt, credentialExpiresAt: token.expiresAt };
-    }
-    return null;
+    const userRow: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(row)) if (!k.startsWith('c__')) userRow[k] = v;
+    return {
+      user: this.em.map(User, userRow),
+      via: kind,
+      credentialId: row.c__id,
+      credentialCreatedAt: date(row.c__created_at)!,
+      credentialExpiresAt: expiresAt,
+    };
   }
 
   /** First start: create the first administrator when none exists. Returns the generated password, if any. */
