@@ -15,7 +15,7 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
 import { expressMiddleware } from '@as-integrations/express5';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -134,6 +134,8 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
     csrfPrevention: true,
     parseOptions: { maxTokens: 20_000 },
     plugins: [
+      // no HTTP cache hints are used: skip the per-field cache-control bookkeeping
+      ApolloServerPluginCacheControlDisabled(),
       limitsPlugin(schema),
       config.graphqlIntrospection ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
     ],
