@@ -98,7 +98,7 @@ describe('small pieces', () => {
 
   test('ring buffer keeps the last N', () => {
     const b = new ConsoleBuffer(3);
-    for (let i = 1; i <= 5; i++) b.push({ line: String(i), stream: 'stdout', ts: '', kind: 'console' });
+    for (let i = 1; i <= 5; i++) b.push({ line: String(i), stream: 'stdout', ts: '', kind: 'console', seq: i });
     expect(b.lines()).toEqual(['3', '4', '5']);
   });
 

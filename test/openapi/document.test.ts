@@ -6,34 +6,21 @@
  * It also lints the document with Redocly (zero errors and zero warnings).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { buildOpenApiDocument, openApiJson } from '../../src/openapi/document.js';
 import { ERROR_CODES } from '../../src/openapi/responses.js';
 import { operationsOf } from './contract.js';
+import { expectFileCurrent } from '../support/generated-file.js';
 
 const ROOT = path.resolve(__dirname, '../..');
 const FILE = path.join(ROOT, 'openapi.json');
 
 test('openapi.json matches the document built from the code', () => {
   const printed = openApiJson();
-  if (process.env.UPDATE_OPENAPI === '1') {
-    writeFileSync(FILE, printed);
-    return;
-  }
-  const current = existsSync(FILE) ? readFileSync(FILE, 'utf8') : '';
-  if (current !== printed) {
-    const a = current.split('\n');
-    const b = printed.split('\n');
-    let i = 0;
-    while (i < Math.max(a.length, b.length) && a[i] === b[i]) i++;
-    throw new Error(
-      'openapi.json is out of date. Regenerate it with:\n  UPDATE_OPENAPI=1 npx jest test/openapi/document.test.ts\n(or `npm run openapi`) and commit the file.\n' +
-        `First difference at line ${i + 1}:\n  file: ${a[i] ?? '<end of file>'}\n  code: ${b[i] ?? '<end of document>'}`,
-    );
-  }
+  expectFileCurrent(FILE, printed, 'UPDATE_OPENAPI', 'UPDATE_OPENAPI=1 npx jest test/openapi/document.test.ts  (or: npm run openapi)');
 });
 
 test('redocly lint: no errors and no warnings', async () => {
