@@ -45,6 +45,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
   let embedded: EmbeddedDatabase | null = null;
   let orm: MikroORM | null = null;
   let redis: Redis | null = null;
+  let listening: http.Server | null = null;
   try {
     if (!config.databaseUrl) {
       log.info('no DATABASE_URL given: starting the embedded PostgreSQL');
@@ -69,9 +70,12 @@ export async function startPlatform(config: Config): Promise<Platform> {
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
     await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
+      server.once('error', (err: NodeJS.ErrnoException) =>
+        reject(err.code === 'EADDRINUSE' ? new Error(`PORT ${config.port} is already in use on ${config.host}: set PORT to a free port`) : err),
+      );
       server.listen(config.port, config.host, () => resolve());
     });
+    listening = server;
     const addr = server.address() as AddressInfo;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     const url = `http://${shownHost}:${addr.port}`;
@@ -81,14 +85,19 @@ export async function startPlatform(config: Config): Promise<Platform> {
     let agent: RunningAgent | null = null;
     if (config.localAgent) {
       const { node, token } = await ensureLocalNode(orm, masterKey, config, config.agentPort);
+      const panelHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
       agent = await startAgent({
-        panelUrl: `http://127.0.0.1:${addr.port}`,
+        panelUrl: `http://${panelHost}:${addr.port}`,
         nodeId: node.id,
         nodeToken: token,
         port: config.agentPort,
         host: config.host,
         dataDir: config.dataDir,
         stopGraceSeconds: config.stopGraceSeconds,
+      }).catch((err: NodeJS.ErrnoException) => {
+        throw err.code === 'EADDRINUSE'
+          ? new Error(`AGENT_PORT ${config.agentPort} is already in use: set AGENT_PORT to a free port, or LOCAL_AGENT=false to run without the local node agent`)
+          : err;
       });
       if (agent.port !== node.port) {
         // AGENT_PORT=0 picks a free port: record the real one so console addresses are right.
@@ -120,6 +129,10 @@ export async function startPlatform(config: Config): Promise<Platform> {
         })()),
     };
   } catch (err) {
+    if (listening) {
+      listening.closeAllConnections();
+      await new Promise<void>((resolve) => listening!.close(() => resolve()));
+    }
     await orm?.close(true).catch(() => undefined);
     redis?.disconnect();
     await embedded?.stop().catch(() => undefined);
