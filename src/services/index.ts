@@ -50,7 +50,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     plants: new PlantsService(orm),
     power,
     console: new ConsoleService(orm, power, bus),
-    nodeAgent: new NodeAgentService(orm, events),
+    nodeAgent: new NodeAgentService(orm, events, provisioner),
     events,
     agents,
   };

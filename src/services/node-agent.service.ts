@@ -2,6 +2,7 @@
  * What node agents tell the panel (src/rest/agent.routes.ts is the transport): their servers'
  * state changes, heartbeats with live figures, and the list of servers they should run.
  */
+import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Node } from '../entities/Node.js';
@@ -11,6 +12,7 @@ import { serverSpec } from '../nodes/spec.js';
 import { SERVER_STATUSES, type NodeStats, type ServerSpec, type ServerStatus } from '../shared/node-protocol.js';
 import { parseInput } from '../validation/common.js';
 import type { ServerEvents } from './server-events.js';
+import type { ServerProvisioner } from './provisioner.js';
 
 const log = childLogger('node-agent');
 
@@ -41,6 +43,7 @@ export class NodeAgentService {
   constructor(
     private readonly orm: MikroORM,
     private readonly events: ServerEvents,
+    private readonly provisioner: ServerProvisioner,
   ) {}
 
   private get em() {
@@ -82,11 +85,28 @@ export class NodeAgentService {
 
   async heartbeat(node: Node, input: unknown): Promise<void> {
     const { stats } = parseInput(heartbeatInput, input);
+    const cameBack = node.status !== 'online';
     node.status = 'online';
     node.lastSeenAt = new Date();
     const cores = (stats as unknown as NodeStats).cpu?.cores;
     if (typeof cores === 'number' && cores > 0) node.cpuCores = cores;
     await this.em.flush();
+    if (cameBack) this.resync(node.id);
+  }
+
+  /**
+   * A node that was offline (never seen, timed out, or a push to it failed) may have missed servers
+   * created or changed meanwhile: push every server's spec again (idempotent on the agent), in the
+   * background.
+   */
+  private resync(nodeId: string): void {
+    void RequestContext.create(this.orm.em, async () => {
+      const servers = await this.orm.em.find(Server, { node: nodeId }, { populate: ['node', 'blueprint'] });
+      for (const server of servers) {
+        await this.provisioner.sync(server).catch((err: unknown) => log.warn({ serverId: server.id, err: (err as Error).message }, 'resync of a server failed'));
+      }
+      if (servers.length) log.info({ nodeId, servers: servers.length }, 'node is back: server specs pushed again');
+    }).catch((err: unknown) => log.warn({ nodeId, err: (err as Error).message }, 'node resync failed'));
   }
 
   /** Marks nodes that stopped sending heartbeats as offline. */

@@ -67,3 +67,43 @@ test('events queued while the panel is down are applied after it restarts', asyn
   const record = (await second.request('GET', `/api/v1/servers/${id}`, { token: admin2.token })).body.data;
   expect(record.lastStopReason).toBe('killed');
 }, 90_000);
+
+test('a server created while its node could not be reached is pushed to it when the node is back', async () => {
+  const p = await startTestPlatform();
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-agent-'));
+  let a: RunningAgent | null = null;
+  try {
+    const admin = await p.admin();
+    const reg = await p.request('POST', '/api/v1/nodes', {
+      token: admin.token,
+      body: { name: 'flaky', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 },
+    });
+    const nodeId = reg.body.data.id;
+    a = await startAgent({ panelUrl: p.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir: dir, stopGraceSeconds: 2, heartbeatSeconds: 1 });
+    const em = p.orm.em.fork();
+    await em.nativeUpdate(Node, { id: nodeId }, { port: a.port });
+    await until(async () => (await p.request('GET', `/api/v1/nodes/${nodeId}`, { token: admin.token })).body.data.status === 'online');
+
+    // the panel cannot reach the agent (wrong address): the push of the new server fails
+    await em.nativeUpdate(Node, { id: nodeId }, { port: await freePort() });
+    const bps = await p.request('GET', '/api/v1/blueprints', { token: admin.token });
+    const demo = bps.body.data.find((b: any) => b.key === 'demo-game');
+    const created = await p.request('POST', '/api/v1/servers', {
+      token: admin.token,
+      body: { name: 'late', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    expect((await p.request('GET', `/api/v1/nodes/${nodeId}`, { token: admin.token })).body.data.status).toBe('offline');
+
+    // the address is right again: the next heartbeat brings the node back and the server reaches it
+    await em.nativeUpdate(Node, { id: nodeId }, { port: a.port });
+    await until(async () => (await p.request('GET', `/api/v1/servers/${id}`, { token: admin.token })).body.data.status === 'offline', 20_000);
+    expect((await p.request('POST', `/api/v1/servers/${id}/start`, { token: admin.token })).status).toBe(200);
+    await until(async () => (await p.request('GET', `/api/v1/servers/${id}`, { token: admin.token })).body.data.status === 'running', 20_000);
+  } finally {
+    await a?.close();
+    await p.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}, 90_000);
