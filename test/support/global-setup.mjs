@@ -1,6 +1,6 @@
 // Starts one PostgreSQL for the whole test run: the one at DATABASE_URL when given, else an embedded
 // one in a temporary folder. Each test file then creates its own database in it (see harness.ts).
-import { mkdtempSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,7 +15,18 @@ async function freePort() {
   });
 }
 
+function announceSkips() {
+  // Jest does not show the console of a suite that is skipped whole: say it here, once per run.
+  if (!process.env.REDIS_URL) {
+    console.log('[tests] SKIPPED: the Redis scale-out tests (test/scale/two-instances.test.ts), because REDIS_URL is not set');
+  }
+  if (!existsSync('/usr/bin/chromium')) {
+    console.log('[tests] SKIPPED: the browser tests (test/e2e/web.test.ts, test/openapi/docs.test.ts), because /usr/bin/chromium is missing (apt-get install chromium)');
+  }
+}
+
 export default async function globalSetup() {
+  announceSkips();
   if (process.env.DATABASE_URL) {
     process.env.TEST_PG_ADMIN_URL = process.env.DATABASE_URL;
     console.log(`\n[tests] using the PostgreSQL at DATABASE_URL (one fresh database per test file)`);
