@@ -19,7 +19,18 @@ const NO_TOPICS = {
 
 /** The schema (built once per process: type-graphql's metadata is global anyway). */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
-  return (built ??= buildSchema({ resolvers: [...RESOLVERS], validate: false, emitSchemaFile: false, pubSub: NO_TOPICS }));
+  return (built ??= buildSchema({ resolvers: [...RESOLVERS], validate: false, emitSchemaFile: false, pubSub: NO_TOPICS }).then(passThroughSubscriptions));
+}
+
+/**
+ * Every subscription field yields its event as its value (see src/resolvers/console.resolver.ts).
+ * Events are resolved once per subscriber, so the root resolver is the hot path of console fan-out:
+ * it is replaced by the identity instead of type-graphql's generic per-call wrapper.
+ */
+function passThroughSubscriptions(schema: GraphQLSchema): GraphQLSchema {
+  const type = schema.getSubscriptionType();
+  for (const field of Object.values(type?.getFields() ?? {})) field.resolve = (payload: unknown) => payload;
+  return schema;
 }
 
 /** The SDL committed as /schema.graphql (sorted, so that the order of declarations does not matter). */

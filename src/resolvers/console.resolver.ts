@@ -23,16 +23,39 @@ async function feed<T>({ args, context }: SubArgs, map: (e: ConsoleEvent, server
   );
 }
 
+/**
+ * One event reaches every subscriber of its server as the same object: each mapper converts it once
+ * and hands the same value to all of them.
+ */
+function once<T>(map: (e: ConsoleEvent, serverId: string) => T | undefined) {
+  const done = new WeakMap<ConsoleEvent, T | undefined>();
+  return (e: ConsoleEvent, serverId: string): T | undefined => {
+    if (done.has(e)) return done.get(e);
+    const v = map(e, serverId);
+    done.set(e, v);
+    return v;
+  };
+}
+
+const toLine = once((e, serverId): ConsoleLine | undefined =>
+  e.type === 'console_output' || e.type === 'install_output'
+    ? { serverId, line: String(e.data?.line ?? ''), stream: e.type === 'install_output' ? 'install' : String(e.data?.stream ?? 'stdout'), ts: String(e.data?.ts ?? new Date().toISOString()) }
+    : undefined,
+);
+const toStatus = once((e, serverId): ServerStatusEvent | undefined =>
+  e.type === 'status' && e.data?.status ? { serverId, status: String(e.data.status) } : undefined,
+);
+const toStats = once((e, serverId): ServerStatsEvent | undefined =>
+  e.type === 'stats'
+    ? { serverId, cpu: Number(e.data?.cpu ?? 0), memory: Number(e.data?.memory ?? 0), disk: Number(e.data?.disk ?? 0), uptime: Number(e.data?.uptime ?? 0) }
+    : undefined,
+);
+
 @Resolver()
 export class ConsoleResolver {
   @Subscription(() => ConsoleLine, {
     description: 'Lines of a server console: the recent history (up to 150 lines) first, then live output and install output.',
-    subscribe: (async (a: SubArgs) =>
-      feed(a, (e, serverId) =>
-        e.type === 'console_output' || e.type === 'install_output'
-          ? { serverId, line: String(e.data?.line ?? ''), stream: e.type === 'install_output' ? 'install' : String(e.data?.stream ?? 'stdout'), ts: String(e.data?.ts ?? new Date().toISOString()) }
-          : undefined,
-      )) as any,
+    subscribe: (async (a: SubArgs) => feed(a, toLine)) as any,
   })
   consoleOutput(@Arg('serverId', () => ID) _serverId: string, @Root() line: ConsoleLine): ConsoleLine {
     return line;
@@ -40,8 +63,7 @@ export class ConsoleResolver {
 
   @Subscription(() => ServerStatusEvent, {
     description: 'Status changes of a server (the current status first).',
-    subscribe: (async (a: SubArgs) =>
-      feed(a, (e, serverId) => (e.type === 'status' && e.data?.status ? { serverId, status: String(e.data.status) } : undefined))) as any,
+    subscribe: (async (a: SubArgs) => feed(a, toStatus)) as any,
   })
   serverStatus(@Arg('serverId', () => ID) _serverId: string, @Root() event: ServerStatusEvent): ServerStatusEvent {
     return event;
@@ -49,12 +71,7 @@ export class ConsoleResolver {
 
   @Subscription(() => ServerStatsEvent, {
     description: 'Resource use of a running server, about every 2 seconds.',
-    subscribe: (async (a: SubArgs) =>
-      feed(a, (e, serverId) =>
-        e.type === 'stats'
-          ? { serverId, cpu: Number(e.data?.cpu ?? 0), memory: Number(e.data?.memory ?? 0), disk: Number(e.data?.disk ?? 0), uptime: Number(e.data?.uptime ?? 0) }
-          : undefined,
-      )) as any,
+    subscribe: (async (a: SubArgs) => feed(a, toStats)) as any,
   })
   serverStats(@Arg('serverId', () => ID) _serverId: string, @Root() event: ServerStatsEvent): ServerStatsEvent {
     return event;
