@@ -1,5 +1,5 @@
 import { Session } from '../../src/entities/Session.js';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, expectError, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 let p: TestPlatform;
 beforeAll(async () => {
@@ -7,10 +7,6 @@ beforeAll(async () => {
 });
 afterAll(async () => p?.stop());
 
-const expectError = (r: { status: number; body: any }, status: number, code: string) => {
-  expect(r.status).toBe(status);
-  expect(r.body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Object) } });
-};
 
 function sessionCookie(headers: Headers): string {
   const set = headers.getSetCookie().find((c) => c.startsWith('hp_session='));

@@ -1,10 +1,6 @@
 import fc from 'fast-check';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { expectError, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
-const expectError = (r: { status: number; body: any }, status: number, code: string) => {
-  expect(r.status).toBe(status);
-  expect(r.body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Object) } });
-};
 
 describe('request conventions', () => {
   let p: TestPlatform;

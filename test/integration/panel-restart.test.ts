@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startAgent, type RunningAgent } from '../../src/agent/index.js';
+import type { RunningAgent } from '../../src/agent/index.js';
 import { Node } from '../../src/entities/Node.js';
 import { ConsoleClient } from '../support/console-client.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { startRemoteNode } from '../support/remote-node.js';
 import { freePort, until } from '../support/wait.js';
 
 
@@ -32,13 +33,9 @@ test('events queued while the panel is down are applied after it restarts', asyn
   const env = { MASTER_KEY: randomBytes(32).toString('base64') };
   first = await startTestPlatform({ port }, env);
   const admin = await first.admin();
-  const reg = await first.request('POST', '/api/v1/nodes', {
-    token: admin.token,
-    body: { name: 'remote', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 },
-  });
-  const nodeId = reg.body.data.id;
-  agent = await startAgent({ panelUrl: first.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir: agentDir, stopGraceSeconds: 2 });
-  await first.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+  const remote = await startRemoteNode(first, admin.token, 'remote', agentDir);
+  agent = remote.agent;
+  const nodeId = remote.nodeId;
 
   const bps = await first.request('GET', '/api/v1/blueprints', { token: admin.token });
   const demo = bps.body.data.find((b: any) => b.key === 'demo-game');
@@ -74,14 +71,10 @@ test('a server created while its node could not be reached is pushed to it when 
   let a: RunningAgent | null = null;
   try {
     const admin = await p.admin();
-    const reg = await p.request('POST', '/api/v1/nodes', {
-      token: admin.token,
-      body: { name: 'flaky', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 },
-    });
-    const nodeId = reg.body.data.id;
-    a = await startAgent({ panelUrl: p.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir: dir, stopGraceSeconds: 2, heartbeatSeconds: 1 });
+    const remote = await startRemoteNode(p, admin.token, 'flaky', dir, { heartbeatSeconds: 1 });
+    a = remote.agent;
+    const nodeId = remote.nodeId;
     const em = p.orm.em.fork();
-    await em.nativeUpdate(Node, { id: nodeId }, { port: a.port });
     await until(async () => (await p.request('GET', `/api/v1/nodes/${nodeId}`, { token: admin.token })).body.data.status === 'online');
 
     // the panel cannot reach the agent (wrong address): the push of the new server fails

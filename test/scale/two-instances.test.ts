@@ -7,11 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startAgent, type RunningAgent } from '../../src/agent/index.js';
-import { Node } from '../../src/entities/Node.js';
+import type { RunningAgent } from '../../src/agent/index.js';
 import { ConsoleClient } from '../support/console-client.js';
 import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { startRemoteNode } from '../support/remote-node.js';
 import { until as waitUntil } from '../support/wait.js';
 
 const REDIS_URL = process.env.REDIS_URL;
@@ -62,14 +62,9 @@ describeRedis('two gateway instances with Redis', () => {
   test('a subscriber on B gets the lines of a server whose single upstream A holds; B survives A stopping', async () => {
     const admin = await a.admin();
     // a node agent of its own (not inside A), reporting to A
-    const reg = await a.request('POST', '/api/v1/nodes', {
-      token: admin.token,
-      body: { name: 'scale-node', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 },
-    });
-    expect(reg.status).toBe(201);
-    const nodeId = reg.body.data.id;
-    agent = await startAgent({ panelUrl: a.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir: agentDir, stopGraceSeconds: 2 });
-    await a.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+    const remote = await startRemoteNode(a, admin.token, 'scale-node', agentDir);
+    agent = remote.agent;
+    const nodeId = remote.nodeId;
     const bps = await a.request('GET', '/api/v1/blueprints?limit=100', { token: admin.token });
     const demo = bps.body.data.find((x: any) => x.key === 'demo-game');
     const created = await a.request('POST', '/api/v1/servers', {

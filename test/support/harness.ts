@@ -150,3 +150,9 @@ export async function startTestPlatform(
     },
   });
 }
+
+/** Asserts a REST error: the status and exactly `{ error: { code, message, details } }`. */
+export function expectError(r: { status: number; body: any }, status: number, code: string): void {
+  expect(r.status).toBe(status);
+  expect(r.body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Object) } });
+}

@@ -1,0 +1,23 @@
+/** A node agent of its own (not the panel's local one): registered through the API, then started. */
+import { startAgent, type AgentOptions, type RunningAgent } from '../../src/agent/index.js';
+import { Node } from '../../src/entities/Node.js';
+import type { TestPlatform } from './harness.js';
+
+export async function startRemoteNode(
+  p: TestPlatform,
+  adminToken: string,
+  name: string,
+  dataDir: string,
+  extra: Partial<AgentOptions> = {},
+): Promise<{ nodeId: string; agent: RunningAgent }> {
+  const reg = await p.request('POST', '/api/v1/nodes', {
+    token: adminToken,
+    body: { name, fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 },
+  });
+  if (reg.status !== 201) throw new Error(`node registration failed: ${reg.status} ${reg.text}`);
+  const nodeId: string = reg.body.data.id;
+  const agent = await startAgent({ panelUrl: p.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir, stopGraceSeconds: 2, ...extra });
+  // the agent picked a free port: record it so that the panel reaches it
+  await p.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+  return { nodeId, agent };
+}
