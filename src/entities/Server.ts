@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps, Entity, Enum, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import type { ServerRecord } from '../services/server-record.js';
 import type { ServerStatus } from '../shared/node-protocol.js';
 import { SERVER_STATUSES } from '../shared/node-protocol.js';
 import { Blueprint } from './Blueprint.js';
@@ -12,8 +13,8 @@ import { User } from './User.js';
 @Index({ properties: ['createdAt', 'id'] })
 @Index({ properties: ['node'] })
 @Index({ properties: ['status'] })
-export class Server {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount';
+export class Server implements ServerRecord {
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount' | 'ownerId' | 'nodeId' | 'blueprintId';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -72,4 +73,17 @@ export class Server {
 
   @Property({ type: 'datetime', onUpdate: () => new Date() })
   updatedAt: Date = new Date();
+
+  /** The relations as ids (the ServerRecord shape); not persisted properties. */
+  get ownerId(): string {
+    return this.owner.id;
+  }
+
+  get nodeId(): string {
+    return this.node.id;
+  }
+
+  get blueprintId(): string {
+    return this.blueprint.id;
+  }
 }

@@ -7,12 +7,13 @@
  *   consoleToken(serverId): ConsoleToken                                           (query)
  * Add their field names to the bucket sets in src/graphql/buckets.ts only if they are not "general".
  */
-import { wrap } from '@mikro-orm/core';
+import type DataLoader from 'dataloader';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { Node } from '../entities/Node.js';
 import type { Server } from '../entities/Server.js';
 import type { User } from '../entities/User.js';
+import type { ServerRecord } from '../services/server-record.js';
 import { AppError } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { BlueprintType } from '../schema/blueprint.js';
@@ -23,10 +24,9 @@ import { CreateServerInput, ServerPage, ServerType, UpdateServerInput } from '..
 import { UserType } from '../schema/user.js';
 import { plain } from './util.js';
 
-/** An already loaded relation is used as is; a bare reference goes through the loader. */
-async function related<T extends { id: string }>(ref: T, load: (id: string) => Promise<T | null>, what: string): Promise<T> {
-  if (wrap(ref, true).__initialized) return ref;
-  const found = await load(ref.id);
+/** A relation through its per-request loader (one batched query per type and tick). */
+async function related<T>(id: string, loader: DataLoader<string, T | null>, what: string): Promise<T> {
+  const found = await loader.load(id);
   if (!found) throw AppError.notFound(what); // deleted meanwhile
   return found;
 }
@@ -77,33 +77,18 @@ export class ServersResolver {
     return true;
   }
 
-  @FieldResolver(() => ID)
-  ownerId(@Root() server: Server): string {
-    return server.owner.id;
-  }
-
-  @FieldResolver(() => ID)
-  nodeId(@Root() server: Server): string {
-    return server.node.id;
-  }
-
-  @FieldResolver(() => ID)
-  blueprintId(@Root() server: Server): string {
-    return server.blueprint.id;
-  }
-
   @FieldResolver(() => UserType)
-  owner(@Root() server: Server, @Ctx() ctx: GraphQLContext): Promise<User> {
-    return related(server.owner, (id) => ctx.loaders.user.load(id), 'User');
+  owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<User> {
+    return related(server.ownerId, ctx.loaders.user, 'User');
   }
 
   @FieldResolver(() => NodeType, { description: 'The node hosting the server (visible to whoever may see the server).' })
-  node(@Root() server: Server, @Ctx() ctx: GraphQLContext): Promise<Node> {
-    return related(server.node, (id) => ctx.loaders.node.load(id), 'Node');
+  node(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<Node> {
+    return related(server.nodeId, ctx.loaders.node, 'Node');
   }
 
   @FieldResolver(() => BlueprintType)
-  blueprint(@Root() server: Server, @Ctx() ctx: GraphQLContext): Promise<Blueprint> {
-    return related(server.blueprint, (id) => ctx.loaders.blueprint.load(id), 'Blueprint');
+  blueprint(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<Blueprint> {
+    return related(server.blueprintId, ctx.loaders.blueprint, 'Blueprint');
   }
 }

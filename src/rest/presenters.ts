@@ -5,9 +5,9 @@
 import type { ApiTokenOut, BlueprintOut, NodeChoiceOut, NodeOut, ServerOut, UserOut } from '../openapi/responses.js';
 import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
-import type { Server } from '../entities/Server.js';
 import type { User } from '../entities/User.js';
 import type { NodeChoice, NodeView } from '../services/nodes.service.js';
+import type { ServerRecord } from '../services/server-record.js';
 
 export const presentUser = (u: User): UserOut => ({
   id: u.id,
@@ -27,13 +27,14 @@ export const presentApiToken = (t: ApiToken): ApiTokenOut => ({
   lastUsedAt: t.lastUsedAt,
 });
 
-export const presentServer = (s: Server): ServerOut => ({
+/** A Server entity or a ServerRecord row (same shape). */
+export const presentServer = (s: ServerRecord): ServerOut => ({
   id: s.id,
   name: s.name,
   description: s.description,
-  ownerId: s.owner.id,
-  nodeId: s.node.id,
-  blueprintId: s.blueprint.id,
+  ownerId: s.ownerId,
+  nodeId: s.nodeId,
+  blueprintId: s.blueprintId,
   memory: s.memory,
   cpu: s.cpu,
   disk: s.disk,

@@ -14,7 +14,16 @@ export class ServerType {
   @Field()
   description!: string;
 
-  // ownerId, nodeId, blueprintId, owner, node, blueprint: field resolvers (src/resolvers/servers.resolver.ts).
+  @Field(() => ID)
+  ownerId!: string;
+
+  @Field(() => ID)
+  nodeId!: string;
+
+  @Field(() => ID)
+  blueprintId!: string;
+
+  // owner, node, blueprint: field resolvers through the request's loaders (src/resolvers/servers.resolver.ts).
 
   @Field(() => Int)
   memory!: number;

@@ -1,0 +1,50 @@
+/**
+ * The read model of a server: its columns with the relations as ids. The hot list path
+ * (`GET /servers`, GraphQL `servers`) selects these straight from PostgreSQL, aliased to these
+ * names, with no entity hydration; the Server entity exposes the same shape (its `ownerId`,
+ * `nodeId` and `blueprintId` getters), so presenters and GraphQL resolvers take either.
+ */
+import type { ServerStatus } from '../shared/node-protocol.js';
+
+export interface ServerRecord {
+  id: string;
+  name: string;
+  description: string;
+  ownerId: string;
+  nodeId: string;
+  blueprintId: string;
+  memory: number;
+  cpu: number;
+  disk: number;
+  status: ServerStatus;
+  variables: Record<string, string>;
+  autoRestart: boolean;
+  lastExitCode: number | null;
+  lastCrashAt: Date | null;
+  lastStopReason: string | null;
+  crashCount: number;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** The select list that yields a ServerRecord per row of `servers`. */
+export const SERVER_RECORD_COLUMNS = [
+  'id',
+  'name',
+  'description',
+  'owner_id as "ownerId"',
+  'node_id as "nodeId"',
+  'blueprint_id as "blueprintId"',
+  'memory',
+  'cpu',
+  'disk',
+  'status',
+  'variables',
+  'auto_restart as "autoRestart"',
+  'last_exit_code as "lastExitCode"',
+  'last_crash_at as "lastCrashAt"',
+  'last_stop_reason as "lastStopReason"',
+  'crash_count as "crashCount"',
+  'created_at as "createdAt"',
+  'updated_at as "updatedAt"',
+].join(', ');
