@@ -48,3 +48,11 @@ export const SERVER_RECORD_COLUMNS = [
   'created_at as "createdAt"',
   'updated_at as "updatedAt"',
 ].join(', ');
+
+/** Timestamps come back from the driver as text (MikroORM's pg setup): make them Dates. */
+export function serverRecordOf(row: ServerRecord): ServerRecord {
+  row.createdAt = new Date(row.createdAt);
+  row.updatedAt = new Date(row.updatedAt);
+  if (row.lastCrashAt !== null) row.lastCrashAt = new Date(row.lastCrashAt);
+  return row;
+}

@@ -14,7 +14,7 @@ import { createServerInput, deleteServerQuery, serverListQuery, updateServerInpu
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
-import { SERVER_RECORD_COLUMNS, type ServerRecord } from './server-record.js';
+import { SERVER_RECORD_COLUMNS, serverRecordOf, type ServerRecord } from './server-record.js';
 
 const log = childLogger('servers');
 
@@ -75,7 +75,7 @@ export class ServersService {
       conn.execute<{ n: string }[]>(`select count(*) as n from servers ${where}`, params),
     ]);
     const total = Number(counted[0]!.n);
-    return { items: rows, meta: { total, page: page.page, limit: page.limit } };
+    return { items: rows.map(serverRecordOf), meta: { total, page: page.page, limit: page.limit } };
   }
 
   /** The server if the actor may see it (owner or admin), else 404. Node and blueprint are loaded. */

@@ -271,6 +271,17 @@ describe('GET /servers and /servers/:id', () => {
     const times = first.body.data.map((s: any) => s.createdAt);
     expect([...times].sort()).toEqual(times);
   });
+
+  test('a list item is exactly the detail view of the same server (same fields, types and ISO dates)', async () => {
+    const list = await p.request('GET', '/api/v1/servers?limit=100', { token: owner.token });
+    expect(list.body.data.length).toBeGreaterThan(0);
+    for (const item of list.body.data.slice(0, 5)) {
+      const one = await p.request('GET', `/api/v1/servers/${item.id}`, { token: owner.token });
+      expect(item).toEqual(one.body.data);
+      expect(new Date(item.createdAt).toISOString()).toBe(item.createdAt);
+      expect(new Date(item.updatedAt).toISOString()).toBe(item.updatedAt);
+    }
+  });
 });
 
 describe('PATCH /servers/:id', () => {

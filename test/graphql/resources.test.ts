@@ -101,6 +101,17 @@ describe('servers', () => {
     expectGqlError(await gql(p, L, { nodeId: 'x' }, { token: owner.token }), 'VALIDATION_ERROR');
   });
 
+  test('a servers list item equals the server query for the same id (scalars, dates, relations)', async () => {
+    const F = 'id name description ownerId nodeId blueprintId memory cpu disk status variables autoRestart lastExitCode lastCrashAt lastStopReason crashCount createdAt updatedAt owner { id email } node { id name } blueprint { id key }';
+    const list = expectData(await gql(p, `{ servers(limit: 100) { items { ${F} } } }`, {}, { token: admin })).servers.items;
+    expect(list.length).toBeGreaterThan(0);
+    for (const item of list) {
+      const one = expectData(await gql(p, `query($id: ID!) { server(id: $id) { ${F} } }`, { id: item.id }, { token: admin })).server;
+      expect(item).toEqual(one);
+      expect(new Date(item.createdAt).toISOString()).toBe(item.createdAt);
+    }
+  });
+
   test('updateServer: owner OK, other NOT_FOUND, invalid VALIDATION_ERROR', async () => {
     const U = 'mutation($id: ID!, $input: UpdateServerInput!) { updateServer(id: $id, input: $input) { id name memory description } }';
     const s = expectData(await gql(p, U, { id: serverId, input: { name: 'Renamed', memory: 512, description: 'hello' } }, { token: owner.token })).updateServer;
