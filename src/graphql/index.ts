@@ -160,7 +160,7 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
         services,
         req,
         res,
-        loaders: createLoaders(orm.em, services),
+        loaders: createLoaders(orm, services),
       }),
     }),
   );

@@ -161,7 +161,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
           services,
           req: ctx.extra.request as IncomingMessage,
           res: null,
-          loaders: createLoaders(orm.em, services),
+          loaders: createLoaders(orm, services),
           __secret: (ctx.extra as ConnExtra).secret,
         };
         return {

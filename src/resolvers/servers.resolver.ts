@@ -9,13 +9,10 @@
  */
 import type DataLoader from 'dataloader';
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
-import type { Blueprint } from '../entities/Blueprint.js';
-import type { Node } from '../entities/Node.js';
 import type { Server } from '../entities/Server.js';
-import type { User } from '../entities/User.js';
 import type { ServerRecord } from '../services/server-record.js';
 import { AppError } from '../errors.js';
-import type { GraphQLContext } from '../graphql/context.js';
+import type { BlueprintRecord, GraphQLContext, NodeRecord, UserRecord } from '../graphql/context.js';
 import { BlueprintType } from '../schema/blueprint.js';
 import { ServerStatus } from '../schema/enums.js';
 import { NodeType } from '../schema/node.js';
@@ -78,17 +75,17 @@ export class ServersResolver {
   }
 
   @FieldResolver(() => UserType)
-  owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<User> {
+  owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<UserRecord> {
     return related(server.ownerId, ctx.loaders.user, 'User');
   }
 
   @FieldResolver(() => NodeType, { description: 'The node hosting the server (visible to whoever may see the server).' })
-  node(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<Node> {
+  node(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<NodeRecord> {
     return related(server.nodeId, ctx.loaders.node, 'Node');
   }
 
   @FieldResolver(() => BlueprintType)
-  blueprint(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<Blueprint> {
+  blueprint(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<BlueprintRecord> {
     return related(server.blueprintId, ctx.loaders.blueprint, 'Blueprint');
   }
 }

@@ -3,6 +3,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../config.js';
 import { Session } from '../entities/Session.js';
 import { User } from '../entities/User.js';
+import { readRows } from '../db/read-rows.js';
 import { AppError } from '../errors.js';
 import { dummyHash, hashPassword, verifyPassword } from '../security/passwords.js';
 import { API_TOKEN_PREFIX, hashSecret, newSecret, SESSION_PREFIX } from '../security/tokens.js';
@@ -94,11 +95,12 @@ export class AuthService {
     const table = kind === 'session' ? 'sessions' : 'api_tokens';
     const revoked = kind === 'session' ? 'null' : 'c.revoked_at';
     const conn = this.em.getConnection();
-    const rows: Record<string, any>[] = await conn.execute(
+    const rows = await readRows<Record<string, any>>(
+      this.em,
       `select c.id as "c__id", c.created_at as "c__created_at", c.expires_at as "c__expires_at", c.last_used_at as "c__last_used_at",
               ${revoked} as "c__revoked_at", u.*
          from ${table} c join users u on u.id = c.user_id
-        where c.token_hash = ? limit 1`,
+        where c.token_hash = $1 limit 1`,
       [hashSecret(secret)],
     );
     const row = rows[0];

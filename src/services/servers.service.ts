@@ -6,6 +6,7 @@ import { Blueprint } from '../entities/Blueprint.js';
 import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import { User } from '../entities/User.js';
+import { readRows } from '../db/read-rows.js';
 import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 import { parseId, parseInput } from '../validation/common.js';
@@ -67,12 +68,16 @@ export class ServersService {
     if (!isAdmin(a)) filter.push(['owner_id', a.user.id]);
     if (filters.status) filter.push(['status', filters.status]);
     if (filters.nodeId) filter.push(['node_id', filters.nodeId]);
-    const where = filter.length ? `where ${filter.map(([c]) => `${c} = ?`).join(' and ')}` : '';
+    const where = filter.length ? `where ${filter.map(([c], i) => `${c} = $${i + 1}`).join(' and ')}` : '';
     const params = filter.map(([, v]) => v);
-    const conn = this.em.getConnection();
+    const n = params.length;
     const [rows, counted] = await Promise.all([
-      conn.execute<ServerRecord[]>(`select ${SERVER_RECORD_COLUMNS} from servers ${where} order by created_at asc, id asc limit ? offset ?`, [...params, page.limit, page.offset]),
-      conn.execute<{ n: string }[]>(`select count(*) as n from servers ${where}`, params),
+      readRows<ServerRecord>(this.orm, `select ${SERVER_RECORD_COLUMNS} from servers ${where} order by created_at asc, id asc limit $${n + 1} offset $${n + 2}`, [
+        ...params,
+        page.limit,
+        page.offset,
+      ]),
+      readRows<{ n: string }>(this.orm, `select count(*) as n from servers ${where}`, params),
     ]);
     const total = Number(counted[0]!.n);
     return { items: rows.map(serverRecordOf), meta: { total, page: page.page, limit: page.limit } };
