@@ -23,10 +23,35 @@ export type BlueprintRecord = Pick<
   'id' | 'key' | 'name' | 'description' | 'startup' | 'stop' | 'ready' | 'install' | 'variables' | 'defaults' | 'builtin' | 'createdAt' | 'updatedAt'
 >;
 
+/**
+ * A DataLoader of rows by id that also answers synchronously for rows it has already fetched
+ * (`peek`): a relation field whose row was prefetched resolves without a promise, which keeps
+ * graphql-js on its synchronous path for the whole list item.
+ */
+export class RecordLoader<T extends { id: string }> extends DataLoader<string, T | null> {
+  private readonly found: Map<string, T>;
+
+  constructor(fetch: (ids: readonly string[]) => Promise<T[]>) {
+    const found = new Map<string, T>();
+    super(
+      async (ids) => {
+        for (const row of await fetch(ids)) found.set(row.id, row);
+        return ids.map((id) => found.get(id) ?? null);
+      },
+      { maxBatchSize: 500 },
+    );
+    this.found = found;
+  }
+
+  peek(id: string): T | undefined {
+    return this.found.get(id);
+  }
+}
+
 export interface Loaders {
-  user: DataLoader<string, UserRecord | null>;
-  node: DataLoader<string, NodeRecord | null>;
-  blueprint: DataLoader<string, BlueprintRecord | null>;
+  user: RecordLoader<UserRecord>;
+  node: RecordLoader<NodeRecord>;
+  blueprint: RecordLoader<BlueprintRecord>;
   /** Memory/disk allocated per node id (one grouped query per tick). */
   allocation: DataLoader<string, Allocation>;
 }
@@ -47,21 +72,14 @@ export interface GraphQLContext {
  * property names, timestamps made Dates) instead of managed entities: hydration was the largest
  * single cost of a GraphQL page in the benchmark's profile.
  */
-function rowsById<T extends { id: string }>(orm: MikroORM, table: string, columns: Record<Exclude<keyof T, 'id'>, string>, dates: (keyof T)[]): DataLoader<string, T | null> {
+function rowsById<T extends { id: string }>(orm: MikroORM, table: string, columns: Record<Exclude<keyof T, 'id'>, string>, dates: (keyof T)[]): RecordLoader<T> {
   const select = ['id', ...Object.entries(columns).map(([prop, column]) => `${column as string} as "${prop}"`)].join(', ');
   const sql = `select ${select} from ${table} where id = any($1::uuid[])`;
-  return new DataLoader<string, T | null>(
-    async (ids) => {
-      const rows = await readRows<Record<string, unknown>>(orm, sql, [ids]);
-      const map = new Map<string, T>();
-      for (const row of rows) {
-        for (const d of dates) if (row[d as string] != null) row[d as string] = new Date(row[d as string] as string);
-        map.set(row.id as string, row as T);
-      }
-      return ids.map((id) => map.get(id) ?? null);
-    },
-    { maxBatchSize: 500 },
-  );
+  return new RecordLoader<T>(async (ids) => {
+    const rows = await readRows<Record<string, unknown>>(orm, sql, [ids]);
+    for (const row of rows) for (const d of dates) if (row[d as string] != null) row[d as string] = new Date(row[d as string] as string);
+    return rows as T[];
+  });
 }
 
 export function createLoaders(orm: MikroORM, services: Services): Loaders {

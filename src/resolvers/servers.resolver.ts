@@ -7,12 +7,13 @@
  *   consoleToken(serverId): ConsoleToken                                           (query)
  * Add their field names to the bucket sets in src/graphql/buckets.ts only if they are not "general".
  */
-import type DataLoader from 'dataloader';
-import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { GraphQLResolveInfo } from 'graphql';
+import { Arg, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Server } from '../entities/Server.js';
 import type { ServerRecord } from '../services/server-record.js';
 import { AppError } from '../errors.js';
-import type { BlueprintRecord, GraphQLContext, NodeRecord, UserRecord } from '../graphql/context.js';
+import type { BlueprintRecord, GraphQLContext, Loaders, NodeRecord, RecordLoader, UserRecord } from '../graphql/context.js';
+import { selectedFields } from '../graphql/selection.js';
 import { BlueprintType } from '../schema/blueprint.js';
 import { ServerStatus } from '../schema/enums.js';
 import { NodeType } from '../schema/node.js';
@@ -22,10 +23,29 @@ import { UserType } from '../schema/user.js';
 import { plain } from './util.js';
 
 /** A relation through its per-request loader (one batched query per type and tick). */
-async function related<T>(id: string, loader: DataLoader<string, T | null>, what: string): Promise<T> {
-  const found = await loader.load(id);
-  if (!found) throw AppError.notFound(what); // deleted meanwhile
-  return found;
+function related<T extends { id: string }>(id: string, loader: RecordLoader<T>, what: string): T | Promise<T> {
+  return (
+    loader.peek(id) ??
+    loader.load(id).then((found) => {
+      if (!found) throw AppError.notFound(what); // deleted meanwhile
+      return found;
+    })
+  );
+}
+
+/**
+ * A page's relations that the operation selects are fetched before the items are resolved, one
+ * batched query per relation, so that every item's owner/node/blueprint field answers at once.
+ */
+async function prefetchRelations(items: readonly ServerRecord[], info: GraphQLResolveInfo, loaders: Loaders): Promise<void> {
+  if (!items.length) return;
+  const wanted = selectedFields(info, ['items']);
+  const ids = (pick: (s: ServerRecord) => string) => [...new Set(items.map(pick))];
+  await Promise.all([
+    wanted.has('owner') ? loaders.user.loadMany(ids((s) => s.ownerId)) : null,
+    wanted.has('node') ? loaders.node.loadMany(ids((s) => s.nodeId)) : null,
+    wanted.has('blueprint') ? loaders.blueprint.loadMany(ids((s) => s.blueprintId)) : null,
+  ]);
 }
 
 @Resolver(() => ServerType)
@@ -33,12 +53,15 @@ export class ServersResolver {
   @Query(() => ServerPage, { description: 'GET /servers: your servers (administrators: all), oldest first.' })
   async servers(
     @Ctx() ctx: GraphQLContext,
+    @Info() info: GraphQLResolveInfo,
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
     @Arg('status', () => ServerStatus, { nullable: true }) status?: string,
     @Arg('nodeId', () => ID, { nullable: true }) nodeId?: string,
   ): Promise<ServerPage> {
-    return toPage(await ctx.services.servers.list(ctx.actor, { page, limit, status, nodeId })) as ServerPage;
+    const list = await ctx.services.servers.list(ctx.actor, { page, limit, status, nodeId });
+    await prefetchRelations(list.items, info, ctx.loaders);
+    return toPage(list) as ServerPage;
   }
 
   @Query(() => ServerType, { description: 'GET /servers/:id. Another user\'s server is NOT_FOUND.' })
@@ -75,17 +98,17 @@ export class ServersResolver {
   }
 
   @FieldResolver(() => UserType)
-  owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<UserRecord> {
+  owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): UserRecord | Promise<UserRecord> {
     return related(server.ownerId, ctx.loaders.user, 'User');
   }
 
   @FieldResolver(() => NodeType, { description: 'The node hosting the server (visible to whoever may see the server).' })
-  node(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<NodeRecord> {
+  node(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): NodeRecord | Promise<NodeRecord> {
     return related(server.nodeId, ctx.loaders.node, 'Node');
   }
 
   @FieldResolver(() => BlueprintType)
-  blueprint(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): Promise<BlueprintRecord> {
+  blueprint(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): BlueprintRecord | Promise<BlueprintRecord> {
     return related(server.blueprintId, ctx.loaders.blueprint, 'Blueprint');
   }
 }

@@ -26,15 +26,8 @@ beforeAll(async () => {
 });
 afterAll(async () => p?.stop());
 
-async function countQueries(limit: number) {
-  const q = `{ servers(limit: ${limit}) { total items { id owner { id email } node { id name allocated { memory } } blueprint { id name } } } }`;
-  await gql(p, q, undefined, { token: admin }); // warm-up (session last-used touch etc.)
-  sql.length = 0;
-  counting = true;
-  const r = await gql(p, q, undefined, { token: admin });
-  counting = false;
-  const items = expectData(r).servers.items;
-  return { n: sql.length, items, statements: [...sql] };
+function countQueries(limit: number) {
+  return countQueriesOf(`{ servers(limit: ${limit}) { total items { id owner { id email } node { id name allocated { memory } } blueprint { id name } } } }`);
 }
 
 test('a page of 20 servers with owner, node (and its allocation) and blueprint costs a constant number of queries', async () => {
@@ -49,3 +42,27 @@ test('a page of 20 servers with owner, node (and its allocation) and blueprint c
   const users = twenty.statements.filter((s) => /from "?users"?/.test(s) && /(in \(|= any\()/.test(s));
   expect(users).toHaveLength(1);
 });
+
+test('relations selected through fragments are prefetched the same way; unselected ones cost nothing', async () => {
+  const plain = await countQueries(20);
+  const viaFragments = await countQueriesOf(
+    `query { servers(limit: 20) { total items { id ...Rel ... on Server { blueprint { id name } } } } }
+     fragment Rel on Server { owner { id email } node { id name allocated { memory } } }`,
+  );
+  expect(viaFragments.n).toBe(plain.n);
+  expect(viaFragments.items).toEqual(plain.items);
+  const bare = await countQueriesOf('{ servers(limit: 20) { total items { id ownerId nodeId blueprintId } } }');
+  expect(bare.items.map((s: any) => s.ownerId)).toEqual(plain.items.map((s: any) => s.owner.id));
+  // no users / nodes / blueprints / allocation queries at all
+  expect(bare.statements.filter((s) => /from "?(users|nodes|blueprints)"? /.test(s) && /(in \(|= any\()/.test(s))).toEqual([]);
+  expect(bare.n).toBeLessThan(plain.n);
+});
+
+async function countQueriesOf(q: string) {
+  await gql(p, q, undefined, { token: admin }); // warm-up (session last-used touch etc.)
+  sql.length = 0;
+  counting = true;
+  const r = await gql(p, q, undefined, { token: admin });
+  counting = false;
+  return { n: sql.length, items: expectData(r).servers.items, statements: [...sql] };
+}

@@ -1,0 +1,38 @@
+/**
+ * Look-ahead into the operation: which fields the client selected below the current field, so a
+ * resolver can fetch what will be asked for in one go. Fragments (inline and named) are expanded;
+ * @skip/@include are ignored, so the answer may name a field that ends up skipped (harmless: the
+ * only use is to prefetch).
+ */
+import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+
+function collect(info: GraphQLResolveInfo, sets: readonly SelectionSetNode[], into: Map<string, SelectionSetNode[]>, seen = new Set<string>()): void {
+  for (const set of sets) {
+    for (const sel of set.selections) {
+      if (sel.kind === Kind.FIELD) {
+        const list = into.get(sel.name.value) ?? [];
+        if (sel.selectionSet) list.push(sel.selectionSet);
+        into.set(sel.name.value, list);
+      } else if (sel.kind === Kind.INLINE_FRAGMENT) {
+        collect(info, [sel.selectionSet], into, seen);
+      } else if (!seen.has(sel.name.value)) {
+        seen.add(sel.name.value);
+        const fragment = info.fragments[sel.name.value];
+        if (fragment) collect(info, [fragment.selectionSet], into, seen);
+      }
+    }
+  }
+}
+
+/** The names of the fields selected at `path` below the current field (e.g. ['items'] of a page). */
+export function selectedFields(info: GraphQLResolveInfo, path: readonly string[] = []): Set<string> {
+  let sets = info.fieldNodes.flatMap((f) => (f.selectionSet ? [f.selectionSet] : []));
+  for (const step of path) {
+    const fields = new Map<string, SelectionSetNode[]>();
+    collect(info, sets, fields);
+    sets = fields.get(step) ?? [];
+  }
+  const fields = new Map<string, SelectionSetNode[]>();
+  collect(info, sets, fields);
+  return new Set(fields.keys());
+}
