@@ -117,6 +117,7 @@ async function main() {
       const profDir = path.join(RESULTS, `prof-${stamp}`);
       panel = startChild(path.join(__dirname, 'children', 'panel.js'), {
         env: {
+          NODE_ENV: 'production', // as `npm start`: libraries (graphql-js) skip their development checks
           BENCH_PANEL_OPTS: JSON.stringify({ adminEmail: ADMIN_EMAIL, adminPassword: ADMIN_PASSWORD, dataDir, databaseUrl: db.url, logLevel: params.logLevel, redisUrl: params.redis }),
         },
         execArgv: params.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],

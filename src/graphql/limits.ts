@@ -102,13 +102,36 @@ export function checkLimits(
   return null;
 }
 
+/** Accepted (operation name, variables) pairs remembered per parsed document. */
+const MAX_ACCEPTED_PER_DOCUMENT = 64;
+
+/**
+ * Apollo hands out the same parsed DocumentNode for the same query text (its document store), so
+ * an operation already accepted with the same operation name and variables is not walked again:
+ * the verdict depends on nothing else. Rejections are recomputed (rare; a fresh error each time).
+ */
 export function limitsPlugin(schema: GraphQLSchema): ApolloServerPlugin {
+  const accepted = new WeakMap<DocumentNode, Set<string>>();
   return {
     async requestDidStart() {
       return {
         async didResolveOperation({ document, request, operationName }) {
-          const err = checkLimits(schema, document, request.variables, operationName ?? request.operationName);
+          const name = operationName ?? request.operationName;
+          let key: string;
+          try {
+            key = `${name ?? ''}\u0000${JSON.stringify(request.variables ?? {})}`;
+          } catch {
+            key = ''; // unserialisable variables: no memo
+          }
+          const known = accepted.get(document);
+          if (key && known?.has(key)) return;
+          const err = checkLimits(schema, document, request.variables, name);
           if (err) throw err;
+          if (!key) return;
+          const set = known ?? new Set<string>();
+          if (set.size >= MAX_ACCEPTED_PER_DOCUMENT) set.clear();
+          set.add(key);
+          if (!known) accepted.set(document, set);
         },
       };
     },
