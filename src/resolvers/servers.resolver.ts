@@ -12,7 +12,8 @@ import { Arg, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root
 import type { Server } from '../entities/Server.js';
 import type { ServerRecord } from '../services/server-record.js';
 import { AppError } from '../errors.js';
-import type { BlueprintRecord, GraphQLContext, Loaders, NodeRecord, RecordLoader, UserRecord } from '../graphql/context.js';
+import type { GraphQLContext, RecordLoader } from '../graphql/context.js';
+import type { BlueprintRecord, NodeRecord, UserRecord } from '../services/related-records.js';
 import { selectedFields } from '../graphql/selection.js';
 import { BlueprintType } from '../schema/blueprint.js';
 import { ServerStatus } from '../schema/enums.js';
@@ -33,21 +34,6 @@ function related<T extends { id: string }>(id: string, loader: RecordLoader<T>, 
   );
 }
 
-/**
- * A page's relations that the operation selects are fetched before the items are resolved, one
- * batched query per relation, so that every item's owner/node/blueprint field answers at once.
- */
-async function prefetchRelations(items: readonly ServerRecord[], info: GraphQLResolveInfo, loaders: Loaders): Promise<void> {
-  if (!items.length) return;
-  const wanted = selectedFields(info, ['items']);
-  const ids = (pick: (s: ServerRecord) => string) => [...new Set(items.map(pick))];
-  await Promise.all([
-    wanted.has('owner') ? loaders.user.loadMany(ids((s) => s.ownerId)) : null,
-    wanted.has('node') ? loaders.node.loadMany(ids((s) => s.nodeId)) : null,
-    wanted.has('blueprint') ? loaders.blueprint.loadMany(ids((s) => s.blueprintId)) : null,
-  ]);
-}
-
 @Resolver(() => ServerType)
 export class ServersResolver {
   @Query(() => ServerPage, { description: 'GET /servers: your servers (administrators: all), oldest first.' })
@@ -59,8 +45,13 @@ export class ServersResolver {
     @Arg('status', () => ServerStatus, { nullable: true }) status?: string,
     @Arg('nodeId', () => ID, { nullable: true }) nodeId?: string,
   ): Promise<ServerPage> {
-    const list = await ctx.services.servers.list(ctx.actor, { page, limit, status, nodeId });
-    await prefetchRelations(list.items, info, ctx.loaders);
+    // the relations the operation selects come with the page (same query) and answer the item
+    // fields synchronously from the loaders
+    const wanted = selectedFields(info, ['items']);
+    const list = await ctx.services.servers.list(ctx.actor, { page, limit, status, nodeId }, { owner: wanted.has('owner'), node: wanted.has('node'), blueprint: wanted.has('blueprint') });
+    ctx.loaders.user.remember(list.included.users);
+    ctx.loaders.node.remember(list.included.nodes);
+    ctx.loaders.blueprint.remember(list.included.blueprints);
     return toPage(list) as ServerPage;
   }
 

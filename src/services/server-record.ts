@@ -27,26 +27,26 @@ export interface ServerRecord {
   updatedAt: Date;
 }
 
-/** The select list that yields a ServerRecord per row of `servers`. */
+/** The select list that yields a ServerRecord per row of `servers` (aliased `s` in the query). */
 export const SERVER_RECORD_COLUMNS = [
-  'id',
-  'name',
-  'description',
-  'owner_id as "ownerId"',
-  'node_id as "nodeId"',
-  'blueprint_id as "blueprintId"',
-  'memory',
-  'cpu',
-  'disk',
-  'status',
-  'variables',
-  'auto_restart as "autoRestart"',
-  'last_exit_code as "lastExitCode"',
-  'last_crash_at as "lastCrashAt"',
-  'last_stop_reason as "lastStopReason"',
-  'crash_count as "crashCount"',
-  'created_at as "createdAt"',
-  'updated_at as "updatedAt"',
+  's.id',
+  's.name',
+  's.description',
+  's.owner_id as "ownerId"',
+  's.node_id as "nodeId"',
+  's.blueprint_id as "blueprintId"',
+  's.memory',
+  's.cpu',
+  's.disk',
+  's.status',
+  's.variables',
+  's.auto_restart as "autoRestart"',
+  's.last_exit_code as "lastExitCode"',
+  's.last_crash_at as "lastCrashAt"',
+  's.last_stop_reason as "lastStopReason"',
+  's.crash_count as "crashCount"',
+  's.created_at as "createdAt"',
+  's.updated_at as "updatedAt"',
 ].join(', ');
 
 /** Timestamps come back from the driver as text (MikroORM's pg setup): make them Dates. */

@@ -15,9 +15,38 @@ import { createServerInput, deleteServerQuery, serverListQuery, updateServerInpu
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
+import {
+  BLUEPRINT_RECORDS,
+  jsonObjectOf,
+  NODE_RECORDS,
+  reviveDates,
+  USER_RECORDS,
+  type BlueprintRecord,
+  type NodeRecord,
+  type SomeRecordTable,
+  type UserRecord,
+} from './related-records.js';
 import { SERVER_RECORD_COLUMNS, serverRecordOf, type ServerRecord } from './server-record.js';
 
 const log = childLogger('servers');
+
+export interface ServerInclude {
+  owner?: boolean;
+  node?: boolean;
+  blueprint?: boolean;
+}
+
+/** The relations a server list can include, with the record property that holds their id. */
+const INCLUDABLE: [keyof ServerInclude, { records: SomeRecordTable; idProperty: keyof ServerRecord }][] = [
+  ['owner', { records: USER_RECORDS, idProperty: 'ownerId' }],
+  ['node', { records: NODE_RECORDS, idProperty: 'nodeId' }],
+  ['blueprint', { records: BLUEPRINT_RECORDS, idProperty: 'blueprintId' }],
+];
+
+export interface ServerPage extends Paginated<ServerRecord> {
+  /** The page's related rows asked for with `include` (each once); empty arrays otherwise. */
+  included: { users: UserRecord[]; nodes: NodeRecord[]; blueprints: BlueprintRecord[] };
+}
 
 export interface Allocation {
   memory: number;
@@ -55,33 +84,66 @@ export class ServersService {
     return this.orm.em;
   }
 
-  async list(actor: Actor | null, query: unknown): Promise<Paginated<ServerRecord>> {
+  /**
+   * A page of the servers the actor may see. `include` adds the page's owners, nodes and blueprints
+   * (deduplicated, in `included`) from the same query, for callers that show them (GraphQL).
+   */
+  async list(actor: Actor | null, query: unknown, include: ServerInclude = {}): Promise<ServerPage> {
     const a = requireActor(actor);
     const page = parsePagination(query);
     const q = (query ?? {}) as Record<string, unknown>;
     const filters = parseInput(serverListQuery, { status: q.status, nodeId: q.nodeId });
     // The hottest read of the API, in one round trip: the page walks the (created_at, id) index and
-    // stops at `limit`; the total is an uncorrelated sub-select, evaluated once. Only a page past the
-    // end (no row to carry the total) needs a second query. The rows come back as read-only records
-    // (entity hydration cost more CPU than the rest of the request). A window count would have to
-    // read and sort every matching row instead.
+    // stops at `limit`; the total is an uncorrelated sub-select, evaluated once; included relations
+    // are joined by primary key, one JSON object per row. Only a page past the end (no row to carry
+    // the total) needs a second query. The rows come back as read-only records (entity hydration
+    // cost more CPU than the rest of the request). A window count would have to read and sort every
+    // matching row instead.
     const filter: [column: string, value: unknown][] = [];
     if (!isAdmin(a)) filter.push(['owner_id', a.user.id]);
     if (filters.status) filter.push(['status', filters.status]);
     if (filters.nodeId) filter.push(['node_id', filters.nodeId]);
-    const where = filter.length ? `where ${filter.map(([c], i) => `${c} = $${i + 1}`).join(' and ')}` : '';
+    const where = (alias: string) => (filter.length ? `where ${filter.map(([c], i) => `${alias}.${c} = $${i + 1}`).join(' and ')}` : '');
     const params = filter.map(([, v]) => v);
     const n = params.length;
-    const rows = await readRows<ServerRecord & { total?: string }>(
+    // the page is cut first (index walk + limit), then joined: a join over the whole table would
+    // let the planner hash-join and sort every row
+    const pageSql = `select ${SERVER_RECORD_COLUMNS}, (select count(*) from servers c ${where('c')}) as "$total"
+      from servers s ${where('s')} order by s.created_at asc, s.id asc limit $${n + 1} offset $${n + 2}`;
+    const columns = ['p.*'];
+    const joins: string[] = [];
+    for (const [key, rel] of INCLUDABLE) {
+      if (!include[key]) continue;
+      columns.push(`${jsonObjectOf(rel.records, key)} as "$${key}"`);
+      joins.push(`join ${rel.records.table} ${key} on ${key}.id = p."${rel.idProperty}"`);
+    }
+    const rows = await readRows<Record<string, unknown>>(
       this.orm,
-      `select ${SERVER_RECORD_COLUMNS}, (select count(*) from servers ${where}) as "total"
-         from servers ${where} order by created_at asc, id asc limit $${n + 1} offset $${n + 2}`,
+      joins.length ? `select ${columns.join(', ')} from (${pageSql}) p ${joins.join(' ')} order by p."createdAt" asc, p.id asc` : pageSql,
       [...params, page.limit, page.offset],
     );
-    let total = rows.length ? Number(rows[0]!.total) : 0;
-    if (!rows.length && page.offset > 0) total = Number((await readRows<{ n: string }>(this.orm, `select count(*) as n from servers ${where}`, params))[0]!.n);
-    for (const row of rows) delete row.total;
-    return { items: rows.map(serverRecordOf), meta: { total, page: page.page, limit: page.limit } };
+    let total = rows.length ? Number(rows[0]!.$total) : 0;
+    if (!rows.length && page.offset > 0) total = Number((await readRows<{ n: string }>(this.orm, `select count(*) as n from servers c ${where('c')}`, params))[0]!.n);
+    const included = { owner: new Map(), node: new Map(), blueprint: new Map() } as { [K in keyof ServerInclude]-?: Map<string, unknown> };
+    const items = rows.map((row) => {
+      delete row.$total;
+      for (const [key, rel] of INCLUDABLE) {
+        const related = row[`$${key}`] as Record<string, unknown> | undefined;
+        if (!related) continue;
+        delete row[`$${key}`];
+        if (!included[key].has(related.id as string)) included[key].set(related.id as string, reviveDates(rel.records, related));
+      }
+      return serverRecordOf(row as unknown as ServerRecord);
+    });
+    return {
+      items,
+      meta: { total, page: page.page, limit: page.limit },
+      included: {
+        users: [...included.owner.values()] as UserRecord[],
+        nodes: [...included.node.values()] as NodeRecord[],
+        blueprints: [...included.blueprint.values()] as BlueprintRecord[],
+      },
+    };
   }
 
   /** The server if the actor may see it (owner or admin), else 404. Node and blueprint are loaded. */

@@ -36,11 +36,11 @@ test('a page of 20 servers with owner, node (and its allocation) and blueprint c
   expect(new Set(twenty.items.map((s: any) => s.owner.id)).size).toBe(5);
   expect(new Set(twenty.items.map((s: any) => s.node.id)).size).toBe(3);
   const two = await countQueries(2);
-  // auth lookup + page + count + one batched query each for users, nodes, allocations, blueprints
-  expect(twenty.n).toBeLessThanOrEqual(7);
+  // auth lookup + the page (its total, owners, nodes and blueprints joined in) + one batched query for allocations
+  expect(twenty.n).toBeLessThanOrEqual(3);
   expect(twenty.n).toBe(two.n);
   const users = twenty.statements.filter((s) => /from "?users"?/.test(s) && /(in \(|= any\()/.test(s));
-  expect(users).toHaveLength(1);
+  expect(users.length).toBeLessThanOrEqual(1);
 });
 
 test('relations selected through fragments are prefetched the same way; unselected ones cost nothing', async () => {
