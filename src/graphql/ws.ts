@@ -27,12 +27,12 @@ import {
   NoSchemaIntrospectionCustomRule,
   parse,
   specifiedRules,
-  subscribe,
   validate,
   type ExecutionArgs,
   type GraphQLSchema,
 } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
+import { sharedSubscribe } from './shared-subscribe.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
@@ -118,7 +118,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
           errors: [graphQLErrorOf(new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter }))],
         };
       }
-      return kind === 'execute' ? execute(args) : subscribe(args);
+      return kind === 'execute' ? execute(args) : sharedSubscribe(args);
     });
 
   const disposable = useServer<Record<string, unknown> | undefined, Partial<ConnExtra>>(

@@ -92,6 +92,25 @@ test('many subscribers on one server share a single upstream; a late one gets th
   await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close after the last subscriber');
 });
 
+test('subscribers of the same events with different selections each get their own shape (results shared only between identical operations)', async () => {
+  await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data.status === 'offline', 20_000, 'offline');
+  const q = (selection: string) => `subscription($id: ID!) { consoleOutput(serverId: $id) { ${selection} } }`;
+  const a1 = subscribe(client(owner.token), q('line'), { id: serverId });
+  const a2 = subscribe(client(owner.token), q('line'), { id: serverId });
+  const b = subscribe(client(owner.token), q('text: line stream ts'), { id: serverId });
+  await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
+  await gql(p, 'mutation($id: ID!) { startServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  const ready = (s: Sub, key: string) => s.items.find((d) => /Done \(/.test(String(d.consoleOutput?.[key] ?? '')));
+  await until(() => !!ready(a1, 'line') && !!ready(a2, 'line') && !!ready(b, 'text'), 20_000, 'the ready line for every subscriber');
+  await gql(p, 'mutation($id: ID!) { killServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  expect(Object.keys(ready(a1, 'line').consoleOutput)).toEqual(['line']);
+  expect(ready(a2, 'line')).toEqual(ready(a1, 'line'));
+  expect(Object.keys(ready(b, 'text').consoleOutput).sort()).toEqual(['stream', 'text', 'ts']);
+  expect(ready(b, 'text').consoleOutput.text).toBe(ready(a1, 'line').consoleOutput.line);
+  for (const s of [a1, a2, b]) s.stop();
+  await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close');
+});
+
 test('a non-owner cannot subscribe (NOT_FOUND, like REST)', async () => {
   const sub = subscribe(client(stranger.token), 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id: serverId });
   await until(() => sub.done || sub.errors.length > 0, 10_000, 'the refusal');
