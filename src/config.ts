@@ -93,6 +93,8 @@ export interface Config {
   embeddedPgPort: number;
   /** base64 32-byte key sealing node keys at rest; default: DATA_DIR/keys/master.key */
   masterKey: string | undefined;
+  /** Unsent bytes a GraphQL WebSocket client may have queued before it is disconnected as too slow (not an env setting). */
+  subscriberMaxBufferedBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -129,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION,
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     masterKey: e.MASTER_KEY,
+    subscriberMaxBufferedBytes: 4 * 1024 * 1024,
   };
   return { ...config, ...overrides };
 }

@@ -31,8 +31,6 @@ import {
   type ExecutionArgs,
   type GraphQLSchema,
 } from 'graphql';
-import { useServer } from 'graphql-ws/use/ws';
-import { sharedSubscribe } from './shared-subscribe.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
@@ -46,6 +44,8 @@ import type { Services } from '../services/index.js';
 import { bucketForDocument } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
 import { checkLimits } from './limits.js';
+import { sharedSubscribe } from './shared-subscribe.js';
+import { serveGraphQLWs } from './ws-transport.js';
 
 const log = childLogger('graphql-ws');
 
@@ -121,7 +121,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       return kind === 'execute' ? execute(args) : sharedSubscribe(args);
     });
 
-  const disposable = useServer<Record<string, unknown> | undefined, Partial<ConnExtra>>(
+  const disposable = serveGraphQLWs<Record<string, unknown> | undefined, ConnExtra>(
     {
       schema,
       connectionInitWaitTimeout: 10_000,
@@ -181,6 +181,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatGraphQLError(e.toJSON(), e)),
     },
     wss,
+    { maxBufferedBytes: config.subscriberMaxBufferedBytes },
   );
 
   wss.on('error', (err) => log.warn({ err }, 'graphql-ws server error'));

@@ -1,0 +1,73 @@
+/**
+ * A GraphQL subscriber that stops reading is disconnected once its unsent data passes the limit
+ * (close 1013 "client too slow"), so it cannot make the gateway's memory grow, while a subscriber
+ * that keeps reading goes on receiving lines. Real demo server, real sockets.
+ */
+import WebSocket from 'ws';
+import { ConsoleClient } from '../support/console-client.js';
+import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+const LIMIT = 64 * 1024;
+let p: TestPlatform;
+let owner: { token: string };
+let serverId: string;
+
+beforeAll(async () => {
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3, subscriberMaxBufferedBytes: LIMIT });
+  const admin = await p.admin();
+  owner = await p.newUser('Owner');
+  const nodes = await p.request('GET', '/api/v1/nodes', { token: admin.token });
+  const nodeId = nodes.body.data.find((n: any) => n.name === 'local').id;
+  const bps = await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token });
+  const demo = bps.body.data.find((b: any) => b.key === 'demo-game');
+  const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'flood', nodeId, blueprintId: demo.id } });
+  serverId = created.body.data.id;
+  await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data.status === 'offline', 30_000, 'installed');
+  await p.request('POST', `/api/v1/servers/${serverId}/start`, { token: owner.token });
+  await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data.status === 'running', 30_000, 'running');
+}, 90_000);
+
+afterAll(async () => {
+  await p?.request('POST', `/api/v1/servers/${serverId}/kill`, { token: owner.token });
+  await p?.stop();
+}, 60_000);
+
+/** A graphql-ws subscriber spoken by hand, so that its socket can be paused (never read). */
+async function rawSubscriber(query: string, variables: Record<string, unknown>): Promise<{ ws: WebSocket; closed: Promise<number> }> {
+  const ws = new WebSocket(p.url.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws');
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+  await new Promise((resolve, reject) => {
+    ws.once('open', resolve);
+    ws.once('error', reject);
+  });
+  ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${owner.token}` } }));
+  await new Promise<void>((resolve) => ws.once('message', () => resolve())); // connection_ack
+  ws.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query, variables } }));
+  return { ws, closed };
+}
+
+test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps receiving', async () => {
+  const Q = 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }';
+  const live = subscribe(gqlWsClient(p.url, owner.token), Q, { id: serverId });
+  const stalled = await rawSubscriber(Q, { id: serverId });
+  await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
+  (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
+
+  const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
+  const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
+  for (let i = 0; i < 25; i++) {
+    node.send({ type: 'command', data: 'spam 250 4000' }); // about 1 MB of output each
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  (stalled.ws as unknown as { _socket: { resume(): void } })._socket.resume();
+  const code = await Promise.race([stalled.closed, new Promise<number>((r) => setTimeout(() => r(-1), 20_000))]);
+  expect(code).toBe(1013);
+
+  node.send({ type: 'command', data: 'say still-flowing' });
+  await until(() => live.items.some((d) => String(d.consoleOutput.line).endsWith('[Server] still-flowing')), 20_000, 'the live subscriber to get the line after the flood');
+  expect(live.errors).toEqual([]);
+  live.stop();
+  node.ws.close();
+}, 90_000);
