@@ -55,6 +55,7 @@ export function serveGraphQLWs<P extends Record<string, unknown> | undefined, E 
       });
       socket.ping();
     }, keepAliveMs);
+    pingTimer.unref();
 
     const closed = server.opened(
       {

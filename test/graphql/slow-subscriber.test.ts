@@ -50,7 +50,8 @@ async function rawSubscriber(query: string, variables: Record<string, unknown>):
 
 test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps receiving', async () => {
   const Q = 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }';
-  const live = subscribe(gqlWsClient(p.url, owner.token), Q, { id: serverId });
+  const client = gqlWsClient(p.url, owner.token);
+  const live = subscribe(client, Q, { id: serverId });
   const stalled = await rawSubscriber(Q, { id: serverId });
   await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
   (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
@@ -69,5 +70,6 @@ test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps 
   await until(() => live.items.some((d) => String(d.consoleOutput.line).endsWith('[Server] still-flowing')), 20_000, 'the live subscriber to get the line after the flood');
   expect(live.errors).toEqual([]);
   live.stop();
+  await client.dispose();
   node.ws.close();
 }, 90_000);
