@@ -95,7 +95,7 @@ export class ServersService {
     const filters = parseInput(serverListQuery, { status: q.status, nodeId: q.nodeId });
     // The hottest read of the API, in one round trip: the page walks the (created_at, id) index and
     // stops at `limit`; the total is an uncorrelated sub-select, evaluated once; included relations
-    // are joined by primary key, one JSON object per row. Only a page past the end (no row to carry
+    // are joined by primary key, one JSON object per distinct related row. Only a page past the end (no row to carry
     // the total) needs a second query. The rows come back as read-only records (entity hydration
     // cost more CPU than the rest of the request). A window count would have to read and sort every
     // matching row instead.
@@ -114,7 +114,10 @@ export class ServersService {
     const joins: string[] = [];
     for (const [key, rel] of INCLUDABLE) {
       if (!include[key]) continue;
-      columns.push(`${jsonObjectOf(rel.records, key)} as "$${key}"`);
+      // one JSON object per distinct related row of the page (the first row that refers to it)
+      columns.push(
+        `case when row_number() over (partition by p."${rel.idProperty}" order by p."createdAt", p.id) = 1 then ${jsonObjectOf(rel.records, key)} end as "$${key}"`,
+      );
       joins.push(`join ${rel.records.table} ${key} on ${key}.id = p."${rel.idProperty}"`);
     }
     const rows = await readRows<Record<string, unknown>>(
