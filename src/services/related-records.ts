@@ -72,18 +72,31 @@ export const BLUEPRINT_RECORDS: RecordTable<BlueprintRecord> = {
   dates: ['createdAt', 'updatedAt'],
 };
 
+/** SQL fragments are built once per table (and alias): they are constant, and asked for on every request. */
+const fragments = new WeakMap<object, Map<string, string>>();
+
+function memo(t: object, key: string, build: () => string): string {
+  let m = fragments.get(t);
+  if (!m) fragments.set(t, (m = new Map()));
+  let sql = m.get(key);
+  if (sql === undefined) m.set(key, (sql = build()));
+  return sql;
+}
+
 /** `col as "prop", …` for a plain select of the table. */
 export function selectList<T>(t: RecordTable<T>): string {
-  return Object.entries(t.columns)
-    .map(([prop, column]) => `${column as string} as "${prop}"`)
-    .join(', ');
+  return memo(t, 'select', () =>
+    Object.entries(t.columns)
+      .map(([prop, column]) => `${column as string} as "${prop}"`)
+      .join(', '),
+  );
 }
 
 /** `json_build_object('prop', alias.col, …)`: the row of a joined table as one JSON value. */
 export function jsonObjectOf(t: SomeRecordTable, alias: string): string {
-  return `json_build_object(${Object.entries(t.columns)
+  return memo(t, `json:${alias}`, () => `json_build_object(${Object.entries(t.columns)
     .map(([prop, column]) => `'${prop}', ${alias}.${column}`)
-    .join(', ')})`;
+    .join(', ')})`);
 }
 
 /** Timestamps (text from the driver, or ISO text inside JSON) made Dates, in place. */
