@@ -17,7 +17,13 @@ const NO_TOPICS = {
   },
 };
 
-/** The schema (built once per process: type-graphql's metadata is global anyway). */
+/**
+ * The schema (built once per process: type-graphql's metadata is global anyway). Every object type in
+ * src/schema is declared with `simpleResolvers: true`, so plain fields are read by graphql-js's
+ * default resolver instead of a type-graphql wrapper per field (which allocates per call and runs
+ * a middleware stack). No field here uses middlewares or @Authorized; authorization lives in the
+ * services and field resolvers. Give a type back its wrappers before adding either.
+ */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
   return (built ??= buildSchema({ resolvers: [...RESOLVERS], validate: false, emitSchemaFile: false, pubSub: NO_TOPICS }).then(passThroughSubscriptions));
 }

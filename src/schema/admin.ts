@@ -1,6 +1,6 @@
 import { Field, Int, ObjectType } from 'type-graphql';
 
-@ObjectType('ServerStatusCounts', { description: 'Number of servers in each status.' })
+@ObjectType('ServerStatusCounts', { simpleResolvers: true, description: 'Number of servers in each status.' })
 export class ServerStatusCounts {
   @Field(() => Int) installing!: number;
   @Field(() => Int) install_failed!: number;
@@ -10,25 +10,25 @@ export class ServerStatusCounts {
   @Field(() => Int) stopping!: number;
 }
 
-@ObjectType('ServerCounts')
+@ObjectType('ServerCounts', { simpleResolvers: true })
 export class ServerCounts {
   @Field(() => Int) total!: number;
   @Field(() => ServerStatusCounts) byStatus!: ServerStatusCounts;
 }
 
-@ObjectType('NodeCounts')
+@ObjectType('NodeCounts', { simpleResolvers: true })
 export class NodeCounts {
   @Field(() => Int) total!: number;
   @Field(() => Int) online!: number;
 }
 
-@ObjectType('CapacityUsage', { description: 'MiB allocated to servers vs the total of all nodes.' })
+@ObjectType('CapacityUsage', { simpleResolvers: true, description: 'MiB allocated to servers vs the total of all nodes.' })
 export class CapacityUsage {
   @Field(() => Int) allocated!: number;
   @Field(() => Int) total!: number;
 }
 
-@ObjectType('PlatformStats', { description: 'GET /admin/stats.' })
+@ObjectType('PlatformStats', { simpleResolvers: true, description: 'GET /admin/stats.' })
 export class PlatformStatsType {
   @Field(() => Int) users!: number;
   @Field(() => ServerCounts) servers!: ServerCounts;

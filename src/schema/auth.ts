@@ -3,7 +3,7 @@ import { CredentialKind } from './enums.js';
 import { Paginated } from './page.js';
 import { UserType } from './user.js';
 
-@ObjectType('AuthPayload', { description: 'A new session: the token is the session secret (also set as the HTTP-only cookie).' })
+@ObjectType('AuthPayload', { simpleResolvers: true, description: 'A new session: the token is the session secret (also set as the HTTP-only cookie).' })
 export class AuthPayload {
   @Field(() => UserType)
   user!: UserType;
@@ -15,7 +15,7 @@ export class AuthPayload {
   expiresAt!: Date;
 }
 
-@ObjectType('Session')
+@ObjectType('Session', { simpleResolvers: true })
 export class SessionType {
   @Field(() => ID, { description: 'The session id, or the API token id when authenticated by an API token.' })
   id!: string;
@@ -30,7 +30,7 @@ export class SessionType {
   expiresAt!: Date | null;
 }
 
-@ObjectType('SessionInfo')
+@ObjectType('SessionInfo', { simpleResolvers: true })
 export class SessionInfo {
   @Field(() => SessionType)
   session!: SessionType;
@@ -60,7 +60,7 @@ export class SignInInput {
   password!: string;
 }
 
-@ObjectType('ApiToken')
+@ObjectType('ApiToken', { simpleResolvers: true })
 export class ApiTokenType {
   @Field(() => ID)
   id!: string;
@@ -81,13 +81,13 @@ export class ApiTokenType {
   lastUsedAt!: Date | null;
 }
 
-@ObjectType('CreatedApiToken', { description: 'A new API token; `token` is the secret, shown this once only.' })
+@ObjectType('CreatedApiToken', { simpleResolvers: true, description: 'A new API token; `token` is the secret, shown this once only.' })
 export class CreatedApiToken extends ApiTokenType {
   @Field()
   token!: string;
 }
 
-@ObjectType('ApiTokenPage')
+@ObjectType('ApiTokenPage', { simpleResolvers: true })
 export class ApiTokenPage extends Paginated(ApiTokenType) {}
 
 @InputType('CreateApiTokenInput')

@@ -1,7 +1,7 @@
 import { Field, ID, Int, ObjectType } from 'type-graphql';
 import { Paginated } from './page.js';
 
-@ObjectType('BlueprintVariable', { description: 'A variable of a blueprint; `rules` is a `|`-separated rule list (e.g. `required|integer|between:1,100`).' })
+@ObjectType('BlueprintVariable', { simpleResolvers: true, description: 'A variable of a blueprint; `rules` is a `|`-separated rule list (e.g. `required|integer|between:1,100`).' })
 export class BlueprintVariableType {
   @Field()
   key!: string;
@@ -16,7 +16,7 @@ export class BlueprintVariableType {
   rules!: string;
 }
 
-@ObjectType('ResourceDefaults', { description: 'memory and disk in MiB, cpu in percent of one core.' })
+@ObjectType('ResourceDefaults', { simpleResolvers: true, description: 'memory and disk in MiB, cpu in percent of one core.' })
 export class ResourceDefaultsType {
   @Field(() => Int)
   memory!: number;
@@ -28,7 +28,7 @@ export class ResourceDefaultsType {
   disk!: number;
 }
 
-@ObjectType('Blueprint', { description: 'A template for servers: how to install, start, detect readiness and stop.' })
+@ObjectType('Blueprint', { simpleResolvers: true, description: 'A template for servers: how to install, start, detect readiness and stop.' })
 export class BlueprintType {
   @Field(() => ID)
   id!: string;
@@ -70,5 +70,5 @@ export class BlueprintType {
   updatedAt!: Date;
 }
 
-@ObjectType('BlueprintPage')
+@ObjectType('BlueprintPage', { simpleResolvers: true })
 export class BlueprintPage extends Paginated(BlueprintType) {}

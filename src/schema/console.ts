@@ -3,7 +3,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, Float, ID, Int, ObjectType } from 'type-graphql';
 import { ServerStatus } from './enums.js';
 
-@ObjectType({ description: 'GET /servers/:id/console-token: a short-lived token for the node console channel.' })
+@ObjectType({ simpleResolvers: true, description: 'GET /servers/:id/console-token: a short-lived token for the node console channel.' })
 export class ConsoleTokenType {
   @Field({ description: 'JWT bound to this server and user, verifiable by its node only (≤ 10 minutes).' })
   token!: string;
@@ -13,7 +13,7 @@ export class ConsoleTokenType {
   expiresAt!: Date;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class CpuStats {
   @Field(() => Int, { nullable: true })
   cores!: number | null;
@@ -23,7 +23,7 @@ export class CpuStats {
   load!: number[] | null;
 }
 
-@ObjectType({ description: 'Total and used, in MiB.' })
+@ObjectType({ simpleResolvers: true, description: 'Total and used, in MiB.' })
 export class Capacity {
   @Field(() => Int, { nullable: true })
   total!: number | null;
@@ -31,7 +31,7 @@ export class Capacity {
   used!: number | null;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class NodeServerCounts {
   @Field(() => Int, { nullable: true })
   total!: number | null;
@@ -39,7 +39,7 @@ export class NodeServerCounts {
   running!: number | null;
 }
 
-@ObjectType({ description: 'GET /nodes/:id/stats: live figures from the node agent; online false with nulls when unreachable.' })
+@ObjectType({ simpleResolvers: true, description: 'GET /nodes/:id/stats: live figures from the node agent; online false with nulls when unreachable.' })
 export class NodeStatsType {
   @Field()
   online!: boolean;
@@ -55,7 +55,7 @@ export class NodeStatsType {
   uptime!: number | null;
 }
 
-@ObjectType({ description: 'One line of a server console (history first, then live).' })
+@ObjectType({ simpleResolvers: true, description: 'One line of a server console (history first, then live).' })
 export class ConsoleLine {
   @Field(() => ID)
   serverId!: string;
@@ -67,7 +67,7 @@ export class ConsoleLine {
   ts!: string;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class ServerStatusEvent {
   @Field(() => ID)
   serverId!: string;
@@ -75,7 +75,7 @@ export class ServerStatusEvent {
   status!: string;
 }
 
-@ObjectType({ description: 'Resource use of a running server, about every 2 s.' })
+@ObjectType({ simpleResolvers: true, description: 'Resource use of a running server, about every 2 s.' })
 export class ServerStatsEvent {
   @Field(() => ID)
   serverId!: string;

@@ -2,7 +2,7 @@ import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { NodeScheme, NodeStatus } from './enums.js';
 import { Paginated } from './page.js';
 
-@ObjectType('Allocation', { description: 'Memory and disk (MiB) allocated to the servers of a node.' })
+@ObjectType('Allocation', { simpleResolvers: true, description: 'Memory and disk (MiB) allocated to the servers of a node.' })
 export class AllocationType {
   @Field(() => Int)
   memory!: number;
@@ -11,7 +11,7 @@ export class AllocationType {
   disk!: number;
 }
 
-@ObjectType('Node', { description: 'A machine that hosts servers, running the node agent.' })
+@ObjectType('Node', { simpleResolvers: true, description: 'A machine that hosts servers, running the node agent.' })
 export class NodeType {
   @Field(() => ID)
   id!: string;
@@ -55,10 +55,10 @@ export class NodeType {
   // `allocated` is a field resolver (src/resolvers/nodes.resolver.ts), administrators only.
 }
 
-@ObjectType('NodePage')
+@ObjectType('NodePage', { simpleResolvers: true })
 export class NodePage extends Paginated(NodeType) {}
 
-@ObjectType('NodeChoice', { description: 'A node a user may create servers on (REST: GET /users/me/nodes): no address, no secrets.' })
+@ObjectType('NodeChoice', { simpleResolvers: true, description: 'A node a user may create servers on (REST: GET /users/me/nodes): no address, no secrets.' })
 export class NodeChoiceType {
   @Field(() => ID)
   id!: string;
@@ -73,10 +73,10 @@ export class NodeChoiceType {
   available!: AllocationType;
 }
 
-@ObjectType()
+@ObjectType({ simpleResolvers: true })
 export class NodeChoicePage extends Paginated(NodeChoiceType) {}
 
-@ObjectType('NodeToken', { description: 'A node agent secret, shown this once; the previous one stops working.' })
+@ObjectType('NodeToken', { simpleResolvers: true, description: 'A node agent secret, shown this once; the previous one stops working.' })
 export class NodeTokenType {
   @Field()
   token!: string;
@@ -88,7 +88,7 @@ export class NodeTokenType {
   createdAt!: Date;
 }
 
-@ObjectType('RegisteredNode', { description: 'A new node and its first agent token (shown this once).' })
+@ObjectType('RegisteredNode', { simpleResolvers: true, description: 'A new node and its first agent token (shown this once).' })
 export class RegisteredNode {
   @Field(() => NodeType)
   node!: NodeType;

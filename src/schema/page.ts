@@ -9,7 +9,7 @@ export interface PageShape<T> {
 }
 
 export function Paginated<T extends object>(itemType: ClassType<T>) {
-  @ObjectType()
+  @ObjectType({ simpleResolvers: true })
   abstract class PageClass implements PageShape<T> {
     @Field(() => [itemType])
     items!: T[];

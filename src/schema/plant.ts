@@ -33,7 +33,7 @@ export const Int64Scalar = new GraphQLScalarType<string, string>({
   },
 });
 
-@ObjectType('Plant', { description: 'A plant of the sample store. `tag` is null when the plant has none.' })
+@ObjectType('Plant', { simpleResolvers: true, description: 'A plant of the sample store. `tag` is null when the plant has none.' })
 export class PlantType {
   @Field(() => Int64Scalar)
   id!: string;

@@ -3,7 +3,7 @@ import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { ServerStatus } from './enums.js';
 import { Paginated } from './page.js';
 
-@ObjectType('Server', { description: 'A game or app server. memory and disk in MiB, cpu in percent of one core.' })
+@ObjectType('Server', { simpleResolvers: true, description: 'A game or app server. memory and disk in MiB, cpu in percent of one core.' })
 export class ServerType {
   @Field(() => ID)
   id!: string;
@@ -62,7 +62,7 @@ export class ServerType {
   updatedAt!: Date;
 }
 
-@ObjectType('ServerPage')
+@ObjectType('ServerPage', { simpleResolvers: true })
 export class ServerPage extends Paginated(ServerType) {}
 
 @InputType('CreateServerInput')

@@ -2,7 +2,7 @@ import { Field, ID, InputType, ObjectType } from 'type-graphql';
 import { Role } from './enums.js';
 import { Paginated } from './page.js';
 
-@ObjectType('User', { description: 'An account. Never carries a password hash.' })
+@ObjectType('User', { simpleResolvers: true, description: 'An account. Never carries a password hash.' })
 export class UserType {
   @Field(() => ID)
   id!: string;
@@ -23,7 +23,7 @@ export class UserType {
   updatedAt!: Date;
 }
 
-@ObjectType('UserPage')
+@ObjectType('UserPage', { simpleResolvers: true })
 export class UserPage extends Paginated(UserType) {}
 
 /** PATCH /users/me. Every field optional; a password change needs currentPassword. */
