@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps, Entity, Enum, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
-import type { ServerRecord } from '../services/server-record.js';
+import type { ServerRecord } from '../services/records.js';
 import type { ServerStatus } from '../shared/node-protocol.js';
 import { SERVER_STATUSES } from '../shared/node-protocol.js';
 import { Blueprint } from './Blueprint.js';

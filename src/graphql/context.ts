@@ -20,7 +20,7 @@ import {
   type NodeRecord,
   type RecordTable,
   type UserRecord,
-} from '../services/related-records.js';
+} from '../services/records.js';
 import type { Allocation } from '../services/servers.service.js';
 
 /**

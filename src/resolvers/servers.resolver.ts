@@ -10,10 +10,10 @@
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Server } from '../entities/Server.js';
-import type { ServerRecord } from '../services/server-record.js';
+import type { ServerRecord } from '../services/records.js';
 import { AppError } from '../errors.js';
 import type { GraphQLContext, RecordLoader } from '../graphql/context.js';
-import type { BlueprintRecord, NodeRecord, UserRecord } from '../services/related-records.js';
+import type { BlueprintRecord, NodeRecord, UserRecord } from '../services/records.js';
 import { selectedFields } from '../graphql/selection.js';
 import { BlueprintType } from '../schema/blueprint.js';
 import { ServerStatus } from '../schema/enums.js';

@@ -7,7 +7,7 @@ import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { User } from '../entities/User.js';
 import type { NodeChoice, NodeView } from '../services/nodes.service.js';
-import type { ServerRecord } from '../services/server-record.js';
+import type { ServerRecord } from '../services/records.js';
 
 export const presentUser = (u: User): UserOut => ({
   id: u.id,

@@ -20,13 +20,15 @@ import {
   jsonObjectOf,
   NODE_RECORDS,
   reviveDates,
+  selectList,
+  SERVER_RECORDS,
   USER_RECORDS,
   type BlueprintRecord,
   type NodeRecord,
-  type SomeRecordTable,
+  type RecordTable,
+  type ServerRecord,
   type UserRecord,
-} from './related-records.js';
-import { SERVER_RECORD_COLUMNS, serverRecordOf, type ServerRecord } from './server-record.js';
+} from './records.js';
 
 const log = childLogger('servers');
 
@@ -37,7 +39,7 @@ export interface ServerInclude {
 }
 
 /** The relations a server list can include, with the record property that holds their id. */
-const INCLUDABLE: [keyof ServerInclude, { records: SomeRecordTable; idProperty: keyof ServerRecord }][] = [
+const INCLUDABLE: [keyof ServerInclude, { records: RecordTable; idProperty: keyof ServerRecord }][] = [
   ['owner', { records: USER_RECORDS, idProperty: 'ownerId' }],
   ['node', { records: NODE_RECORDS, idProperty: 'nodeId' }],
   ['blueprint', { records: BLUEPRINT_RECORDS, idProperty: 'blueprintId' }],
@@ -95,10 +97,9 @@ export class ServersService {
     const filters = parseInput(serverListQuery, { status: q.status, nodeId: q.nodeId });
     // The hottest read of the API, in one round trip: the page walks the (created_at, id) index and
     // stops at `limit`; the total is an uncorrelated sub-select, evaluated once; included relations
-    // are joined by primary key, one JSON object per distinct related row. Only a page past the end (no row to carry
-    // the total) needs a second query. The rows come back as read-only records (entity hydration
-    // cost more CPU than the rest of the request). A window count would have to read and sort every
-    // matching row instead.
+    // are joined by primary key, one JSON object per distinct related row. Only a page past the end
+    // (no row to carry the total) needs a second query. The rows come back as read-only records
+    // (src/services/records.ts). A window count would have to read and sort every matching row.
     const filter: [column: string, value: unknown][] = [];
     if (!isAdmin(a)) filter.push(['owner_id', a.user.id]);
     if (filters.status) filter.push(['status', filters.status]);
@@ -108,7 +109,7 @@ export class ServersService {
     const n = params.length;
     // the page is cut first (index walk + limit), then joined: a join over the whole table would
     // let the planner hash-join and sort every row
-    const pageSql = `select ${SERVER_RECORD_COLUMNS}, (select count(*) from servers c ${where('c')}) as "$total"
+    const pageSql = `select ${selectList(SERVER_RECORDS, 's')}, (select count(*) from servers c ${where('c')}) as "$total"
       from servers s ${where('s')} order by s.created_at asc, s.id asc limit $${n + 1} offset $${n + 2}`;
     const columns = ['p.*'];
     const joins: string[] = [];
@@ -127,25 +128,19 @@ export class ServersService {
     );
     let total = rows.length ? Number(rows[0]!.$total) : 0;
     if (!rows.length && page.offset > 0) total = Number((await readRows<{ n: string }>(this.orm, `select count(*) as n from servers c ${where('c')}`, params))[0]!.n);
-    const included = { owner: new Map(), node: new Map(), blueprint: new Map() } as { [K in keyof ServerInclude]-?: Map<string, unknown> };
+    // the SQL sends each related row once (on the first page row that refers to it)
+    const included: Record<keyof ServerInclude, unknown[]> = { owner: [], node: [], blueprint: [] };
     const items = rows.map((row) => {
       // a new object without the extra columns (`delete` would leave V8 a slow dictionary object)
       const { $total: _total, $owner, $node, $blueprint, ...record } = row;
-      const joined = { owner: $owner, node: $node, blueprint: $blueprint } as Record<keyof ServerInclude, Record<string, unknown> | undefined>;
-      for (const [key, rel] of INCLUDABLE) {
-        const related = joined[key];
-        if (related && !included[key].has(related.id as string)) included[key].set(related.id as string, reviveDates(rel.records, related));
-      }
-      return serverRecordOf(record as unknown as ServerRecord);
+      const joined: Record<keyof ServerInclude, unknown> = { owner: $owner, node: $node, blueprint: $blueprint };
+      for (const [key, rel] of INCLUDABLE) if (joined[key]) included[key].push(reviveDates(rel.records, joined[key] as Record<string, unknown>));
+      return reviveDates(SERVER_RECORDS, record);
     });
     return {
       items,
       meta: { total, page: page.page, limit: page.limit },
-      included: {
-        users: [...included.owner.values()] as UserRecord[],
-        nodes: [...included.node.values()] as NodeRecord[],
-        blueprints: [...included.blueprint.values()] as BlueprintRecord[],
-      },
+      included: { users: included.owner as UserRecord[], nodes: included.node as NodeRecord[], blueprints: included.blueprint as BlueprintRecord[] },
     };
   }
 
