@@ -6,6 +6,7 @@
  * the node agent (a client with more than 4 MiB unsent is terminated), so that memory is bounded.
  */
 const { WebSocketServer, WebSocket } = require('ws');
+const { runTicks } = require('../lib/ticker');
 
 const MAX_BUFFERED = 4 * 1024 * 1024;
 const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, maxPayload: 64 * 1024 });
@@ -26,38 +27,15 @@ function broadcast(line) {
   }
 }
 
-function drive({ rate, seconds, tickMs, markersPerSec }) {
-  return new Promise((resolve) => {
-    const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
-    const ticks = Math.round((seconds * 1000) / tickMs);
-    const t0 = Date.now();
-    let sent = 0;
-    let lines = 0;
-    let markers = 0;
-    let late = 0;
-    const markerEvery = markersPerSec > 0 ? 1000 / markersPerSec : Infinity;
-    let nextMarker = t0 + markerEvery / 2;
-    const tick = () => {
-      const now = Date.now();
-      if (now >= nextMarker) {
-        broadcast(`[${hhmmss()} INFO]: [Server] t=${now}`);
-        markers++;
-        nextMarker += markerEvery;
-      }
-      const due = t0 + sent * tickMs;
-      if (now >= due) {
-        if (now - due > tickMs) late++;
-        const ts = hhmmss();
-        for (let i = 1; i <= perTick; i++) broadcast(`[${ts} INFO]: spam line ${i}`);
-        lines += perTick;
-        sent++;
-      }
-      // bounded in time: when broadcasting cannot keep up, fewer lines are produced (reported)
-      if (sent >= ticks || Date.now() - t0 >= seconds * 1000) return resolve({ lines, markers, ticks: sent, lateTicks: late, elapsedMs: Date.now() - t0, droppedClients: dropped });
-      setTimeout(tick, Math.max(0, Math.min(t0 + sent * tickMs, nextMarker) - Date.now()));
-    };
-    tick();
+async function drive(opts) {
+  const r = await runTicks(opts, {
+    onMarker: (now) => broadcast(`[${hhmmss()} INFO]: [Server] t=${now}`),
+    onTick: (perTick) => {
+      const ts = hhmmss();
+      for (let i = 1; i <= perTick; i++) broadcast(`[${ts} INFO]: spam line ${i}`);
+    },
   });
+  return { lines: r.lines, markers: r.markers, ticks: r.ticks, lateTicks: r.lateTicks, elapsedMs: r.elapsedMs, droppedClients: dropped };
 }
 
 wss.on('listening', () => process.send({ type: 'ready', url: `ws://127.0.0.1:${wss.address().port}/console`, pid: process.pid }));

@@ -6,6 +6,7 @@
  * the send time (end-to-end latency: stdin → game → stdout → agent → subscriber).
  */
 const WebSocket = require('ws');
+const { runTicks } = require('../lib/ticker');
 
 const conns = [];
 
@@ -34,50 +35,19 @@ function connect(url, token) {
   });
 }
 
-function drive({ rate, seconds, tickMs, markersPerSec }) {
-  return new Promise((resolve) => {
-    const perTick = Math.max(1, Math.round((rate * tickMs) / 1000));
-    const ticks = Math.round((seconds * 1000) / tickMs);
-    const t0 = Date.now();
-    let sent = 0;
-    let markers = 0;
-    let late = 0;
-    let k = 0;
-    const markerEvery = markersPerSec > 0 ? 1000 / markersPerSec : Infinity;
-    let nextMarker = t0 + markerEvery / 2;
-    const next = () => conns[k++ % conns.length];
-    const tick = () => {
-      const now = Date.now();
-      if (now >= nextMarker) {
-        const c = next();
-        if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify({ type: 'command', data: `say t=${now}` }));
-        markers++;
-        nextMarker += markerEvery;
-      }
-      const due = t0 + sent * tickMs;
-      if (now >= due) {
-        if (now - due > tickMs) late++;
-        const c = next();
-        if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify({ type: 'command', data: `spam ${perTick}` }));
-        sent++;
-      }
-      if (sent >= ticks || Date.now() - t0 >= seconds * 1000) {
-        return resolve({
-          lines: sent * perTick,
-          perTick,
-          markers,
-          ticks: sent,
-          lateTicks: late,
-          elapsedMs: Date.now() - t0,
-          errors: conns.reduce((a, c) => a + c.errors, 0),
-          errorSamples: conns.flatMap((c) => c.errorSamples).slice(0, 3),
-          closed: conns.filter((c) => c.closed !== null).length,
-        });
-      }
-      setTimeout(tick, Math.max(0, Math.min(t0 + sent * tickMs, nextMarker) - Date.now()));
-    };
-    tick();
-  });
+async function drive(opts) {
+  let k = 0;
+  const send = (command) => {
+    const c = conns[k++ % conns.length];
+    if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify({ type: 'command', data: command }));
+  };
+  const r = await runTicks(opts, { onMarker: (now) => send(`say t=${now}`), onTick: (perTick) => send(`spam ${perTick}`) });
+  return {
+    ...r,
+    errors: conns.reduce((a, c) => a + c.errors, 0),
+    errorSamples: conns.flatMap((c) => c.errorSamples).slice(0, 3),
+    closed: conns.filter((c) => c.closed !== null).length,
+  };
 }
 
 process.on('message', async (m) => {

@@ -319,9 +319,34 @@ async function consoleTicket(base, token, serverId) {
   return { url: u.toString(), token: t.token };
 }
 
+/**
+ * One measured phase: `subscribers` readers that keep up plus one stalled reader, the output
+ * settled, then driven by `driveChild` while measuring the process `pid` that serves the readers.
+ */
+async function measurePhase(name, { openReader, pid, driveChild, drv, subscribers, quietWaitMs, log }) {
+  const phase = new Phase();
+  phase.readers = await inBatches(subscribers, 50, (i) => openReader(phase, i, {}));
+  phase.readers.push(await openReader(phase, subscribers, { stall: true }));
+  await settle(phase);
+  const m = await driveAndMeasure(phase, {
+    pid,
+    drive: () => ask(driveChild, { type: 'drive', ...drv }, (drv.seconds + 60) * 1000),
+    expectedOf: (d) => d.lines,
+    quietWaitMs,
+  });
+  const result = summarize(name, phase, m, m.driven.lines, subscribers);
+  const errs = phase.readers.flatMap((r) => r.errors ?? []);
+  result.subscriberErrors = [...new Set(errs)].slice(0, 5);
+  logPhase(log, result);
+  await closeReaders(phase);
+  return result;
+}
+
 async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, demoBlueprintId, subscribers, rate, seconds, quietWaitMs = 20_000, log }) {
   const results = {};
   const drv = { rate, seconds, tickMs: TICK_MS, markersPerSec: MARKERS_PER_SEC };
+  const common = { drv, subscribers, quietWaitMs, log };
+  const want = (process.env.BENCH_CONSOLE_PHASES || 'node,graphql,baseline').split(',');
   log(`  scenario 3: console fan-out, ${rate} lines/s to ${subscribers} subscribers for ${seconds} s (+1 stalled reader)`);
   const serverId = await createDemoServer(panelUrl, apiToken, localNodeId, demoBlueprintId);
   const tickets = await inBatches(subscribers + 3, 25, () => consoleTicket(panelUrl, apiToken, serverId));
@@ -330,22 +355,14 @@ async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, 
   try {
     await ask(driver.child, { type: 'connect', url: tickets[0].url, tokens: [tickets[0].token, tickets[1].token] });
 
-    const want = (process.env.BENCH_CONSOLE_PHASES || 'node,graphql,baseline').split(',');
     // (A) the node console channel
     if (want.includes('node')) {
-      const phase = new Phase();
-      phase.readers = await inBatches(subscribers, 50, (i) => consoleReader(phase, tickets[2 + i].url, tickets[2 + i].token));
-      phase.readers.push(await consoleReader(phase, tickets[2 + subscribers].url, tickets[2 + subscribers].token, { stall: true }));
-      await settle(phase);
-      const m = await driveAndMeasure(phase, {
+      results.nodeChannel = await measurePhase('node console channel', {
+        ...common,
+        openReader: (phase, i, opts) => consoleReader(phase, tickets[2 + i].url, tickets[2 + i].token, opts),
         pid: panelPid,
-        drive: () => ask(driver.child, { type: 'drive', ...drv }, (seconds + 60) * 1000),
-        expectedOf: (d) => d.lines,
-        quietWaitMs,
+        driveChild: driver.child,
       });
-      results.nodeChannel = summarize('node console channel', phase, m, m.driven.lines, subscribers);
-      logPhase(log, results.nodeChannel);
-      await closeReaders(phase);
       await sleep(1000);
     }
 
@@ -353,22 +370,13 @@ async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, 
     if (want.includes('graphql')) {
       await restartDemoServer(panelUrl, apiToken, serverId);
       await ask(driver.child, { type: 'connect', url: tickets[0].url, tokens: [tickets[0].token, tickets[1].token] });
-      const phase = new Phase();
       const gqlUrl = panelUrl.replace(/^http/, 'ws') + '/graphql';
-      phase.readers = await inBatches(subscribers, 50, () => graphqlReader(phase, gqlUrl, apiToken, serverId));
-      phase.readers.push(await graphqlReader(phase, gqlUrl, apiToken, serverId, { stall: true }));
-      await settle(phase);
-      const m = await driveAndMeasure(phase, {
+      results.graphql = await measurePhase('GraphQL consoleOutput', {
+        ...common,
+        openReader: (phase, _i, opts) => graphqlReader(phase, gqlUrl, apiToken, serverId, opts),
         pid: panelPid,
-        drive: () => ask(driver.child, { type: 'drive', ...drv }, (seconds + 60) * 1000),
-        expectedOf: (d) => d.lines,
-        quietWaitMs,
+        driveChild: driver.child,
       });
-      results.graphql = summarize('GraphQL consoleOutput', phase, m, m.driven.lines, subscribers);
-      const errs = phase.readers.flatMap((r) => r.errors ?? []);
-      results.graphql.subscriberErrors = [...new Set(errs)].slice(0, 5);
-      logPhase(log, results.graphql);
-      await closeReaders(phase);
     }
   } finally {
     await stopChild(driver.child, 5000);
@@ -376,23 +384,16 @@ async function runConsoleScenarios({ panelUrl, panelPid, apiToken, localNodeId, 
   await apiOk(panelUrl, 'POST', `/api/v1/servers/${serverId}/kill`, { token: apiToken }).catch(() => undefined);
 
   // (C) baseline: a bare ws broadcast server, same clients, same lines
-  if ((process.env.BENCH_CONSOLE_PHASES || 'baseline').includes('baseline')) {
+  if (want.includes('baseline')) {
     const base = startChild(path.join(CHILDREN, 'baseline-ws.js'));
     const ready = await base.ready;
     try {
-      const phase = new Phase();
-      phase.readers = await inBatches(subscribers, 50, () => consoleReader(phase, ready.url, 'baseline'));
-      phase.readers.push(await consoleReader(phase, ready.url, 'baseline', { stall: true }));
-      await settle(phase);
-      const m = await driveAndMeasure(phase, {
+      results.baseline = await measurePhase('baseline bare ws', {
+        ...common,
+        openReader: (phase, _i, opts) => consoleReader(phase, ready.url, 'baseline', opts),
         pid: ready.pid,
-        drive: () => ask(base.child, { type: 'drive', ...drv }, (seconds + 60) * 1000),
-        expectedOf: (d) => d.lines,
-        quietWaitMs,
+        driveChild: base.child,
       });
-      results.baseline = summarize('baseline bare ws', phase, m, m.driven.lines, subscribers);
-      logPhase(log, results.baseline);
-      await closeReaders(phase);
     } finally {
       await stopChild(base.child, 5000);
     }
