@@ -5,6 +5,7 @@
  */
 import WebSocket from 'ws';
 import { ConsoleClient } from '../support/console-client.js';
+import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
@@ -18,15 +19,13 @@ beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3, subscriberMaxBufferedBytes: LIMIT });
   const admin = await p.admin();
   owner = await p.newUser('Owner');
-  const nodes = await p.request('GET', '/api/v1/nodes', { token: admin.token });
-  const nodeId = nodes.body.data.find((n: any) => n.name === 'local').id;
-  const bps = await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token });
-  const demo = bps.body.data.find((b: any) => b.key === 'demo-game');
+  const nodeId = await localNodeId(p, admin.token);
+  const demo = (await blueprintsByKey(p, owner.token))['demo-game'];
   const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'flood', nodeId, blueprintId: demo.id } });
   serverId = created.body.data.id;
-  await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data.status === 'offline', 30_000, 'installed');
+  await waitForStatus(p, owner.token, serverId, 'offline');
   await p.request('POST', `/api/v1/servers/${serverId}/start`, { token: owner.token });
-  await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data.status === 'running', 30_000, 'running');
+  await waitForStatus(p, owner.token, serverId, 'running');
 }, 90_000);
 
 afterAll(async () => {

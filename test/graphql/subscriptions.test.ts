@@ -4,6 +4,7 @@
  * of a non-owner.
  */
 import type { Client } from 'graphql-ws';
+import { waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from './gql.js';
@@ -93,7 +94,7 @@ test('many subscribers on one server share a single upstream; a late one gets th
 });
 
 test('subscribers of the same events with different selections each get their own shape (results shared only between identical operations)', async () => {
-  await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data.status === 'offline', 20_000, 'offline');
+  await waitForStatus(p, owner.token, serverId, 'offline', 20_000);
   const q = (selection: string) => `subscription($id: ID!) { consoleOutput(serverId: $id) { ${selection} } }`;
   const a1 = subscribe(client(owner.token), q('line'), { id: serverId });
   const a2 = subscribe(client(owner.token), q('line'), { id: serverId });

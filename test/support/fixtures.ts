@@ -1,10 +1,8 @@
 /** Small helpers for the REST resource tests (real HTTP, real database). */
-import type { Reply, TestPlatform } from './harness.js';
+import { expectError, type Reply, type TestPlatform } from './harness.js';
+import { until } from './wait.js';
 
-export const expectError = (r: Reply, status: number, code: string) => {
-  expect({ status: r.status, code: r.body?.error?.code }).toEqual({ status, code });
-  expect(r.body).toEqual({ error: { code, message: expect.any(String), details: expect.any(Object) } });
-};
+export { expectError };
 
 /** Field-level 422 with details.fields[field]. */
 export const expectFieldError = (r: Reply, field: string) => {
@@ -31,4 +29,17 @@ export async function blueprintsByKey(p: TestPlatform, token: string): Promise<R
   const r = await p.request('GET', '/api/v1/blueprints?limit=100', { token });
   if (r.status !== 200) throw new Error(`blueprints failed: ${r.status} ${r.text}`);
   return Object.fromEntries(r.body.data.map((b: any) => [b.key, b]));
+}
+
+/** The id of the platform's local node (started with `localAgent: true`). */
+export async function localNodeId(p: TestPlatform, adminToken: string): Promise<string> {
+  const r = await p.request('GET', '/api/v1/nodes', { token: adminToken });
+  const local = r.body.data?.find((n: any) => n.name === 'local');
+  if (!local) throw new Error(`no local node: ${r.status} ${r.text}`);
+  return local.id;
+}
+
+/** Waits until the server reports `status` over REST. */
+export async function waitForStatus(p: TestPlatform, token: string, id: string, status: string, timeoutMs = 30_000): Promise<void> {
+  await until(async () => (await p.request('GET', `/api/v1/servers/${id}`, { token })).body.data?.status === status, timeoutMs, `server ${id} to be ${status}`);
 }
