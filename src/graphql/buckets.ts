@@ -3,7 +3,7 @@
  * REST): any auth field → `auth`; else any admin field → `admin`; else `general`. Decided from the
  * parsed document before execution, so a rejected request never runs a resolver.
  */
-import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { Bucket } from '../http/rate-limit.js';
 
 /** The twins of /auth/*. */
@@ -45,4 +45,35 @@ export function bucketForFields(fields: Iterable<string>): Bucket {
 
 export function bucketForDocument(doc: DocumentNode | null, operationName?: string | null): Bucket {
   return doc ? bucketForFields(rootFields(doc, operationName)) : 'general';
+}
+
+/** Query texts remembered with their bucket (most clients send the same few operations). */
+const MAX_REMEMBERED = 500;
+/** Longer texts are parsed every time rather than kept. */
+const MAX_REMEMBERED_LENGTH = 8192;
+const remembered = new Map<string, Bucket>();
+
+/**
+ * The bucket of a request's query text: parsed once per distinct (operation name, text), then
+ * remembered (bounded; the oldest entry goes first). Unparsable text is `general`: Apollo reports
+ * the syntax error after the request has paid for it.
+ */
+export function bucketForQuery(query: unknown, operationName: unknown): Bucket {
+  const name = typeof operationName === 'string' ? operationName : null;
+  if (typeof query !== 'string') return 'general';
+  const key = query.length <= MAX_REMEMBERED_LENGTH ? `${name ?? ''}\u0000${query}` : null;
+  const known = key === null ? undefined : remembered.get(key);
+  if (known) return known;
+  let doc: DocumentNode | null;
+  try {
+    doc = parse(query, { maxTokens: 20_000 });
+  } catch {
+    doc = null;
+  }
+  const bucket = bucketForDocument(doc, name);
+  if (key !== null) {
+    if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
+    remembered.set(key, bucket);
+  }
+  return bucket;
 }

@@ -20,7 +20,7 @@ import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin
 import { expressMiddleware } from '@as-integrations/express5';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
-import { parse, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { authenticate } from '../http/auth.js';
@@ -30,8 +30,9 @@ import { limitKey, setLimitHeaders } from '../http/limit-middleware.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { formatGraphQLError } from '../resolvers/errors.js';
 import type { Services } from '../services/index.js';
-import { bucketForDocument } from './buckets.js';
+import { bucketForQuery } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
+import { jitGateway } from './jit-executor.js';
 import { limitsPlugin } from './limits.js';
 import { buildGraphQLSchema } from './schema.js';
 import { attachGraphQLWebSocket } from './ws.js';
@@ -80,15 +81,7 @@ function rateLimitGraphQL(limiter: RateLimiter): RequestHandler {
     try {
       const op = operationOf(req);
       if (!op) return next();
-      let doc: DocumentNode | null = null;
-      if (typeof op.query === 'string') {
-        try {
-          doc = parse(op.query, { maxTokens: 20_000 });
-        } catch {
-          doc = null; // Apollo reports the syntax error
-        }
-      }
-      const bucket = bucketForDocument(doc, typeof op.operationName === 'string' ? op.operationName : null);
+      const bucket = bucketForQuery(op.query, op.operationName);
       const r = await limiter.consume(bucket, limitKey(req, bucket));
       setLimitHeaders(res, r);
       if (!r.allowed) {
@@ -127,7 +120,8 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
   const schema = await buildGraphQLSchema();
 
   const apollo = new ApolloServer<GraphQLContext>({
-    schema,
+    // the schema, executed by graphql-jit (src/graphql/jit-executor.ts)
+    gateway: jitGateway(schema),
     introspection: config.graphqlIntrospection,
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphQLError,

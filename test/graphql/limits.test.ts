@@ -50,6 +50,16 @@ describe('rate limits are shared with REST (one limiter, same keys and buckets)'
     // a query mixing an auth field wins the auth bucket
     const mixed = await gql(p, '{ session { user { id } } nodes { total } }', undefined, { token });
     expect(mixed.headers.get('x-ratelimit-limit')).toBe('50');
+    // the bucket of a query text is remembered per operation name: the same text sent again, naming
+    // the other operation, spends from that operation's bucket
+    const two = 'query Mine { me { id } } query Nodes { nodes { total } }';
+    for (let i = 0; i < 2; i++) {
+      const mine = await gql(p, two, undefined, { token, operationName: 'Mine' });
+      expect(mine.headers.get('x-ratelimit-limit')).toBe('5');
+      const theirs = await gql(p, two, undefined, { token, operationName: 'Nodes' });
+      expect(theirs.headers.get('x-ratelimit-limit')).toBe('7');
+      expect(expectData(theirs).nodes.total).toBeGreaterThanOrEqual(0);
+    }
   });
 
   test('operations over WebSocket spend from the same budget', async () => {
