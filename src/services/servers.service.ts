@@ -107,34 +107,35 @@ export class ServersService {
     const where = (alias: string) => (filter.length ? `where ${filter.map(([c], i) => `${alias}.${c} = $${i + 1}`).join(' and ')}` : '');
     const params = filter.map(([, v]) => v);
     const n = params.length;
-    // the page is cut first (index walk + limit), then joined: a join over the whole table would
-    // let the planner hash-join and sort every row
+    // the page is cut first (index walk + limit); included relations are read for the page's ids only
     const pageSql = `select ${selectList(SERVER_RECORDS, 's')}, (select count(*) from servers c ${where('c')}) as "$total"
       from servers s ${where('s')} order by s.created_at asc, s.id asc limit $${n + 1} offset $${n + 2}`;
-    const columns = ['p.*'];
-    const joins: string[] = [];
-    for (const [key, rel] of INCLUDABLE) {
-      if (!include[key]) continue;
-      // one JSON object per distinct related row of the page (the first row that refers to it)
-      columns.push(
-        `case when row_number() over (partition by p."${rel.idProperty}" order by p."createdAt", p.id) = 1 then ${jsonObjectOf(rel.records, key)} end as "$${key}"`,
-      );
-      joins.push(`join ${rel.records.table} ${key} on ${key}.id = p."${rel.idProperty}"`);
-    }
-    const rows = await readRows<Record<string, unknown>>(
-      this.orm,
-      joins.length ? `select ${columns.join(', ')} from (${pageSql}) p ${joins.join(' ')} order by p."createdAt" asc, p.id asc` : pageSql,
-      [...params, page.limit, page.offset],
-    );
+    const wanted = INCLUDABLE.filter(([key]) => include[key]);
+    // Included rows ride on the page's first row only, as one JSON array per relation: each a sub-select
+    // by primary key over the page's distinct ids, evaluated once. (Joining them to every page row and
+    // picking one per id with window functions made PostgreSQL sort the wide joined rows three times.)
+    const sql = wanted.length
+      ? `with p as materialized (${pageSql})
+         select p.*, ${wanted
+           .map(
+             ([key, rel]) =>
+               `case when p.id = (select id from p order by "createdAt" asc, id asc limit 1) then (select json_agg(${jsonObjectOf(rel.records, key)}) from ${rel.records.table} ${key}
+                  where ${key}.id in (select "${rel.idProperty}" from p)) end as "$${key}"`,
+           )
+           .join(', ')}
+         from p order by p."createdAt" asc, p.id asc`
+      : pageSql;
+    const rows = await readRows<Record<string, unknown>>(this.orm, sql, [...params, page.limit, page.offset]);
     let total = rows.length ? Number(rows[0]!.$total) : 0;
     if (!rows.length && page.offset > 0) total = Number((await readRows<{ n: string }>(this.orm, `select count(*) as n from servers c ${where('c')}`, params))[0]!.n);
-    // the SQL sends each related row once (on the first page row that refers to it)
     const included: Record<keyof ServerInclude, unknown[]> = { owner: [], node: [], blueprint: [] };
+    for (const [key, rel] of wanted) {
+      const related = (rows[0]?.[`$${key}`] ?? []) as Record<string, unknown>[];
+      for (const r of related) included[key].push(reviveDates(rel.records, r));
+    }
     const items = rows.map((row) => {
       // a new object without the extra columns (`delete` would leave V8 a slow dictionary object)
-      const { $total: _total, $owner, $node, $blueprint, ...record } = row;
-      const joined: Record<keyof ServerInclude, unknown> = { owner: $owner, node: $node, blueprint: $blueprint };
-      for (const [key, rel] of INCLUDABLE) if (joined[key]) included[key].push(reviveDates(rel.records, joined[key] as Record<string, unknown>));
+      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, ...record } = row;
       return reviveDates(SERVER_RECORDS, record);
     });
     return {

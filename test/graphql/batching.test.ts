@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => p?.stop());
 
 function countQueries(limit: number) {
-  return countQueriesOf(`{ servers(limit: ${limit}) { total items { id owner { id email } node { id name allocated { memory } } blueprint { id name } } } }`);
+  return countQueriesOf(`{ servers(limit: ${limit}) { total items { id ownerId nodeId blueprintId owner { id email } node { id name allocated { memory } } blueprint { id name } } } }`);
 }
 
 test('a page of 20 servers with owner, node (and its allocation) and blueprint costs a constant number of queries', async () => {
@@ -35,6 +35,10 @@ test('a page of 20 servers with owner, node (and its allocation) and blueprint c
   expect(twenty.items).toHaveLength(20);
   expect(new Set(twenty.items.map((s: any) => s.owner.id)).size).toBe(5);
   expect(new Set(twenty.items.map((s: any) => s.node.id)).size).toBe(3);
+  // every item got its own relations (the page's related rows come once each, matched by id)
+  for (const s of twenty.items) {
+    expect([s.owner.id, s.node.id, s.blueprint.id]).toEqual([s.ownerId, s.nodeId, s.blueprintId]);
+  }
   const two = await countQueries(2);
   // auth lookup + the page (its total, owners, nodes and blueprints joined in) + one batched query for allocations
   expect(twenty.n).toBeLessThanOrEqual(3);
@@ -46,13 +50,17 @@ test('a page of 20 servers with owner, node (and its allocation) and blueprint c
 test('relations selected through fragments are prefetched the same way; unselected ones cost nothing', async () => {
   const plain = await countQueries(20);
   const viaFragments = await countQueriesOf(
-    `query { servers(limit: 20) { total items { id ...Rel ... on Server { blueprint { id name } } } } }
+    `query { servers(limit: 20) { total items { id ownerId nodeId blueprintId ...Rel ... on Server { blueprint { id name } } } } }
      fragment Rel on Server { owner { id email } node { id name allocated { memory } } }`,
   );
   expect(viaFragments.n).toBe(plain.n);
   expect(viaFragments.items).toEqual(plain.items);
   const bare = await countQueriesOf('{ servers(limit: 20) { total items { id ownerId nodeId blueprintId } } }');
   expect(bare.items.map((s: any) => s.ownerId)).toEqual(plain.items.map((s: any) => s.owner.id));
+  // a later page (offset) carries its own related rows
+  const later = expectData(await gql(p, '{ servers(limit: 7, page: 2) { items { ownerId nodeId owner { id } node { id } } } }', undefined, { token: admin })).servers.items;
+  expect(later).toHaveLength(7);
+  for (const s of later) expect([s.owner.id, s.node.id]).toEqual([s.ownerId, s.nodeId]);
   // no users / nodes / blueprints / allocation queries at all
   expect(bare.statements.filter((s) => /from "?(users|nodes|blueprints)"? /.test(s) && /(in \(|= any\()/.test(s))).toEqual([]);
   expect(bare.n).toBeLessThan(plain.n);
