@@ -29,6 +29,7 @@ const { runHttpScenarios, seedServers } = require('./lib/http-bench');
 const { runConsoleScenarios } = require('./lib/console-bench');
 const { runStartupScenario } = require('./lib/startup-bench');
 const { buildRows, markdown } = require('./lib/report');
+const { PANEL_NODE_FLAGS } = require('./lib/panel-flags');
 const { startChild, stopChild, killAllChildren, apiOk, withTimeout } = require('./lib/util');
 
 const env = process.env;
@@ -120,7 +121,7 @@ async function main() {
           NODE_ENV: 'production', // as `npm start`: libraries (graphql-js) skip their development checks
           BENCH_PANEL_OPTS: JSON.stringify({ adminEmail: ADMIN_EMAIL, adminPassword: ADMIN_PASSWORD, dataDir, databaseUrl: db.url, logLevel: params.logLevel, redisUrl: params.redis }),
         },
-        execArgv: params.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [],
+        execArgv: [...PANEL_NODE_FLAGS, ...(params.cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : [])],
       });
       const ready = await panel.ready;
       const base = ready.url;

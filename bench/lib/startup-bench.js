@@ -5,6 +5,7 @@
  * time from spawn to the first 200 from /health; the idle RSS of the node process 5 s later.
  */
 const { spawn } = require('node:child_process');
+const { PANEL_NODE_FLAGS } = require('./panel-flags');
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
@@ -13,7 +14,7 @@ const { freePort, rssMiB, sleep } = require('./util');
 const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
 
 function spawnMain(env) {
-  const child = spawn(process.execPath, [MAIN], {
+  const child = spawn(process.execPath, [...PANEL_NODE_FLAGS, MAIN], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
