@@ -55,6 +55,35 @@ function busyNote(r) {
   return worst >= 0.25 ? `other processes kept up to ${worst} of ${r.machine.cores} cores busy right before some measurements: absolute figures are pessimistic, compare ratios and CPU per request` : '';
 }
 
+/**
+ * Whether this machine can reach the absolute targets at all, judged by the baselines measured in
+ * the same run (the least any implementation has to do): a target the bare baseline misses here is
+ * out of reach for the panel too, whatever it does.
+ */
+function feasibility(r) {
+  const out = [];
+  if (r.http) {
+    const b = r.http.baseline;
+    out.push(
+      `p99 < 50 ms at 64 connections: the bare Express + pg handler's own p99 is ${fmt(b.latencyMs.p99, ' ms')} (${fmt(b.requestsPerSec)} requests/s; ` +
+        `64 connections need ${Math.round(64 / 0.05)} requests/s for even the *mean* to be 50 ms) — ${b.latencyMs.p99 < 50 ? 'reachable here' : '**not reachable on this machine**'}.`,
+    );
+  }
+  const primary = (r.console ?? []).find((run) => run.rate === r.params.linesPerSec);
+  const b = primary?.baseline;
+  if (b) {
+    const asked = r.params.linesPerSec * r.params.consoleSeconds;
+    const framesPerSec = r.params.linesPerSec * r.params.subscribers;
+    const keptPace = b.offeredLines >= asked * 0.95;
+    out.push(
+      `${r.params.linesPerSec} lines/s to ${r.params.subscribers} subscribers is ${framesPerSec.toLocaleString('en')} frames/s (one frame per line, CONTRACT §4): ` +
+        `the bare ws baseline produced ${b.offeredLines} of the ${asked} lines in ${r.params.consoleSeconds} s and delivered ${fmt(b.deliveredLinesPerSecTotal)} frames/s — ` +
+        `${keptPace ? 'reachable here' : '**not reachable on this machine**'}.`,
+    );
+  }
+  return out;
+}
+
 function markdown(r, rows) {
   const m = r.machine;
   const lines = [
@@ -73,6 +102,8 @@ function markdown(r, rows) {
   }
   const t = rows.filter((x) => x.met !== null);
   lines.push('', `Targets met: ${t.filter((x) => x.met).length} of ${t.length}.`);
+  const f = feasibility(r);
+  if (f.length) lines.push('', 'Can this machine reach the absolute targets? Judged by the baselines of the same run:', '', ...f.map((x) => `- ${x}`));
   lines.push(
     '',
     'Baselines: (1) a bare Express 5 + `pg` handler running the same page + count(*) queries on the same database, no auth; ' +
@@ -84,4 +115,4 @@ function markdown(r, rows) {
   return lines.join('\n') + '\n';
 }
 
-module.exports = { buildRows, markdown };
+module.exports = { buildRows, markdown, feasibility };
