@@ -24,6 +24,7 @@ export function eventIterator<T>(
     unsubscribe = null;
   };
 
+  let subscribed = false;
   const ready = subscribe((e) => {
     if (done) return;
     const v = map(e);
@@ -37,18 +38,23 @@ export function eventIterator<T>(
       finish();
     } else queue.push(v);
   }).then((u) => {
+    subscribed = true;
     if (done) u();
     else unsubscribe = u;
   });
 
+  // `next` is called once per event and subscriber (500 viewers of a console: 500 calls per line), so
+  // it creates one promise per call and no more: not an async function, no await once subscribed
+  const next = (): Promise<IteratorResult<T>> => {
+    if (!subscribed) return ready.then(next);
+    if (queue.length) return Promise.resolve({ value: queue.shift()!, done: false });
+    if (failed) return Promise.reject(failed);
+    if (done) return Promise.resolve({ value: undefined, done: true });
+    return new Promise((resolve) => (waiting = resolve));
+  };
+
   return {
-    async next(): Promise<IteratorResult<T>> {
-      await ready;
-      if (queue.length) return { value: queue.shift()!, done: false };
-      if (failed) throw failed;
-      if (done) return { value: undefined, done: true };
-      return new Promise((resolve) => (waiting = resolve));
-    },
+    next,
     async return(): Promise<IteratorResult<T>> {
       finish();
       waiting?.({ value: undefined, done: true });
