@@ -6,7 +6,8 @@
  */
 require('reflect-metadata');
 const path = require('node:path');
-const dist = path.resolve(__dirname, '../../dist/src');
+// BENCH_DIST: another build's dist/ (bench/ab.js compares builds)
+const dist = process.env.BENCH_DIST ? path.join(process.env.BENCH_DIST, 'src') : path.resolve(__dirname, '../../dist/src');
 const { loadConfig } = require(path.join(dist, 'config.js'));
 const { startPlatform } = require(path.join(dist, 'platform.js'));
 
