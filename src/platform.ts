@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app.js';
-import { createGraphQL } from './graphql/index.js';
+import { createGraphQL, type GraphQLGateway } from './graphql/index.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase } from './db/orm.js';
@@ -46,6 +46,10 @@ export async function startPlatform(config: Config): Promise<Platform> {
   let orm: MikroORM | null = null;
   let redis: Redis | null = null;
   let listening: http.Server | null = null;
+  let bus: ConsoleBus | null = null;
+  let services: Services | null = null;
+  let graphql: GraphQLGateway | null = null;
+  let sweeper: NodeJS.Timeout | null = null;
   try {
     if (!config.databaseUrl) {
       log.info('no DATABASE_URL given: starting the embedded PostgreSQL');
@@ -54,9 +58,10 @@ export async function startPlatform(config: Config): Promise<Platform> {
     orm = await openDatabase(config.databaseUrl ?? embedded!.url);
     await seedBuiltinBlueprints(orm);
     const masterKey = MasterKey.load(config.dataDir, config.masterKey);
-    const bus: ConsoleBus = config.redisUrl ? new RedisBus(config.redisUrl) : new LocalBus();
-    const services = createServices(orm, config, masterKey, bus);
-    const firstAdmin = await RequestContext.create(orm.em, () => services.auth.ensureFirstAdmin());
+    bus = config.redisUrl ? new RedisBus(config.redisUrl) : new LocalBus();
+    services = createServices(orm, config, masterKey, bus);
+    const ready = services;
+    const firstAdmin = await RequestContext.create(orm.em, () => ready.auth.ensureFirstAdmin());
     if (config.redisUrl) {
       redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
       redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
@@ -64,7 +69,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     }
     const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis, orm.config.get('dbName') ?? 'default') : memoryLimiters);
     const server = http.createServer();
-    const graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
+    graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
     const app = createApp({ config, orm, services, limiter, graphql: graphql.router });
     server.on('request', app);
     server.headersTimeout = 20_000;
@@ -80,7 +85,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     const url = `http://${shownHost}:${addr.port}`;
     const ormRef = orm;
-    const sweeper = setInterval(() => void services.nodeAgent.sweepOffline().catch(() => undefined), 10_000);
+    sweeper = setInterval(() => void ready.nodeAgent.sweepOffline().catch(() => undefined), 10_000);
     sweeper.unref();
     let agent: RunningAgent | null = null;
     if (config.localAgent) {
@@ -106,6 +111,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
       log.info({ port: agent.port }, 'local node agent is running');
     }
     let closing: Promise<void> | null = null;
+    const [gateway, consoleBus, sweeping] = [graphql, bus, sweeper];
     return {
       config,
       orm,
@@ -117,10 +123,11 @@ export async function startPlatform(config: Config): Promise<Platform> {
       agent: () => agent,
       close: () =>
         (closing ??= (async () => {
-          clearInterval(sweeper);
-          await services.console.hub.close();
+          clearInterval(sweeping);
+          await ready.console.hub.close();
+          await consoleBus.close();
           await agent?.close();
-          await graphql.stop();
+          await gateway.stop();
           server.closeAllConnections();
           await new Promise<void>((resolve) => server.close(() => resolve()));
           await ormRef.close(true);
@@ -129,6 +136,11 @@ export async function startPlatform(config: Config): Promise<Platform> {
         })()),
     };
   } catch (err) {
+    // undo what was started, in the reverse order (a failed start leaves nothing open)
+    if (sweeper) clearInterval(sweeper);
+    await graphql?.stop().catch(() => undefined);
+    await services?.console.hub.close().catch(() => undefined);
+    await bus?.close().catch(() => undefined);
     if (listening) {
       listening.closeAllConnections();
       await new Promise<void>((resolve) => listening!.close(() => resolve()));
