@@ -8,7 +8,7 @@ import { ConsoleClient } from '../support/console-client.js';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { until } from '../support/wait.js';
+import { until, within } from '../support/wait.js';
 
 const LIMIT = 64 * 1024;
 let p: TestPlatform;
@@ -62,7 +62,7 @@ test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps 
     await new Promise((r) => setTimeout(r, 100));
   }
   (stalled.ws as unknown as { _socket: { resume(): void } })._socket.resume();
-  const code = await Promise.race([stalled.closed, new Promise<number>((r) => setTimeout(() => r(-1), 20_000))]);
+  const code = await within(stalled.closed, 20_000, -1);
   expect(code).toBe(1013);
 
   node.send({ type: 'command', data: 'say still-flowing' });

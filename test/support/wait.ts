@@ -21,3 +21,13 @@ export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 20_000, wha
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** `promise`, or `fallback` after `ms` (the timer is cleared either way, so it never keeps Jest alive). */
+export async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
