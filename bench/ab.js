@@ -23,7 +23,7 @@ const autocannon = require('autocannon');
 const { openBenchDatabase } = require('./lib/database');
 const { seedServers, GRAPHQL_PAGE } = require('./lib/http-bench');
 const { PANEL_NODE_FLAGS } = require('./lib/panel-flags');
-const { startChild, stopChild, apiOk, procCpuMs, killAllChildren } = require('./lib/util');
+const { startChild, stopChild, apiOk, procCpuSplitMs, killAllChildren } = require('./lib/util');
 
 const env = process.env;
 const int = (name, def) => (Number.parseInt(env[name] ?? '', 10) > 0 ? Number.parseInt(env[name], 10) : def);
@@ -76,13 +76,15 @@ async function main() {
       for (const target of targets) {
         for (const p of round % 2 ? [...panels].reverse() : panels) {
           await cannon({ ...request[target](p.url), duration: 1 }); // warm-up
-          const c0 = procCpuMs(p.pid);
+          const c0 = procCpuSplitMs(p.pid);
           const r = await cannon({ ...request[target](p.url), duration: seconds });
           if (r.non2xx || r.errors) throw new Error(`${p.v.name} ${target}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-          const ms = (procCpuMs(p.pid) - c0) / r.requests.total;
+          const c1 = procCpuSplitMs(p.pid);
+          const sys = (c1.sys - c0.sys) / r.requests.total;
+          const ms = (c1.user - c0.user) / r.requests.total + sys;
           const key = `${p.v.name} ${target}`;
           cpu.set(key, [...(cpu.get(key) ?? []), ms]);
-          console.log(`  round ${round + 1}/${rounds} ${key.padEnd(24)} ${String(Math.round(r.requests.average)).padStart(5)} req/s  ${ms.toFixed(3)} ms CPU/request`);
+          console.log(`  round ${round + 1}/${rounds} ${key.padEnd(24)} ${String(Math.round(r.requests.average)).padStart(5)} req/s  ${ms.toFixed(3)} ms CPU/request (kernel ${sys.toFixed(3)})`);
         }
       }
     }

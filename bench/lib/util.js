@@ -29,9 +29,15 @@ function rssMiB(pid) {
 
 /** CPU time (user + system) a process has used so far, in ms, or null when it is gone. */
 function procCpuMs(pid) {
+  const t = procCpuSplitMs(pid);
+  return t && t.user + t.sys;
+}
+
+/** A process's CPU time in ms, split into user and kernel (system) time; null when it is gone. */
+function procCpuSplitMs(pid) {
   try {
     const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // USER_HZ = 100 on Linux
+    return { user: (Number(f[11]) * 1000) / 100, sys: (Number(f[12]) * 1000) / 100 }; // USER_HZ = 100 on Linux
   } catch {
     return null;
   }
@@ -237,4 +243,4 @@ class Histogram {
   }
 }
 
-module.exports = { procCpuMs, machineCpu, busyCores, waitForQuiet, sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };
+module.exports = { procCpuMs, procCpuSplitMs, machineCpu, busyCores, waitForQuiet, sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };

@@ -79,19 +79,37 @@ export interface GraphQLContext {
  * Relations are read-only here, so they come back as plain rows instead of managed entities:
  * hydration was the largest single cost of a GraphQL page in the benchmark's profile.
  */
+/** The by-id statement of each table, built once. */
+const byIdSql = new WeakMap<object, string>();
+
 function rowsById<T extends { id: string }>(orm: MikroORM, t: RecordTable<T>): RecordLoader<T> {
-  const sql = `select ${selectList(t)} from ${t.table} where id = any($1::uuid[])`;
-  return new RecordLoader<T>(async (ids) => (await readRows<Record<string, unknown>>(orm, sql, [ids])).map((row) => reviveDates(t, row)));
+  let sql = byIdSql.get(t);
+  if (sql === undefined) byIdSql.set(t, (sql = `select ${selectList(t)} from ${t.table} where id = any($1::uuid[])`));
+  const text = sql;
+  return new RecordLoader<T>(async (ids) => (await readRows<Record<string, unknown>>(orm, text, [ids])).map((row) => reviveDates(t, row)));
 }
 
+/** Each loader is made on first use: most operations need one or two of them, or none. */
 export function createLoaders(orm: MikroORM, services: Services): Loaders {
+  let user: Loaders['user'] | undefined;
+  let node: Loaders['node'] | undefined;
+  let blueprint: Loaders['blueprint'] | undefined;
+  let allocation: Loaders['allocation'] | undefined;
   return {
-    user: rowsById(orm, USER_RECORDS),
-    node: rowsById(orm, NODE_RECORDS),
-    blueprint: rowsById(orm, BLUEPRINT_RECORDS),
-    allocation: new DataLoader<string, Allocation>(async (ids) => {
-      const m = await services.nodes.allocations([...ids]);
-      return ids.map((id) => m.get(id) ?? { memory: 0, disk: 0 });
-    }),
+    get user() {
+      return (user ??= rowsById(orm, USER_RECORDS));
+    },
+    get node() {
+      return (node ??= rowsById(orm, NODE_RECORDS));
+    },
+    get blueprint() {
+      return (blueprint ??= rowsById(orm, BLUEPRINT_RECORDS));
+    },
+    get allocation() {
+      return (allocation ??= new DataLoader<string, Allocation>(async (ids) => {
+        const m = await services.nodes.allocations([...ids]);
+        return ids.map((id) => m.get(id) ?? { memory: 0, disk: 0 });
+      }));
+    },
   };
 }

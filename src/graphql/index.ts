@@ -15,9 +15,14 @@
  */
 import type { Server as HttpServer } from 'node:http';
 import { ApolloServer } from '@apollo/server';
-import { ApolloServerPluginCacheControlDisabled, ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import {
+  ApolloServerPluginCacheControlDisabled,
+  ApolloServerPluginInlineTraceDisabled,
+  ApolloServerPluginLandingPageDisabled,
+  ApolloServerPluginSchemaReportingDisabled,
+  ApolloServerPluginUsageReportingDisabled,
+} from '@apollo/server/plugin/disabled';
 import { ApolloServerPluginLandingPageLocalDefault } from '@apollo/server/plugin/landingPage/default';
-import { expressMiddleware } from '@as-integrations/express5';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { GraphQLSchema } from 'graphql';
@@ -32,6 +37,7 @@ import { formatGraphQLError } from '../resolvers/errors.js';
 import type { Services } from '../services/index.js';
 import { bucketForQuery } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
+import { apolloExpress } from './express-adapter.js';
 import { jitGateway } from './jit-executor.js';
 import { limitsPlugin } from './limits.js';
 import { buildGraphQLSchema } from './schema.js';
@@ -130,6 +136,11 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
     plugins: [
       // no HTTP cache hints are used: skip the per-field cache-control bookkeeping
       ApolloServerPluginCacheControlDisabled(),
+      // self-hosted: nothing is reported to Apollo's cloud even when APOLLO_KEY happens to be set, and
+      // no federation trace is computed (the inline trace plugin's hooks ran on every request)
+      ApolloServerPluginInlineTraceDisabled(),
+      ApolloServerPluginUsageReportingDisabled(),
+      ApolloServerPluginSchemaReportingDisabled(),
       limitsPlugin(schema),
       config.graphqlIntrospection ? ApolloServerPluginLandingPageLocalDefault({ embed: true, footer: false }) : ApolloServerPluginLandingPageDisabled(),
     ],
@@ -141,22 +152,16 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
   const router = Router();
   router.use(authenticate(services.auth, config));
   router.use(express.json({ limit: BODY_LIMIT }));
-  router.use((req, _res, next) => {
-    if (!('body' in req)) (req as { body?: unknown }).body = undefined;
-    next();
-  });
   router.use(rateLimitGraphQL(limiter));
   if (config.graphqlIntrospection) router.use(landingPageCsp);
   router.use(
-    expressMiddleware(apollo, {
-      context: async ({ req, res }): Promise<GraphQLContext> => ({
-        actor: req.actor ?? null,
-        services,
-        req,
-        res,
-        loaders: createLoaders(orm, services),
-      }),
-    }),
+    apolloExpress(apollo, async (req, res): Promise<GraphQLContext> => ({
+      actor: req.actor ?? null,
+      services,
+      req,
+      res,
+      loaders: createLoaders(orm, services),
+    })),
   );
   router.use(graphqlErrorHandler);
 
