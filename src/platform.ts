@@ -12,6 +12,7 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase } from './db/orm.js';
 import Redis from 'ioredis';
 import { memoryLimiters, RateLimiter, redisLimiters } from './http/rate-limit.js';
+import { closeHttpServer } from './http/shutdown.js';
 import { childLogger, logger } from './logger.js';
 import { createServices, type Services } from './services/index.js';
 import { RequestContext } from '@mikro-orm/core';
@@ -39,6 +40,9 @@ export interface Platform {
   agent(): RunningAgent | null;
   close(): Promise<void>;
 }
+
+/** How long closing waits for HTTP requests under way to answer. */
+const HTTP_CLOSE_GRACE_MS = 5000;
 
 export async function startPlatform(config: Config): Promise<Platform> {
   logger.level = config.logLevel;
@@ -128,8 +132,8 @@ export async function startPlatform(config: Config): Promise<Platform> {
           await consoleBus.close();
           await agent?.close();
           await gateway.stop();
-          server.closeAllConnections();
-          await new Promise<void>((resolve) => server.close(() => resolve()));
+          await closeHttpServer(server, HTTP_CLOSE_GRACE_MS);
+          await ready.nodeAgent.close();
           await ormRef.close(true);
           redis?.disconnect();
           await embedded?.stop();
@@ -141,10 +145,8 @@ export async function startPlatform(config: Config): Promise<Platform> {
     await graphql?.stop().catch(() => undefined);
     await services?.console.hub.close().catch(() => undefined);
     await bus?.close().catch(() => undefined);
-    if (listening) {
-      listening.closeAllConnections();
-      await new Promise<void>((resolve) => listening!.close(() => resolve()));
-    }
+    if (listening) await closeHttpServer(listening, HTTP_CLOSE_GRACE_MS);
+    await services?.nodeAgent.close();
     await orm?.close(true).catch(() => undefined);
     redis?.disconnect();
     await embedded?.stop().catch(() => undefined);

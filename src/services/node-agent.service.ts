@@ -46,6 +46,10 @@ export class NodeAgentService {
     private readonly provisioner: ServerProvisioner,
   ) {}
 
+  /** Background resyncs under way (see close()). */
+  private readonly background = new Set<Promise<void>>();
+  private closed = false;
+
   private get em() {
     return this.orm.em;
   }
@@ -100,13 +104,26 @@ export class NodeAgentService {
    * background.
    */
   private resync(nodeId: string): void {
-    void RequestContext.create(this.orm.em, async () => {
+    if (this.closed) return;
+    const task: Promise<void> = RequestContext.create(this.orm.em, async () => {
       const servers = await this.orm.em.find(Server, { node: nodeId }, { populate: ['node', 'blueprint'] });
       for (const server of servers) {
         await this.provisioner.sync(server).catch((err: unknown) => log.warn({ serverId: server.id, err: (err as Error).message }, 'resync of a server failed'));
       }
       if (servers.length) log.info({ nodeId, servers: servers.length }, 'node is back: server specs pushed again');
-    }).catch((err: unknown) => log.warn({ nodeId, err: (err as Error).message }, 'node resync failed'));
+    })
+      .catch((err: unknown) => log.warn({ nodeId, err: (err as Error).message }, 'node resync failed'))
+      .finally(() => this.background.delete(task));
+    this.background.add(task);
+  }
+
+  /**
+   * Starts no more background work and waits for what is under way: the platform calls this before it
+   * closes the database (a resync left running would query a closed pool).
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.allSettled([...this.background]);
   }
 
   /** Marks nodes that stopped sending heartbeats as offline. */

@@ -1,4 +1,5 @@
 /** A start that cannot complete says why, in words an operator can act on, and leaves nothing open. */
+import { createHook } from 'node:async_hooks';
 import net from 'node:net';
 import { startTestPlatform } from '../support/harness.js';
 
@@ -53,4 +54,47 @@ test('a platform that started and closed leaves nothing open (with Redis: its co
   const p = await startTestPlatform();
   await p.stop();
   expect(await settled()).toEqual(before);
+});
+
+/**
+ * Records the timers created until stop() that are still pending and keep the process alive (ref'd),
+ * with where they were made; unref'd ones (such as AbortSignal.timeout's) do not count. Jest's own
+ * reporter timers are left out.
+ */
+function trackTimers(): { stop(): void; alive(): string[]; dispose(): void } {
+  const pending = new Map<number, { timer: { hasRef(): boolean }; where: string }>();
+  let recording = true;
+  const hook = createHook({
+    init(id, type, _trigger, resource) {
+      if (!recording || type !== 'Timeout') return;
+      const where = new Error().stack!.split('\n').slice(6, 20).join(' | ');
+      if (!where.includes('/node_modules/@jest/')) pending.set(id, { timer: resource as { hasRef(): boolean }, where });
+    },
+    destroy(id) {
+      pending.delete(id);
+    },
+  }).enable();
+  return {
+    stop: () => (recording = false),
+    alive: () => [...pending.values()].filter((p) => p.timer.hasRef()).map((p) => p.where),
+    dispose: () => hook.disable(),
+  };
+}
+
+test('a start that fails after the local agent said hello leaves no work running that keeps the process alive', async () => {
+  // The agent's first heartbeat reaches the panel before the agent's own listen fails; the panel then
+  // pushes server specs to the node that "came back", in the background. That work must be finished
+  // (and the heartbeat answered) before the database closes: it used to ask the closing pool for a
+  // connection, which left the pool's 60 s acquire timer keeping the process (and Jest) alive.
+  const timers = trackTimers();
+  const busy = await occupy();
+  try {
+    await expect(startTestPlatform({ localAgent: true, agentPort: busy.port })).rejects.toThrow(/AGENT_PORT/);
+    timers.stop();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(timers.alive()).toEqual([]);
+  } finally {
+    timers.dispose();
+    await new Promise((r) => busy.close(r));
+  }
 });
