@@ -8,7 +8,7 @@ import type { Bucket } from '../http/rate-limit.js';
 
 /** The twins of /auth/*. */
 export const AUTH_FIELDS = new Set(['signUp', 'signIn', 'signOut', 'session']);
-/** The twins of /admin/* and /nodes (admin only). Lead: add `nodeStats` here with its resolver. */
+/** The twins of /admin/* and /nodes (admin only). A new admin-only root field belongs here. */
 export const ADMIN_FIELDS = new Set(['adminUsers', 'adminStats', 'createNodeToken', 'nodes', 'node', 'createNode', 'deleteNode', 'nodeStats']);
 
 /** Root field names of the selected operation (all operations when the name is not given or unknown). */

@@ -11,11 +11,10 @@
  * from the same rate-limit bucket as over HTTP, and passes the same depth/cost limits. Errors are
  * formatted by the one mapping in src/resolvers/errors.ts.
  *
- * Lead: subscriptions (consoleOutput, serverStatus, serverStats) only need a resolver with
- * `@Subscription(() => …, { subscribe: ({ args, context }) => … })` in src/resolvers; the actor is
- * `context.actor` (authorize with `services.servers.get(context.actor, serverId)`: owner or admin).
- * An operation's context lives as long as the subscription; `onSocketClosed` below is the place to
- * release per-connection resources if any are added.
+ * The subscriptions (consoleOutput, serverStatus, serverStats) are declared in
+ * src/resolvers/console.resolver.ts; the actor is `context.actor`, authorized as the server's owner or
+ * an admin. An operation's context lives as long as the subscription; `onSocketClosed` below is the
+ * place to release per-connection resources if any are added.
  */
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';

@@ -1,8 +1,6 @@
 /**
  * Every resolver class of the gateway (the schema is built from this list).
- * Lead: add the power/console/stats resolver and the subscription resolver (consoleOutput,
- * serverStatus, serverStats) here — see the notes in servers.resolver.ts, nodes.resolver.ts and
- * src/graphql/ws.ts — then regenerate schema.graphql (UPDATE_SCHEMA=1 npx jest test/graphql/schema-file.test.ts).
+ * After adding one, regenerate schema.graphql (UPDATE_SCHEMA=1 npx jest test/graphql/schema-file.test.ts).
  */
 import { AdminResolver } from './admin.resolver.js';
 import { AuthResolver } from './auth.resolver.js';

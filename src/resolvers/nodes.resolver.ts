@@ -1,9 +1,6 @@
 /**
  * The GraphQL twin of the REST nodes resource and POST /admin/nodes/:id/token (administrators only;
  * every field here is in the `admin` rate-limit bucket, see src/graphql/buckets.ts).
- *
- * Lead: `nodeStats(nodeId): NodeStats` (GET /nodes/:id/stats) belongs here; add "nodeStats" to
- * ADMIN_FIELDS in src/graphql/buckets.ts.
  */
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Node } from '../entities/Node.js';

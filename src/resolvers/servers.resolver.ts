@@ -1,11 +1,7 @@
 /**
  * The GraphQL twin of the REST servers resource. Relations (owner, node, blueprint) are resolved
- * through the per-request DataLoaders: a page of N servers costs one query per relation, not N.
- *
- * Lead: power actions and the console token belong here (they call ServersService / the node agent):
- *   startServer(id), stopServer(id), restartServer(id), killServer(id): Server   (mutations)
- *   consoleToken(serverId): ConsoleToken                                           (query)
- * Add their field names to the bucket sets in src/graphql/buckets.ts only if they are not "general".
+ * through the per-request DataLoaders: a page brings the relations it selects with its own query
+ * and primes the loaders; anywhere else they cost one batched query per relation, not one per server.
  */
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
