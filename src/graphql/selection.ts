@@ -4,7 +4,7 @@
  * @skip/@include are ignored, so the answer may name a field that ends up skipped (harmless: the
  * only use is to prefetch).
  */
-import { Kind, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
+import { Kind, type FieldNode, type GraphQLResolveInfo, type SelectionSetNode } from 'graphql';
 
 function collect(info: GraphQLResolveInfo, sets: readonly SelectionSetNode[], into: Map<string, SelectionSetNode[]>, seen = new Set<string>()): void {
   for (const set of sets) {
@@ -24,8 +24,25 @@ function collect(info: GraphQLResolveInfo, sets: readonly SelectionSetNode[], in
   }
 }
 
+/**
+ * Answers by field node and path. The answer depends only on the parsed document (directives are
+ * ignored), and Apollo hands the same parsed document to every request with the same query text.
+ */
+const remembered = new WeakMap<FieldNode, Map<string, ReadonlySet<string>>>();
+
 /** The names of the fields selected at `path` below the current field (e.g. ['items'] of a page). */
-export function selectedFields(info: GraphQLResolveInfo, path: readonly string[] = []): Set<string> {
+export function selectedFields(info: GraphQLResolveInfo, path: readonly string[] = []): ReadonlySet<string> {
+  if (info.fieldNodes.length !== 1) return collectAt(info, path);
+  const node = info.fieldNodes[0]!;
+  let byPath = remembered.get(node);
+  if (!byPath) remembered.set(node, (byPath = new Map()));
+  const key = path.join('.');
+  let fields = byPath.get(key);
+  if (!fields) byPath.set(key, (fields = collectAt(info, path)));
+  return fields;
+}
+
+function collectAt(info: GraphQLResolveInfo, path: readonly string[]): Set<string> {
   let sets = info.fieldNodes.flatMap((f) => (f.selectionSet ? [f.selectionSet] : []));
   for (const step of path) {
     const fields = new Map<string, SelectionSetNode[]>();
