@@ -5,16 +5,31 @@
  * querying a closed pool (which also made the pool library restart a timer that kept the process alive).
  */
 import type { Server } from 'node:http';
+import { childLogger } from '../logger.js';
+
+const log = childLogger('http');
 
 export async function closeHttpServer(server: Server, graceMs: number): Promise<void> {
   if (!server.listening) return;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const sweep = setInterval(() => server.closeIdleConnections(), 20);
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([closed, new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+  const inTime = await within(closed, graceMs);
   clearInterval(sweep);
-  clearTimeout(timer);
+  if (inTime) return;
   server.closeAllConnections();
-  await closed;
+  // closeAllConnections() does not reach upgraded (WebSocket) sockets; their owners close them first,
+  // and a straggler must not hold the shutdown
+  if (!(await within(closed, 1000))) log.warn('HTTP server still had open connections after closing; going on');
+}
+
+/** Whether `p` settled within `ms`. */
+async function within(p: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p.then(() => true as const), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
