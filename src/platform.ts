@@ -67,7 +67,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const ready = services;
     const firstAdmin = await RequestContext.create(orm.em, () => ready.auth.ensureFirstAdmin());
     if (config.redisUrl) {
-      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false });
+      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false, disconnectTimeout: 300 });
       redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
       log.info('REDIS_URL set: rate limits are shared through Redis');
     }

@@ -1,14 +1,23 @@
 /**
  * The console bus over Redis: pub/sub channel `hostpanel:console:<serverId>`, history in a capped
  * list, and the single-upstream lock as `SET key owner NX PX ttl` (renewed only by its owner).
+ *
+ * Events reach this instance's own subscribers directly (through a LocalBus); Redis carries them to
+ * the other instances, which tell their own messages apart by the origin prefix (`<instance>|<json>`).
+ * While Redis is unreachable the bus keeps working as a single instance: local delivery, local
+ * history and a local upstream lock, so consoles on this instance go on (a subscriber on another
+ * instance waits for Redis, or for its own instance to take an upstream of its own). When Redis is
+ * back, channels are subscribed again and the Redis lock decides again.
  */
+import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { childLogger } from '../logger.js';
-import type { ConsoleBus } from './bus.js';
+import { LocalBus, type ConsoleBus } from './bus.js';
 import { HISTORY_LINES, type ConsoleEvent } from './types.js';
 
 const log = childLogger('redis-bus');
-const channel = (id: string) => `hostpanel:console:${id}`;
+const CHANNEL_PREFIX = 'hostpanel:console:';
+const channel = (id: string) => CHANNEL_PREFIX + id;
 const historyKey = (id: string) => `hostpanel:console-history:${id}`;
 const lockKey = (id: string) => `hostpanel:console-upstream:${id}`;
 
@@ -19,75 +28,125 @@ return 0`;
 const RELEASE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 export class RedisBus implements ConsoleBus {
+  private readonly origin = randomUUID();
   private readonly pub: Redis;
   private readonly sub: Redis;
-  private readonly handlers = new Map<string, Set<(e: ConsoleEvent) => void>>();
+  /** This instance's subscribers, history copy and fallback lock. */
+  private readonly local = new LocalBus();
+  /** Servers this instance has subscribers for (their channels are subscribed again after a reconnect). */
+  private readonly channels = new Map<string, number>();
+  private degraded = false;
 
   constructor(url: string) {
-    this.pub = new Redis(url, { maxRetriesPerRequest: 2 });
-    this.sub = new Redis(url, { maxRetriesPerRequest: 2 });
-    for (const c of [this.pub, this.sub]) c.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+    // disconnectTimeout: a socket that never connected (Redis down) is not waited for 2 s at close
+    this.pub = new Redis(url, { maxRetriesPerRequest: 2, disconnectTimeout: 300 });
+    this.sub = new Redis(url, { maxRetriesPerRequest: 2, disconnectTimeout: 300 });
+    for (const c of [this.pub, this.sub]) c.on('error', (err) => log.debug({ err: err.message }, 'redis error'));
+    this.sub.on('ready', () => {
+      const names = [...this.channels.keys()].map(channel);
+      if (names.length) this.sub.subscribe(...names).catch((err: Error) => this.failed('subscribe', err));
+    });
+    this.pub.on('ready', () => {
+      if (this.degraded) log.info('Redis is back: console events reach the other gateway instances again');
+      this.degraded = false;
+    });
     this.sub.on('message', (ch: string, raw: string) => {
-      const id = ch.slice('hostpanel:console:'.length);
-      const set = this.handlers.get(id);
-      if (!set) return;
+      const bar = raw.indexOf('|');
+      if (bar < 0 || raw.slice(0, bar) === this.origin) return; // ours: already delivered locally
       let event: ConsoleEvent;
       try {
-        event = JSON.parse(raw) as ConsoleEvent;
+        event = JSON.parse(raw.slice(bar + 1)) as ConsoleEvent;
       } catch {
         return;
       }
-      for (const h of set) h(event);
+      void this.local.publish(ch.slice(CHANNEL_PREFIX.length), event);
     });
   }
 
+  /** Whether a Redis command can be sent now (else the local fallback answers at once). */
+  private get up(): boolean {
+    return this.pub.status === 'ready';
+  }
+
+  /** One warning per outage, not one per console line. */
+  private failed(what: string, err: Error): void {
+    if (!this.degraded) log.warn({ err: err.message, what }, 'Redis unreachable: console events stay on this instance until it is back');
+    this.degraded = true;
+  }
+
   async publish(serverId: string, event: ConsoleEvent): Promise<void> {
-    await this.pub.publish(channel(serverId), JSON.stringify(event));
+    await this.local.publish(serverId, event);
+    if (!this.up) return this.failed('publish', new Error(`connection ${this.pub.status}`));
+    await this.pub.publish(channel(serverId), `${this.origin}|${JSON.stringify(event)}`).catch((err: Error) => this.failed('publish', err));
   }
 
   async subscribe(serverId: string, handler: (e: ConsoleEvent) => void) {
-    let set = this.handlers.get(serverId);
-    if (!set) {
-      this.handlers.set(serverId, (set = new Set()));
-      await this.sub.subscribe(channel(serverId));
-    }
-    set.add(handler);
+    const unsubscribeLocal = await this.local.subscribe(serverId, handler);
+    const n = this.channels.get(serverId) ?? 0;
+    this.channels.set(serverId, n + 1);
+    // without Redis now, the 'ready' handler subscribes the channel when it is back
+    if (n === 0 && this.sub.status === 'ready') await this.sub.subscribe(channel(serverId)).catch((err: Error) => this.failed('subscribe', err));
+    let done = false;
     return async () => {
-      const s = this.handlers.get(serverId);
-      if (!s) return;
-      s.delete(handler);
-      if (s.size === 0) {
-        this.handlers.delete(serverId);
-        await this.sub.unsubscribe(channel(serverId)).catch(() => undefined);
-      }
+      if (done) return;
+      done = true;
+      await unsubscribeLocal();
+      const left = (this.channels.get(serverId) ?? 1) - 1;
+      if (left > 0) return void this.channels.set(serverId, left);
+      this.channels.delete(serverId);
+      if (this.sub.status === 'ready') await this.sub.unsubscribe(channel(serverId)).catch(() => undefined);
     };
   }
 
   async history(serverId: string): Promise<ConsoleEvent[]> {
-    const raw = await this.pub.lrange(historyKey(serverId), 0, -1);
-    return raw.flatMap((r) => {
-      try {
-        return [JSON.parse(r) as ConsoleEvent];
-      } catch {
-        return [];
-      }
-    });
+    if (!this.up) return this.local.history(serverId);
+    try {
+      const raw = await this.pub.lrange(historyKey(serverId), 0, -1);
+      return raw.flatMap((r) => {
+        try {
+          return [JSON.parse(r) as ConsoleEvent];
+        } catch {
+          return [];
+        }
+      });
+    } catch (err) {
+      this.failed('history', err as Error);
+      return this.local.history(serverId);
+    }
   }
 
   async appendHistory(serverId: string, event: ConsoleEvent): Promise<void> {
+    await this.local.appendHistory(serverId, event);
+    if (!this.up) return;
     const key = historyKey(serverId);
-    await this.pub.multi().rpush(key, JSON.stringify(event)).ltrim(key, -HISTORY_LINES, -1).pexpire(key, 3_600_000).exec();
+    await this.pub
+      .multi()
+      .rpush(key, JSON.stringify(event))
+      .ltrim(key, -HISTORY_LINES, -1)
+      .pexpire(key, 3_600_000)
+      .exec()
+      .catch((err: Error) => this.failed('history', err));
   }
 
   async acquire(serverId: string, owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.pub.eval(ACQUIRE, 1, lockKey(serverId), owner, String(ttlMs))) === 1;
+    if (this.up) {
+      try {
+        return (await this.pub.eval(ACQUIRE, 1, lockKey(serverId), owner, String(ttlMs))) === 1;
+      } catch (err) {
+        this.failed('upstream lock', err as Error);
+      }
+    }
+    // no Redis: this instance decides alone (its subscribers keep their console)
+    return this.local.acquire(serverId, owner, ttlMs);
   }
 
   async release(serverId: string, owner: string): Promise<void> {
-    await this.pub.eval(RELEASE, 1, lockKey(serverId), owner);
+    await this.local.release(serverId, owner);
+    if (this.up) await this.pub.eval(RELEASE, 1, lockKey(serverId), owner).catch(() => undefined);
   }
 
   async close(): Promise<void> {
+    await this.local.close();
     this.sub.disconnect();
     this.pub.disconnect();
   }
