@@ -1,0 +1,127 @@
+/**
+ * Two gateway instances whose Redis goes away mid-stream and comes back (cut and restored through a
+ * TCP proxy in front of the machine's Redis): while it is away each instance feeds its own console
+ * subscribers; once it is back they settle on one upstream feed again and both sides get every new
+ * line. Needs REDIS_URL; without it the test is skipped (and says so).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { RunningAgent } from '../../src/agent/index.js';
+import { ConsoleClient } from '../support/console-client.js';
+import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql-ws.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { startRemoteNode } from '../support/remote-node.js';
+import { until } from '../support/wait.js';
+
+const REDIS_URL = process.env.REDIS_URL;
+const describeRedis = REDIS_URL ? describe : describe.skip;
+if (!REDIS_URL) {
+  console.warn('SKIPPED test/scale/redis-outage.test.ts: REDIS_URL is not set, so there is no Redis to cut and restore.');
+}
+
+/** A TCP proxy to Redis that can be cut (every connection dropped, new ones refused) and restored. */
+class CuttableProxy {
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on('close', () => this.sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', () => resolve()));
+    this.port = (server.address() as net.AddressInfo).port;
+    this.server = server;
+  }
+
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const s of this.sockets) s.destroy();
+    if (server) await new Promise((r) => server.close(r));
+  }
+}
+
+describeRedis('Redis goes away and comes back under two gateway instances', () => {
+  let a: TestPlatform;
+  let b: TestPlatform;
+  let agent: RunningAgent | null = null;
+  const agentDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-agent-'));
+  const target = new URL(REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const proxy = new CuttableProxy({ host: target.hostname, port: Number(target.port || 6379) });
+
+  beforeAll(async () => {
+    await proxy.open();
+    const env = { REDIS_URL: `redis://127.0.0.1:${proxy.port}`, MASTER_KEY: randomBytes(32).toString('base64') };
+    a = await startTestPlatform({}, env);
+    b = await startTestPlatform({}, env, { database: a.dbName });
+  }, 60_000);
+  afterAll(async () => {
+    await agent?.close();
+    await b?.stop();
+    await a?.stop();
+    await proxy.cut();
+    rmSync(agentDir, { recursive: true, force: true });
+  }, 60_000);
+
+  test('each instance feeds its own subscribers while Redis is away; one feed again once it is back', async () => {
+    const admin = await a.admin();
+    const remote = await startRemoteNode(a, admin.token, 'outage-node', agentDir);
+    agent = remote.agent;
+    const demo = (await a.request('GET', '/api/v1/blueprints?limit=100', { token: admin.token })).body.data.find((x: any) => x.key === 'demo-game');
+    const created = await a.request('POST', '/api/v1/servers', {
+      token: admin.token,
+      body: { name: 'outage', nodeId: remote.nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    await until(async () => (await a.request('GET', `/api/v1/servers/${id}`, { token: admin.token })).body.data.status === 'offline', 20_000);
+    expect((await a.request('POST', `/api/v1/servers/${id}/start`, { token: admin.token })).status).toBe(200);
+    await until(async () => (await a.request('GET', `/api/v1/servers/${id}`, { token: admin.token })).body.data.status === 'running', 20_000);
+    const ticket = (await a.request('GET', `/api/v1/servers/${id}/console-token`, { token: admin.token })).body.data;
+    const game = await ConsoleClient.connect(ticket.socket, ticket.token);
+    const say = (text: string) => game.send({ type: 'command', data: `say ${text}` });
+    const saw = (s: ReturnType<typeof subscribe>, text: string) => lineTexts(s).some((l) => l.includes(`[Server] ${text}`));
+
+    const ca = gqlWsClient(a.url, admin.token);
+    const cb = gqlWsClient(b.url, admin.token);
+    try {
+      const onA = subscribe(ca, CONSOLE_LINES, { id });
+      await until(() => a.services.console.hub.upstreamCount === 1);
+      say('before');
+      await until(() => saw(onA, 'before'), 10_000, 'A to see the line said before the outage');
+
+      await proxy.cut();
+      const onB = subscribe(cb, CONSOLE_LINES, { id }); // subscribes while Redis is away
+      await until(() => b.services.console.hub.upstreamCount === 1, 15_000, 'B to open a feed of its own');
+      say('during');
+      await until(() => saw(onA, 'during') && saw(onB, 'during'), 15_000, 'both to see the line said during the outage');
+
+      await proxy.open();
+      await until(() => a.services.console.hub.upstreamCount + b.services.console.hub.upstreamCount === 1, 20_000, 'one upstream feed again');
+      say('after');
+      await until(() => saw(onA, 'after') && saw(onB, 'after'), 15_000, 'both to see the line said after the outage');
+      expect(onA.errors).toEqual([]);
+      expect(onB.errors).toEqual([]);
+      onA.stop();
+      onB.stop();
+    } finally {
+      game.close();
+      await ca.dispose();
+      await cb.dispose();
+    }
+  }, 120_000);
+});
