@@ -60,6 +60,7 @@ type ParamGetter = (root: unknown, context: unknown, info: GraphQLResolveInfo) =
  * and builds the values with `map`. Where a method takes only `@Root()` (untyped), `@Ctx()` and
  * `@Info()`, and has no middlewares or roles, it is called directly with its parameters in order.
  * Anything else (arguments, typed roots, middlewares, @Authorized) keeps type-graphql's wrapper.
+ * buildSchema is given no `globalMiddlewares` and no container; adding either means dropping this step.
  */
 function directFieldResolvers(schema: GraphQLSchema): GraphQLSchema {
   const storage = getMetadataStorage();

@@ -108,6 +108,7 @@ export class NodeAgentService {
     const task: Promise<void> = RequestContext.create(this.orm.em, async () => {
       const servers = await this.orm.em.find(Server, { node: nodeId }, { populate: ['node', 'blueprint'] });
       for (const server of servers) {
+        if (this.closed) break; // closing: the rest waits for the next time the node comes back
         await this.provisioner.sync(server).catch((err: unknown) => log.warn({ serverId: server.id, err: (err as Error).message }, 'resync of a server failed'));
       }
       if (servers.length) log.info({ nodeId, servers: servers.length }, 'node is back: server specs pushed again');
