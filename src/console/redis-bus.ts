@@ -69,14 +69,14 @@ export class RedisBus implements ConsoleBus {
   }
 
   /** One warning per outage, not one per console line. */
-  private failed(what: string, err: Error): void {
-    if (!this.degraded) log.warn({ err: err.message, what }, 'Redis unreachable: console events stay on this instance until it is back');
+  private failed(what: string, err: Error | string): void {
+    if (!this.degraded) log.warn({ err: typeof err === 'string' ? err : err.message, what }, 'Redis unreachable: console events stay on this instance until it is back');
     this.degraded = true;
   }
 
   async publish(serverId: string, event: ConsoleEvent): Promise<void> {
     await this.local.publish(serverId, event);
-    if (!this.up) return this.failed('publish', new Error(`connection ${this.pub.status}`));
+    if (!this.up) return this.failed('publish', 'not connected');
     await this.pub.publish(channel(serverId), `${this.origin}|${JSON.stringify(event)}`).catch((err: Error) => this.failed('publish', err));
   }
 

@@ -78,16 +78,16 @@ export interface GraphQLContext {
  * One batched `select … where id = any($1)` per table and tick, whatever the number of parents.
  * Relations are read-only here, so they come back as plain rows instead of managed entities:
  * hydration was the largest single cost of a GraphQL page in the benchmark's profile.
+ * A loader factory per table: the statement is built once.
  */
-/** The by-id statement of each table, built once. */
-const byIdSql = new WeakMap<object, string>();
-
-function rowsById<T extends { id: string }>(orm: MikroORM, t: RecordTable<T>): RecordLoader<T> {
-  let sql = byIdSql.get(t);
-  if (sql === undefined) byIdSql.set(t, (sql = `select ${selectList(t)} from ${t.table} where id = any($1::uuid[])`));
-  const text = sql;
-  return new RecordLoader<T>(async (ids) => (await readRows<Record<string, unknown>>(orm, text, [ids])).map((row) => reviveDates(t, row)));
+function rowsById<T extends { id: string }>(t: RecordTable<T>): (orm: MikroORM) => RecordLoader<T> {
+  const sql = `select ${selectList(t)} from ${t.table} where id = any($1::uuid[])`;
+  return (orm) => new RecordLoader<T>(async (ids) => (await readRows<Record<string, unknown>>(orm, sql, [ids])).map((row) => reviveDates(t, row)));
 }
+
+const usersById = rowsById(USER_RECORDS);
+const nodesById = rowsById(NODE_RECORDS);
+const blueprintsById = rowsById(BLUEPRINT_RECORDS);
 
 /** Each loader is made on first use: most operations need one or two of them, or none. */
 export function createLoaders(orm: MikroORM, services: Services): Loaders {
@@ -97,13 +97,13 @@ export function createLoaders(orm: MikroORM, services: Services): Loaders {
   let allocation: Loaders['allocation'] | undefined;
   return {
     get user() {
-      return (user ??= rowsById(orm, USER_RECORDS));
+      return (user ??= usersById(orm));
     },
     get node() {
-      return (node ??= rowsById(orm, NODE_RECORDS));
+      return (node ??= nodesById(orm));
     },
     get blueprint() {
-      return (blueprint ??= rowsById(orm, BLUEPRINT_RECORDS));
+      return (blueprint ??= blueprintsById(orm));
     },
     get allocation() {
       return (allocation ??= new DataLoader<string, Allocation>(async (ids) => {

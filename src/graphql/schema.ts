@@ -1,21 +1,10 @@
 /** Builds the executable schema from the type-graphql classes (no class-validator: the services validate with zod). */
 import 'reflect-metadata';
-import { GraphQLScalarType, isObjectType, lexicographicSortSchema, printSchema, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
-import { GraphQLDateTimeISO } from 'graphql-scalars';
+import { isObjectType, lexicographicSortSchema, printSchema, type GraphQLResolveInfo, type GraphQLSchema } from 'graphql';
 import { buildSchema, getMetadataStorage } from 'type-graphql';
 import { RESOLVERS } from '../resolvers/index.js';
 
 let built: Promise<GraphQLSchema> | null = null;
-
-/**
- * type-graphql's `DateTimeISO` (graphql-scalars) with a direct path for the common case, a valid
- * Date: a server page serialises 40 of them, and the generic path re-validates each one first.
- * Same name, description and parsing, so the schema is unchanged.
- */
-const DateTimeISO = new GraphQLScalarType({
-  ...GraphQLDateTimeISO.toConfig(),
-  serialize: (value: unknown) => (value instanceof Date && !Number.isNaN(value.getTime()) ? value.toISOString() : GraphQLDateTimeISO.serialize(value)),
-});
 
 /**
  * Our subscriptions bring their own event sources (`subscribe` on each @Subscription, fed by the
@@ -36,7 +25,7 @@ const NO_TOPICS = {
  * services and field resolvers. Give a type back its wrappers before adding either.
  */
 export function buildGraphQLSchema(): Promise<GraphQLSchema> {
-  return (built ??= buildSchema({ resolvers: [...RESOLVERS], scalarsMap: [{ type: Date, scalar: DateTimeISO }], validate: false, emitSchemaFile: false, pubSub: NO_TOPICS }).then(passThroughSubscriptions).then(directFieldResolvers));
+  return (built ??= buildSchema({ resolvers: [...RESOLVERS], validate: false, emitSchemaFile: false, pubSub: NO_TOPICS }).then(passThroughSubscriptions).then(directFieldResolvers));
 }
 
 /**
@@ -81,13 +70,8 @@ function directFieldResolvers(schema: GraphQLSchema): GraphQLSchema {
     let instance = instances.get(meta.target);
     if (!instance) instances.set(meta.target, (instance = new (meta.target as new () => Record<string, ResolverMethod>)()));
     const method = instance[meta.methodName]!.bind(instance);
-    const [a, b, c] = getters as ParamGetter[];
-    // by arity, so that a call allocates nothing of its own
-    if (getters.length === 0) field.resolve = () => method();
-    else if (getters.length === 1) field.resolve = (root, _args, context, info) => method(a!(root, context, info));
-    else if (getters.length === 2) field.resolve = (root, _args, context, info) => method(a!(root, context, info), b!(root, context, info));
-    else if (getters.length === 3) field.resolve = (root, _args, context, info) => method(a!(root, context, info), b!(root, context, info), c!(root, context, info));
-    else field.resolve = (root, _args, context, info) => method(...(getters as ParamGetter[]).map((g) => g(root, context, info)));
+    const get = getters as ParamGetter[];
+    field.resolve = (root, _args, context, info) => method(...get.map((g) => g(root, context, info)));
   }
   return schema;
 }
