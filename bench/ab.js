@@ -13,6 +13,8 @@
  *   { "name": "old", "dist": "/tmp/old/dist" }                another build (e.g. `git worktree` + `npm run build`)
  *   { "name": "flag", "execArgv": ["--max-semi-space-size=64"] }   other Node flags (default: package.json config.panelNodeFlags)
  *   { "name": "env", "env": { "LOG_LEVEL": "info" } }          extra environment
+ * Each measurement also reads the CPU that PostgreSQL's processes spent meanwhile (all of them on the
+ * machine, so keep it otherwise idle): the database shares the machine, so it counts in requests/s.
  * Knobs: AB_ROUNDS [7], AB_SECONDS per measurement [4], AB_CONNECTIONS [64], AB_TARGETS [rest,graphql],
  * BENCH_SERVERS [10000], DATABASE_URL (else an embedded PostgreSQL).
  */
@@ -23,7 +25,7 @@ const autocannon = require('autocannon');
 const { openBenchDatabase } = require('./lib/database');
 const { seedServers, GRAPHQL_PAGE } = require('./lib/http-bench');
 const { PANEL_NODE_FLAGS } = require('./lib/panel-flags');
-const { startChild, stopChild, apiOk, procCpuSplitMs, killAllChildren } = require('./lib/util');
+const { startChild, stopChild, apiOk, procCpuSplitMs, postgresCpuMs, killAllChildren } = require('./lib/util');
 
 const env = process.env;
 const int = (name, def) => (Number.parseInt(env[name] ?? '', 10) > 0 ? Number.parseInt(env[name], 10) : def);
@@ -72,28 +74,36 @@ async function main() {
     };
     console.log(`A/B: ${variants.map((v) => v.name).join(' vs ')}; ${rounds} rounds × ${targets.join(', ')} × ${seconds} s at ${connections} connections`);
     const cpu = new Map();
+    const dbCpu = new Map(); // PostgreSQL's CPU per request: it shares the machine, so it counts in requests/s
     for (let round = 0; round < rounds; round++) {
       for (const target of targets) {
         for (const p of round % 2 ? [...panels].reverse() : panels) {
           await cannon({ ...request[target](p.url), duration: 1 }); // warm-up
           const c0 = procCpuSplitMs(p.pid);
+          const pg0 = postgresCpuMs();
           const r = await cannon({ ...request[target](p.url), duration: seconds });
+          const pg = (postgresCpuMs() - pg0) / r.requests.total;
           if (r.non2xx || r.errors) throw new Error(`${p.v.name} ${target}: ${r.non2xx} non-2xx, ${r.errors} errors`);
           const c1 = procCpuSplitMs(p.pid);
           const sys = (c1.sys - c0.sys) / r.requests.total;
           const ms = (c1.user - c0.user) / r.requests.total + sys;
           const key = `${p.v.name} ${target}`;
           cpu.set(key, [...(cpu.get(key) ?? []), ms]);
-          console.log(`  round ${round + 1}/${rounds} ${key.padEnd(24)} ${String(Math.round(r.requests.average)).padStart(5)} req/s  ${ms.toFixed(3)} ms CPU/request (kernel ${sys.toFixed(3)})`);
+          dbCpu.set(key, [...(dbCpu.get(key) ?? []), pg]);
+          console.log(`  round ${round + 1}/${rounds} ${key.padEnd(24)} ${String(Math.round(r.requests.average)).padStart(5)} req/s  ${ms.toFixed(3)} ms CPU/request (kernel ${sys.toFixed(3)}; PostgreSQL ${pg.toFixed(3)})`);
         }
       }
     }
     console.log('\nmedian CPU per request (lower is better):');
-    for (const [key, xs] of cpu) console.log(`  ${key.padEnd(24)} ${median(xs).toFixed(3)} ms   (${xs.map((x) => x.toFixed(2)).join(' ')})`);
+    for (const [key, xs] of cpu) console.log(`  ${key.padEnd(24)} ${median(xs).toFixed(3)} ms   (${xs.map((x) => x.toFixed(2)).join(' ')}); PostgreSQL ${median(dbCpu.get(key)).toFixed(3)} ms`);
     for (const v of variants) {
       const rest = cpu.get(`${v.name} rest`);
       const gql = cpu.get(`${v.name} graphql`);
-      if (rest && gql) console.log(`  ${v.name}: GraphQL/REST CPU ratio ${(median(gql) / median(rest)).toFixed(2)}`);
+      if (!rest || !gql) continue;
+      const both = (key) => median(cpu.get(key)) + median(dbCpu.get(key));
+      console.log(
+        `  ${v.name}: GraphQL/REST CPU ratio ${(median(gql) / median(rest)).toFixed(2)}; with PostgreSQL's ${(both(`${v.name} graphql`) / both(`${v.name} rest`)).toFixed(2)}`,
+      );
     }
   } finally {
     for (const p of panels) {

@@ -3,7 +3,7 @@
 const autocannon = require('autocannon');
 const os = require('node:os');
 const { Client } = require('pg');
-const { procCpuMs, machineCpu, busyCores, waitForQuiet } = require('./util');
+const { procCpuMs, postgresCpuMs, machineCpu, busyCores, waitForQuiet } = require('./util');
 
 function cannon(opts) {
   return new Promise((resolve, reject) => {
@@ -17,10 +17,12 @@ async function measure(name, opts, { seconds, warmupSeconds, pid, quietWaitMs },
   const before = await waitForQuiet(ncores, quietWaitMs);
   if (warmupSeconds > 0) await cannon({ ...opts, duration: warmupSeconds });
   const cpu0 = procCpuMs(pid);
+  const pg0 = postgresCpuMs();
   const m0 = machineCpu();
   const self0 = process.cpuUsage();
   const r = await cannon({ ...opts, duration: seconds });
   const cpu1 = procCpuMs(pid);
+  const pg1 = postgresCpuMs();
   const self = process.cpuUsage(self0);
   const machineBusy = busyCores(m0, machineCpu(), ncores);
   const targetCores = Math.round(((cpu1 - cpu0) / (r.duration * 1000)) * 100) / 100;
@@ -37,10 +39,12 @@ async function measure(name, opts, { seconds, warmupSeconds, pid, quietWaitMs },
     timeouts: r.timeouts,
     // CPU the server process spent per request: much less sensitive to other load than req/s
     serverCpuMsPerRequest: r.requests.total ? Math.round(((cpu1 - cpu0) / r.requests.total) * 100) / 100 : null,
+    // PostgreSQL shares the machine: its CPU per request counts in requests/s as much as the server's
+    databaseCpuMsPerRequest: r.requests.total ? Math.round(((pg1 - pg0) / r.requests.total) * 100) / 100 : null,
     cores: { server: targetCores, loadGenerator: loadCores, machine: machineBusy, otherAndDatabase: Math.round((machineBusy - targetCores - loadCores) * 100) / 100 },
     machineBusyCoresBefore: before.busyCores,
   };
-  log(`    ${name}: ${out.requestsPerSec} req/s, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms` + `, server CPU ${out.serverCpuMsPerRequest} ms/request` +
+  log(`    ${name}: ${out.requestsPerSec} req/s, p50 ${out.latencyMs.p50} ms, p99 ${out.latencyMs.p99} ms` + `, server CPU ${out.serverCpuMsPerRequest} ms/request, PostgreSQL ${out.databaseCpuMsPerRequest} ms/request` +
       ` (cores busy: server ${out.cores.server}, autocannon ${out.cores.loadGenerator}, database+other ${out.cores.otherAndDatabase}; ${before.busyCores} before start)` +
       (out.non2xx || out.errors ? `, non-2xx ${out.non2xx}, errors ${out.errors}` : ''));
   return out;
@@ -48,7 +52,7 @@ async function measure(name, opts, { seconds, warmupSeconds, pid, quietWaitMs },
 
 /**
  * Seeds `count` servers with one multi-row INSERT … SELECT from generate_series (creation times one
- * second apart, so that the page order is deterministic), then ANALYZE.
+ * second apart, so that the page order is deterministic), then VACUUM ANALYZE.
  */
 async function seedServers(databaseUrl, { count, ownerIds, nodeId, blueprintId }) {
   const c = new Client({ connectionString: databaseUrl });
@@ -63,7 +67,9 @@ async function seedServers(databaseUrl, { count, ownerIds, nodeId, blueprintId }
          from generate_series(1, $4::int) as i`,
       [ownerIds, nodeId, blueprintId, count],
     );
-    await c.query('analyze servers');
+    // as a table in use would be: vacuumed (visibility map set) and analysed, so that autovacuum does
+    // not start in the middle of a measurement
+    await c.query('vacuum analyze servers');
     return Number((await c.query('select count(*)::int as n from servers')).rows[0].n);
   } finally {
     await c.end();

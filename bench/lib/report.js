@@ -15,10 +15,12 @@ function buildRows(r) {
     add('', 'latency p50', fmt(rest.latencyMs.p50, ' ms'), fmt(b.latencyMs.p50, ' ms'), ratio(rest.latencyMs.p50, b.latencyMs.p50), '', null);
     add('', 'latency p99', fmt(rest.latencyMs.p99, ' ms'), fmt(b.latencyMs.p99, ' ms'), ratio(rest.latencyMs.p99, b.latencyMs.p99), '< 50 ms', rest.latencyMs.p99 < 50);
     add('', 'server CPU per request', fmt(rest.serverCpuMsPerRequest, ' ms'), fmt(b.serverCpuMsPerRequest, ' ms'), ratio(rest.serverCpuMsPerRequest, b.serverCpuMsPerRequest), '', null);
+    add('', 'PostgreSQL CPU per request', fmt(rest.databaseCpuMsPerRequest, ' ms'), fmt(b.databaseCpuMsPerRequest, ' ms'), ratio(rest.databaseCpuMsPerRequest, b.databaseCpuMsPerRequest), '', null);
     if (rest.non2xx || rest.errors) add('', 'non-2xx / errors', `${rest.non2xx} / ${rest.errors}`, `${b.non2xx} / ${b.errors}`, null, '0', false);
     add('2. GraphQL same page (+owner, node, blueprint)', 'requests/s', fmt(graphql.requestsPerSec), `${fmt(rest.requestsPerSec)} (REST)`, ratio(graphql.requestsPerSec, rest.requestsPerSec), '≥ 0.7× REST', ratio(graphql.requestsPerSec, rest.requestsPerSec) >= 0.7);
     add('', 'latency p50 / p99', `${fmt(graphql.latencyMs.p50)} / ${fmt(graphql.latencyMs.p99, ' ms')}`, `${fmt(rest.latencyMs.p50)} / ${fmt(rest.latencyMs.p99, ' ms')} (REST)`, ratio(graphql.latencyMs.p99, rest.latencyMs.p99), '', null);
     add('', 'server CPU per request', fmt(graphql.serverCpuMsPerRequest, ' ms'), `${fmt(rest.serverCpuMsPerRequest, ' ms')} (REST)`, ratio(graphql.serverCpuMsPerRequest, rest.serverCpuMsPerRequest), '', null);
+    add('', 'PostgreSQL CPU per request', fmt(graphql.databaseCpuMsPerRequest, ' ms'), `${fmt(rest.databaseCpuMsPerRequest, ' ms')} (REST)`, ratio(graphql.databaseCpuMsPerRequest, rest.databaseCpuMsPerRequest), '', null);
     if (graphql.non2xx || graphql.errors) add('', 'non-2xx / errors', `${graphql.non2xx} / ${graphql.errors}`, '', null, '0', false);
   }
   for (const run of r.console ?? []) {

@@ -43,6 +43,23 @@ function procCpuSplitMs(pid) {
   }
 }
 
+/** CPU (user + kernel, ms) used so far by every PostgreSQL server process on the machine (comm "postgres"). */
+function postgresCpuMs() {
+  let ms = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (!stat.includes(' (postgres) ')) continue;
+      const f = stat.split(') ')[1].split(' ');
+      ms += ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return ms;
+}
+
 /** Machine-wide CPU counters (jiffies) from /proc/stat: { busy, total }. */
 function machineCpu() {
   const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -243,4 +260,4 @@ class Histogram {
   }
 }
 
-module.exports = { procCpuMs, procCpuSplitMs, machineCpu, busyCores, waitForQuiet, sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };
+module.exports = { procCpuMs, procCpuSplitMs, postgresCpuMs, machineCpu, busyCores, waitForQuiet, sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };

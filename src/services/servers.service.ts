@@ -125,9 +125,13 @@ export class ServersService {
            .join(', ')}
          from p order by p."createdAt" asc, p.id asc`
       : pageSql;
-    const rows = await readRows<Record<string, unknown>>(this.orm, sql, [...params, page.limit, page.offset]);
+    // A status or node filter is very selective for some values and not for others (one server
+    // installing among thousands offline): such a page is planned for its values, not prepared.
+    const prepare = !filters.status && !filters.nodeId;
+    const rows = await readRows<Record<string, unknown>>(this.orm, sql, [...params, page.limit, page.offset], { prepare });
     let total = rows.length ? Number(rows[0]!.$total) : 0;
-    if (!rows.length && page.offset > 0) total = Number((await readRows<{ n: string }>(this.orm, `select count(*) as n from servers c ${where('c')}`, params))[0]!.n);
+    if (!rows.length && page.offset > 0)
+      total = Number((await readRows<{ n: string }>(this.orm, `select count(*) as n from servers c ${where('c')}`, params, { prepare }))[0]!.n);
     const included: Record<keyof ServerInclude, unknown[]> = { owner: [], node: [], blueprint: [] };
     for (const [key, rel] of wanted) {
       const related = (rows[0]?.[`$${key}`] ?? []) as Record<string, unknown>[];
