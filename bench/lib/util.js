@@ -43,21 +43,27 @@ function procCpuSplitMs(pid) {
   }
 }
 
-/** CPU (user + kernel, ms) used so far by every PostgreSQL server process on the machine (comm "postgres"). */
+/**
+ * CPU (user + kernel, ms) used so far by the PostgreSQL servers on the machine (processes named
+ * "postgres"): each server's own, that of its live processes, and that of the processes it has
+ * reaped (cutime/cstime), so that the sum does not drop when a connection's backend exits.
+ */
 function postgresCpuMs() {
-  let ms = 0;
+  const procs = new Map();
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(pid)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
       if (!stat.includes(' (postgres) ')) continue;
       const f = stat.split(') ')[1].split(' ');
-      ms += ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+      procs.set(pid, { ppid: f[1], own: Number(f[11]) + Number(f[12]), reaped: Number(f[13]) + Number(f[14]) });
     } catch {
       // the process ended meanwhile
     }
   }
-  return ms;
+  let ticks = 0;
+  for (const p of procs.values()) ticks += p.own + (procs.has(p.ppid) ? 0 : p.reaped);
+  return (ticks * 1000) / 100; // USER_HZ = 100 on Linux
 }
 
 /** Machine-wide CPU counters (jiffies) from /proc/stat: { busy, total }. */
