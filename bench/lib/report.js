@@ -92,7 +92,12 @@ function markdown(r, rows) {
     `### Benchmarks (\`npm run bench\`, ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC)`,
     '',
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Node ${m.node}, ${m.platform}; PostgreSQL ${r.database.version} (${r.database.kind}); console bus: ${r.params.redis ? 'Redis' : 'in-process'}.`,
-    `Load generators run on the same machine. autocannon: 64 connections, ${r.params.httpSeconds} s after a ${r.params.warmupSeconds} s warm-up. ` +
+    `Load generators run on the same machine. autocannon: 64 connections, ${r.params.httpSeconds} s after a ${r.params.warmupSeconds} s warm-up` +
+      (r.http?.rounds > 1
+        ? `; scenarios 1 and 2 ran ${r.http.rounds} rounds (order turning), each figure is its target's median round (requests/s by round: ` +
+          `baseline ${r.http.requestsPerSecByRound.baseline.join(', ')}; REST ${r.http.requestsPerSecByRound.rest.join(', ')}; GraphQL ${r.http.requestsPerSecByRound.graphql.join(', ')})`
+        : '') +
+      '. ' +
       `Load average at start/end: ${m.loadAverageAtStart?.[0]} / ${m.loadAverageAtEnd?.[0]}` +
       (busyNote(r) ? ` — ${busyNote(r)}` : '') + '.',
     '',
