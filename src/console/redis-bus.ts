@@ -2,8 +2,15 @@
  * The console bus over Redis: pub/sub channel `hostpanel:console:<serverId>`, history in a capped
  * list, and the single-upstream lock as `SET key owner NX PX ttl` (renewed only by its owner).
  *
- * Events reach this instance's own subscribers directly (through a LocalBus); Redis carries them to
- * the other instances, which tell their own messages apart by the origin prefix (`<instance>|<json>`).
+ * Events reach this instance's own subscribers directly (through a LocalBus), never waiting for Redis;
+ * Redis carries them to the other instances, which tell their own messages apart by the origin prefix
+ * (`<instance>|<json array of events>`). What goes to Redis is batched per server and flushed once per
+ * turn of the event loop, one MULTI for all servers (history RPUSH + LTRIM + PEXPIRE, one PUBLISH),
+ * and a flush waits for the previous one: a console flood used to cost six Redis commands per line,
+ * and a line reached even this instance's subscribers only after Redis had stored it, so a busy
+ * gateway fell seconds behind and was still draining Redis replies long after the flood. While a
+ * flush is under way the next batch grows, up to MAX_PENDING events per server (the oldest are
+ * dropped for the other instances, with one warning, rather than letting memory grow).
  * While Redis is unreachable the bus keeps working as a single instance: local delivery, local
  * history and a local upstream lock, so consoles on this instance go on (a subscriber on another
  * instance waits for Redis, or for its own instance to take an upstream of its own). When Redis is
@@ -20,6 +27,14 @@ const CHANNEL_PREFIX = 'hostpanel:console:';
 const channel = (id: string) => CHANNEL_PREFIX + id;
 const historyKey = (id: string) => `hostpanel:console-history:${id}`;
 const lockKey = (id: string) => `hostpanel:console-upstream:${id}`;
+/** Events per server waiting for Redis while a flush is under way (about 10 s of a 1,000 lines/s flood). */
+const MAX_PENDING = 10_000;
+
+/** What one server has waiting for the next flush: serialised events for history and for the channel. */
+interface Pending {
+  history: string[];
+  events: string[];
+}
 
 // Take or renew the lock when free or already ours.
 const ACQUIRE = `local v = redis.call('GET', KEYS[1])
@@ -36,6 +51,13 @@ export class RedisBus implements ConsoleBus {
   /** Servers this instance has subscribers for (their channels are subscribed again after a reconnect). */
   private readonly channels = new Map<string, number>();
   private degraded = false;
+  private readonly pending = new Map<string, Pending>();
+  private flushing: Promise<void> | null = null;
+  private flushQueued = false;
+  private droppedWarned = false;
+  /** The last event serialised (history and channel get the same event one after the other). */
+  private lastEvent: ConsoleEvent | null = null;
+  private lastJson = '';
 
   constructor(url: string) {
     // disconnectTimeout: a socket that never connected (Redis down) is not waited for 2 s at close
@@ -53,13 +75,15 @@ export class RedisBus implements ConsoleBus {
     this.sub.on('message', (ch: string, raw: string) => {
       const bar = raw.indexOf('|');
       if (bar < 0 || raw.slice(0, bar) === this.origin) return; // ours: already delivered locally
-      let event: ConsoleEvent;
+      let parsed: unknown;
       try {
-        event = JSON.parse(raw.slice(bar + 1)) as ConsoleEvent;
+        parsed = JSON.parse(raw.slice(bar + 1));
       } catch {
         return;
       }
-      void this.local.publish(ch.slice(CHANNEL_PREFIX.length), event);
+      const serverId = ch.slice(CHANNEL_PREFIX.length);
+      // a batch (an array); a single event object is what instances before batching sent
+      for (const event of Array.isArray(parsed) ? parsed : [parsed]) void this.local.publish(serverId, event as ConsoleEvent);
     });
   }
 
@@ -74,10 +98,65 @@ export class RedisBus implements ConsoleBus {
     this.degraded = true;
   }
 
+  private json(event: ConsoleEvent): string {
+    if (this.lastEvent !== event) {
+      this.lastEvent = event;
+      this.lastJson = JSON.stringify(event);
+    }
+    return this.lastJson;
+  }
+
+  private enqueue(serverId: string, kind: keyof Pending, event: ConsoleEvent): void {
+    let p = this.pending.get(serverId);
+    if (!p) this.pending.set(serverId, (p = { history: [], events: [] }));
+    const list = p[kind];
+    list.push(this.json(event));
+    if (kind === 'history' && list.length > HISTORY_LINES) list.splice(0, list.length - HISTORY_LINES);
+    if (list.length > MAX_PENDING) {
+      list.splice(0, list.length - MAX_PENDING);
+      if (!this.droppedWarned) log.warn({ serverId }, 'Redis is not keeping up: the oldest console events waiting for it are dropped for the other instances');
+      this.droppedWarned = true;
+    }
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      setImmediate(() => void this.flush());
+    }
+  }
+
+  /** Sends what is pending in one MULTI, after the previous flush has completed. */
+  private async flush(): Promise<void> {
+    if (this.flushing) return; // the running flush takes the new batch when it is done
+    this.flushQueued = false;
+    if (!this.pending.size) return;
+    const batch = [...this.pending];
+    this.pending.clear();
+    if (!this.up) return this.failed('publish', 'not connected');
+    const m = this.pub.multi();
+    for (const [serverId, p] of batch) {
+      if (p.history.length) {
+        const key = historyKey(serverId);
+        m.rpush(key, ...p.history)
+          .ltrim(key, -HISTORY_LINES, -1)
+          .pexpire(key, 3_600_000);
+      }
+      if (p.events.length) m.publish(channel(serverId), `${this.origin}|[${p.events.join(',')}]`);
+    }
+    this.flushing = m
+      .exec()
+      .then(() => {
+        this.droppedWarned = false;
+      })
+      .catch((err: Error) => this.failed('publish', err))
+      .finally(() => {
+        this.flushing = null;
+        if (this.pending.size) void this.flush();
+      });
+    await this.flushing;
+  }
+
   async publish(serverId: string, event: ConsoleEvent): Promise<void> {
     await this.local.publish(serverId, event);
-    if (!this.up) return this.failed('publish', 'not connected');
-    await this.pub.publish(channel(serverId), `${this.origin}|${JSON.stringify(event)}`).catch((err: Error) => this.failed('publish', err));
+    this.enqueue(serverId, 'events', event);
   }
 
   async subscribe(serverId: string, handler: (e: ConsoleEvent) => void) {
@@ -101,7 +180,9 @@ export class RedisBus implements ConsoleBus {
   async history(serverId: string): Promise<ConsoleEvent[]> {
     if (!this.up) return this.local.history(serverId);
     try {
-      const raw = await this.pub.lrange(historyKey(serverId), 0, -1);
+      // lines not sent to Redis yet: a flush sends them after this LRANGE, on the same connection
+      const waiting = [...(this.pending.get(serverId)?.history ?? [])];
+      const raw = [...(await this.pub.lrange(historyKey(serverId), 0, -1)), ...waiting].slice(-HISTORY_LINES);
       return raw.flatMap((r) => {
         try {
           return [JSON.parse(r) as ConsoleEvent];
@@ -117,15 +198,7 @@ export class RedisBus implements ConsoleBus {
 
   async appendHistory(serverId: string, event: ConsoleEvent): Promise<void> {
     await this.local.appendHistory(serverId, event);
-    if (!this.up) return;
-    const key = historyKey(serverId);
-    await this.pub
-      .multi()
-      .rpush(key, JSON.stringify(event))
-      .ltrim(key, -HISTORY_LINES, -1)
-      .pexpire(key, 3_600_000)
-      .exec()
-      .catch((err: Error) => this.failed('history', err));
+    this.enqueue(serverId, 'history', event);
   }
 
   async acquire(serverId: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -146,6 +219,9 @@ export class RedisBus implements ConsoleBus {
   }
 
   async close(): Promise<void> {
+    // what is still pending goes out before the connections close (bounded by the commands' retries)
+    await this.flushing;
+    await this.flush();
     await this.local.close();
     this.sub.disconnect();
     this.pub.disconnect();

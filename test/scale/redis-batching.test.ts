@@ -1,0 +1,144 @@
+/**
+ * The Redis console bus under a flood, with the machine's Redis: this instance's own subscribers get
+ * every line without waiting for Redis (here Redis is made unresponsive to one instance by a TCP
+ * proxy that stops forwarding), and what goes to Redis is batched, so another instance receives the
+ * same lines in the same order in a few messages instead of one per line, and the shared history
+ * holds the last 150 of them. Needs REDIS_URL; without it the test is skipped (and says so).
+ */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import Redis from 'ioredis';
+import { RedisBus } from '../../src/console/redis-bus.js';
+import { HISTORY_LINES, type ConsoleEvent } from '../../src/console/types.js';
+import { until } from '../support/wait.js';
+
+const REDIS_URL = process.env.REDIS_URL;
+const describeRedis = REDIS_URL ? describe : describe.skip;
+if (!REDIS_URL) {
+  console.warn('SKIPPED test/scale/redis-batching.test.ts: REDIS_URL is not set, so there is no Redis to batch to.');
+}
+
+/** A TCP proxy to Redis that can hold back what its clients send (Redis then seems to hang). */
+class HoldingProxy {
+  private server: net.Server | null = null;
+  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
+  private holding = false;
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async open(): Promise<void> {
+    this.server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      const pair = { client, upstream };
+      this.pairs.add(pair);
+      for (const s of [client, upstream]) s.on('error', () => undefined);
+      upstream.pipe(client);
+      if (!this.holding) client.pipe(upstream);
+      else client.pause();
+      const drop = () => {
+        this.pairs.delete(pair);
+        client.destroy();
+        upstream.destroy();
+      };
+      client.on('close', drop);
+      upstream.on('close', drop);
+    });
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', () => resolve()));
+    this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  hold(): void {
+    this.holding = true;
+    for (const { client, upstream } of this.pairs) {
+      client.unpipe(upstream);
+      client.pause();
+    }
+  }
+
+  release(): void {
+    this.holding = false;
+    for (const { client, upstream } of this.pairs) client.pipe(upstream);
+  }
+
+  async close(): Promise<void> {
+    for (const { client, upstream } of this.pairs) {
+      client.destroy();
+      upstream.destroy();
+    }
+    await new Promise((r) => this.server?.close(r));
+  }
+}
+
+const lineOf = (e: ConsoleEvent) => String(e.data?.line);
+const event = (line: string): ConsoleEvent => ({ type: 'console_output', data: { line, stream: 'stdout', ts: Date.now() } });
+
+describeRedis('the Redis console bus under a flood', () => {
+  const target = new URL(REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const proxy = new HoldingProxy({ host: target.hostname, port: Number(target.port || 6379) });
+  let a: RedisBus;
+  let b: RedisBus;
+  let raw: Redis;
+
+  beforeAll(async () => {
+    await proxy.open();
+    a = new RedisBus(`redis://127.0.0.1:${proxy.port}`);
+    b = new RedisBus(REDIS_URL!);
+    raw = new Redis(REDIS_URL!);
+  });
+  afterAll(async () => {
+    proxy.release();
+    await a?.close();
+    await b?.close();
+    raw?.disconnect();
+    await proxy.close();
+  });
+
+  test('local subscribers do not wait for Redis; other instances get the lines in order, batched; history keeps the last 150', async () => {
+    const serverId = randomUUID();
+    const atA: string[] = [];
+    const atB: string[] = [];
+    await a.subscribe(serverId, (e) => atA.push(lineOf(e)));
+    await b.subscribe(serverId, (e) => atB.push(lineOf(e)));
+    let messages = 0;
+    await raw.subscribe(`hostpanel:console:${serverId}`);
+    raw.on('message', () => messages++);
+
+    // both instances are connected: a line from A reaches B through Redis
+    const relay = (ev: ConsoleEvent) =>
+      void (async () => {
+        // as the hub relays each event of its upstream feed
+        await a.appendHistory(serverId, ev);
+        await a.publish(serverId, ev);
+      })();
+    // (until their connections are up, lines stay on the instance that relays them)
+    await until(
+      () => {
+        relay(event('warm-up'));
+        return atB.includes('warm-up');
+      },
+      10_000,
+      'a warm-up line at B',
+    );
+    await new Promise((r) => setTimeout(r, 200));
+    atA.length = 0;
+    atB.length = 0;
+    messages = 0;
+
+    proxy.hold();
+    const lines = Array.from({ length: 300 }, (_, i) => `line ${i}`);
+    for (const l of lines) relay(event(l));
+    await until(() => atA.length === 300, 5_000, "A's own subscriber to get 300 lines while Redis does not answer A");
+    expect(atA).toEqual(lines);
+    expect(atB).toEqual([]);
+
+    proxy.release();
+    await until(() => atB.length === 300, 10_000, 'B to get the 300 lines once Redis answers again');
+    expect(atB).toEqual(lines);
+    expect(messages).toBeGreaterThan(0);
+    expect(messages).toBeLessThanOrEqual(5); // one per flush, not one per line
+
+    const history = (await b.history(serverId)).map(lineOf);
+    expect(history).toEqual(lines.slice(-HISTORY_LINES));
+  });
+});
