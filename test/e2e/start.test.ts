@@ -49,13 +49,10 @@ function stop(s: Started): Promise<number | null> {
   });
 }
 
-const hasBuild = existsSync(MAIN);
-const maybe = hasBuild ? test : test.skip;
-if (!hasBuild) console.warn(`skipped: ${MAIN} is missing; run the suite with \`npm test\` (it builds first)`);
-
-maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart keeps accounts', async () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-start-'));
-  chmodSync(dataDir, 0o700); // like mktemp -d: the platform must still reach its data
+/** A new data folder (0700, like `mktemp -d`: the platform must still reach its data) and the environment of a start on it. */
+async function freshStart(prefix: string) {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  chmodSync(dataDir, 0o700);
   const env = {
     DATA_DIR: path.join(dataDir, 'data'),
     PORT: '0',
@@ -64,6 +61,15 @@ maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart 
     AGENT_PORT: String(await freePort()),
     LOG_LEVEL: 'warn',
   };
+  return { dataDir, env };
+}
+
+const hasBuild = existsSync(MAIN);
+const maybe = hasBuild ? test : test.skip;
+if (!hasBuild) console.warn(`skipped: ${MAIN} is missing; run the suite with \`npm test\` (it builds first)`);
+
+maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart keeps accounts', async () => {
+  const { dataDir, env } = await freshStart('hostpanel-start-');
   try {
     const first = await start(env);
     const out = first.output();
@@ -100,16 +106,7 @@ maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart 
 }, 180_000);
 
 maybe('SIGTERM with a request under way: the request is answered, then the database stops, and the exit code is 0', async () => {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-stop-'));
-  chmodSync(dataDir, 0o755);
-  const env = {
-    DATA_DIR: path.join(dataDir, 'data'),
-    PORT: '0',
-    HOST: '127.0.0.1',
-    EMBEDDED_PG_PORT: String(await freePort()),
-    AGENT_PORT: String(await freePort()),
-    LOG_LEVEL: 'warn',
-  };
+  const { dataDir, env } = await freshStart('hostpanel-stop-');
   try {
     const s = await start(env);
     const { hostname, port } = new URL(s.url);
