@@ -2,7 +2,39 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig } from './config.js';
 import { logger } from './logger.js';
-import { startPlatform } from './platform.js';
+import { startPlatform, type Platform } from './platform.js';
+
+/**
+ * SIGINT/SIGTERM are ours from the first line: a signal that arrives while the platform is starting
+ * (initdb, migrations) is remembered and acted on as soon as the start is done, so the embedded
+ * PostgreSQL, a child process, is never left running behind a killed panel.
+ */
+let platform: Platform | null = null;
+let stopRequested: string | null = null;
+let stopping = false;
+
+async function stop(signal: string): Promise<void> {
+  if (!platform) {
+    stopRequested ??= signal;
+    logger.info({ signal }, 'stop requested while starting; stopping once the start is done');
+    setTimeout(() => process.exit(1), 120_000).unref(); // a start that never ends
+    return;
+  }
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'shutting down');
+  const force = setTimeout(() => process.exit(1), 60_000);
+  force.unref();
+  try {
+    await platform.close();
+    process.exit(0);
+  } catch (err) {
+    logger.error({ err }, 'error during shutdown');
+    process.exit(1);
+  }
+}
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));
 
 async function main() {
   let config;
@@ -15,7 +47,8 @@ async function main() {
     }
     throw err;
   }
-  const platform = await startPlatform(config);
+  platform = await startPlatform(config);
+  if (stopRequested) return stop(stopRequested);
   const { firstAdmin } = platform;
   const agent = platform.agent();
   const lines = [
@@ -35,24 +68,6 @@ async function main() {
   ];
   process.stdout.write(lines.join('\n') + '\n');
   logger.info({ url: platform.url }, 'panel is listening');
-
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 60_000);
-    force.unref();
-    try {
-      await platform.close();
-      process.exit(0);
-    } catch (err) {
-      logger.error({ err }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((err) => {

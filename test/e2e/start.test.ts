@@ -130,3 +130,28 @@ maybe('SIGTERM with a request under way: the request is answered, then the datab
     rmSync(dataDir, { recursive: true, force: true });
   }
 }, 180_000);
+
+maybe('SIGTERM as soon as /health answers (the start not quite done): exit code 0, and the next start on the same data works', async () => {
+  const { dataDir, env } = await freshStart('hostpanel-early-stop-');
+  const port = await freePort();
+  const health = `http://127.0.0.1:${port}/health`;
+  const spawnMain = () => spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) }, stdio: 'ignore' });
+  const exitOf = (child: ChildProcess) => new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    for (let run = 0; run < 2; run++) {
+      const child = spawnMain();
+      const exited = exitOf(child);
+      // the signal goes out on the first 200, as a supervisor's health-checked restart would send it
+      for (;;) {
+        const ok = await fetch(health).then((r) => r.status === 200, () => false);
+        if (ok) break;
+        if (child.exitCode !== null) throw new Error(`run ${run + 1}: main.js exited (${child.exitCode}) before it was healthy`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 180_000);
