@@ -10,7 +10,7 @@
  *   BENCH_SCENARIOS         comma list of http,console,startup [all]
  *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
  *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [10]
- *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [3]
+ *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [5]
  *   BENCH_WARMUP_SECONDS    autocannon warm-up seconds per target [3]
  *   BENCH_SUBSCRIBERS       console subscribers [500]
  *   BENCH_LINES_PER_SEC     console lines per second [10000]
@@ -42,7 +42,7 @@ const params = {
   scenarios: (env.BENCH_SCENARIOS || 'http,console,startup').split(',').map((s) => s.trim()),
   servers: int('BENCH_SERVERS', 10_000),
   httpSeconds: int('BENCH_HTTP_SECONDS', 10),
-  httpRounds: int('BENCH_HTTP_ROUNDS', 3),
+  httpRounds: int('BENCH_HTTP_ROUNDS', 5),
   warmupSeconds: int('BENCH_WARMUP_SECONDS', 3),
   subscribers: int('BENCH_SUBSCRIBERS', 500),
   linesPerSec: int('BENCH_LINES_PER_SEC', 10_000),
