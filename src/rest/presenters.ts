@@ -5,11 +5,11 @@
 import type { ApiTokenOut, BlueprintOut, NodeChoiceOut, NodeOut, ServerOut, UserOut } from '../openapi/responses.js';
 import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
-import type { User } from '../entities/User.js';
 import type { NodeChoice, NodeView } from '../services/nodes.service.js';
-import type { ServerRecord } from '../services/records.js';
+import type { ServerRecord, UserRecord } from '../services/records.js';
 
-export const presentUser = (u: User): UserOut => ({
+/** A User entity or a UserRecord (same shape). */
+export const presentUser = (u: UserRecord): UserOut => ({
   id: u.id,
   email: u.email,
   name: u.name,

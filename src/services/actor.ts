@@ -1,9 +1,14 @@
-import type { User } from '../entities/User.js';
 import { AppError } from '../errors.js';
+import type { UserRecord } from './records.js';
 
 /** Who is calling: resolved once per request by the shared auth middleware (REST, GraphQL, WS). */
 export interface Actor {
-  user: User;
+  /**
+   * The caller's account as read with the credential: a plain read-only record, not a managed entity
+   * (merging an entity into the request's identity map cost 4% of a REST page). A service that
+   * changes the account loads the entity itself.
+   */
+  user: UserRecord;
   via: 'session' | 'api_token';
   /** The session id (via session) or the API token id (via api_token). */
   credentialId: string;

@@ -11,6 +11,7 @@ import { signinInput, signupInput } from '../validation/auth.js';
 import { parseInput } from '../validation/common.js';
 import type { Actor } from './actor.js';
 import { requireActor } from './actor.js';
+import { selectList, USER_RECORDS } from './records.js';
 
 export interface SignedIn {
   user: User;
@@ -20,6 +21,8 @@ export interface SignedIn {
 }
 
 const TOUCH_EVERY_MS = 60_000;
+/** The user's record columns (no credential columns) in the credential lookup. */
+const USER_COLUMNS = selectList(USER_RECORDS, 'u');
 
 /** Accounts and credentials: sign up/in/out, sessions, and resolving a secret to an Actor. */
 export class AuthService {
@@ -86,7 +89,8 @@ export class AuthService {
 
   /**
    * Resolves a bearer/cookie secret; null when unknown, revoked or expired. Runs on every request:
-   * one hand-written join (credential + user) mapped into a managed User entity.
+   * one hand-written join (credential + user); the user comes back as a read-only record (never its
+   * password hash), not a managed entity.
    */
   async authenticate(secret: string): Promise<Actor | null> {
     if (secret.length > 200) return null;
@@ -98,7 +102,7 @@ export class AuthService {
     const rows = await readRows<Record<string, any>>(
       this.em,
       `select c.id as "c__id", c.created_at as "c__created_at", c.expires_at as "c__expires_at", c.last_used_at as "c__last_used_at",
-              ${revoked} as "c__revoked_at", u.*
+              ${revoked} as "c__revoked_at", ${USER_COLUMNS}
          from ${table} c join users u on u.id = c.user_id
         where c.token_hash = $1 limit 1`,
       [hashSecret(secret)],
@@ -114,10 +118,8 @@ export class AuthService {
     if (!lastUsed || now.getTime() - lastUsed.getTime() > TOUCH_EVERY_MS) {
       await conn.execute(`update ${table} set last_used_at = ? where id = ?`, [now, row.c__id]);
     }
-    const userRow: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(row)) if (!k.startsWith('c__')) userRow[k] = v;
     return {
-      user: this.em.map(User, userRow),
+      user: { id: row.id, email: row.email, name: row.name, role: row.role, createdAt: date(row.createdAt)!, updatedAt: date(row.updatedAt)! },
       via: kind,
       credentialId: row.c__id,
       credentialCreatedAt: date(row.c__created_at)!,

@@ -10,6 +10,7 @@ import { createApiTokenInput, updateMeInput } from '../validation/auth.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Page, Paginated } from '../validation/pagination.js';
 import type { Actor } from './actor.js';
+import type { UserRecord } from './records.js';
 import { requireActor } from './actor.js';
 
 /** The signed-in user's own account and API tokens. */
@@ -20,14 +21,16 @@ export class UsersService {
     return this.orm.em;
   }
 
-  me(actor: Actor | null): User {
+  me(actor: Actor | null): UserRecord {
     return requireActor(actor).user;
   }
 
   async updateMe(actor: Actor | null, input: unknown): Promise<User> {
     const a = requireActor(actor);
     const data = parseInput(updateMeInput, input);
-    const user = a.user;
+    // the actor carries a read-only record; the change goes through the entity, read afresh
+    const user = await this.em.findOne(User, a.user.id);
+    if (!user) throw AppError.unauthorized();
     if (data.password !== undefined) {
       if (!(await verifyPassword(user.passwordHash, data.currentPassword ?? ''))) {
         throw AppError.validation({ currentPassword: 'is not your current password' });
@@ -70,7 +73,7 @@ export class UsersService {
     const data = parseInput(createApiTokenInput, input);
     const secret = newSecret(API_TOKEN_PREFIX);
     const token = this.em.create(ApiToken, {
-      user: a.user,
+      user: this.em.getReference(User, a.user.id),
       name: data.name,
       tokenHash: hashSecret(secret),
       prefix: secret.slice(0, 12),
