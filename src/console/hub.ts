@@ -2,6 +2,11 @@
  * Console fan-out at the gateway: any number of subscribers per server, at most ONE upstream feed
  * per server across all gateway instances (elected through the bus lock), opened with the first
  * subscriber and closed with the last. History lines first, then live events.
+ *
+ * A new feed (the first subscriber after a quiet spell, or another instance taking over) starts with
+ * the node's replay of its recent lines (CONTRACT §4). Lines that were relayed before are in the
+ * bus's history already, and subscribers got them from there: the replay relays only the lines the
+ * history lacks (those printed while no feed was open), see {@link ReplayFilter}.
  */
 import { randomUUID } from 'node:crypto';
 import { childLogger } from '../logger.js';
@@ -14,11 +19,40 @@ const LOCK_TTL_MS = 6000;
 
 type Listener = (e: ConsoleEvent) => void;
 
+const isLine = (ev: ConsoleEvent) => ev.type === 'console_output' || ev.type === 'install_output';
+const lineKey = (ev: ConsoleEvent) => `${ev.type}\u0000${ev.data?.ts}\u0000${ev.data?.seq}\u0000${ev.data?.stream}\u0000${ev.data?.line}`;
+const lineTime = (ev: ConsoleEvent) => Date.parse(String(ev.data?.ts));
+
+/**
+ * The lines of the bus's history, to recognise a new feed's replay of them. Lines come in time order,
+ * so the first line newer than the newest known one ends the replay, and the filter with it.
+ */
+class ReplayFilter {
+  private constructor(
+    private readonly known: Set<string>,
+    private readonly newest: number,
+  ) {}
+
+  static async load(bus: ConsoleBus, serverId: string): Promise<ReplayFilter | null> {
+    const lines = (await bus.history(serverId).catch(() => [] as ConsoleEvent[])).filter(isLine);
+    if (!lines.length) return null;
+    return new ReplayFilter(new Set(lines.map(lineKey)), Math.max(...lines.map(lineTime).filter(Number.isFinite)));
+  }
+
+  /** 'repeat': relayed before; 'done': past the replay (relay this and stop filtering); 'new': relay. */
+  check(ev: ConsoleEvent): 'repeat' | 'done' | 'new' {
+    if (!(lineTime(ev) <= this.newest)) return 'done';
+    return this.known.has(lineKey(ev)) ? 'repeat' : 'new';
+  }
+}
+
 interface Entry {
   listeners: Set<Listener>;
   unsubscribeBus: Promise<() => Promise<void>>;
   timer: NodeJS.Timeout | null;
   feed: UpstreamFeed | null;
+  /** While a new feed's replay may still come: the history it must not repeat (loaded as the feed opens). */
+  replay: Promise<ReplayFilter | null> | null;
 }
 
 export class ConsoleHub {
@@ -40,7 +74,7 @@ export class ConsoleHub {
   async subscribe(serverId: string, listener: Listener): Promise<() => void> {
     let entry = this.entries.get(serverId);
     if (!entry) {
-      const e: Entry = { listeners: new Set(), unsubscribeBus: Promise.resolve(async () => undefined), timer: null, feed: null };
+      const e: Entry = { listeners: new Set(), unsubscribeBus: Promise.resolve(async () => undefined), timer: null, feed: null, replay: null };
       e.unsubscribeBus = this.bus.subscribe(serverId, (ev) => e.listeners.forEach((l) => l(ev)));
       this.entries.set(serverId, e);
       entry = e;
@@ -82,12 +116,14 @@ export class ConsoleHub {
         return;
       }
       if (mine && !e.feed) {
-        e.feed = new UpstreamFeed(serverId, () => this.ticket(serverId), (ev) => void this.relay(serverId, ev));
+        e.replay = ReplayFilter.load(this.bus, serverId);
+        e.feed = new UpstreamFeed(serverId, () => this.ticket(serverId), (ev) => void this.relay(serverId, e, ev));
         e.feed.start();
         log.debug({ serverId }, 'holding the upstream feed');
       } else if (!mine && e.feed) {
         e.feed.close();
         e.feed = null;
+        e.replay = null;
       }
     } catch (err) {
       log.warn({ serverId, err: (err as Error).message }, 'upstream election failed; retrying');
@@ -95,9 +131,19 @@ export class ConsoleHub {
     if (this.entries.get(serverId) === e) e.timer = setTimeout(() => void this.elect(serverId, e), LOCK_TTL_MS / 3);
   }
 
-  private async relay(serverId: string, ev: ConsoleEvent): Promise<void> {
+  private async relay(serverId: string, e: Entry, ev: ConsoleEvent): Promise<void> {
     try {
-      if (ev.type === 'console_output' || ev.type === 'install_output') await this.bus.appendHistory(serverId, ev);
+      if (e.replay) {
+        // every event of the feed waits here in turn while the filter loads, so their order holds
+        const filter = await e.replay;
+        if (!filter) e.replay = null;
+        else if (isLine(ev)) {
+          const verdict = filter.check(ev);
+          if (verdict === 'done') e.replay = null;
+          if (verdict === 'repeat') return;
+        }
+      }
+      if (isLine(ev)) await this.bus.appendHistory(serverId, ev);
       await this.bus.publish(serverId, ev);
     } catch (err) {
       log.warn({ serverId, err: (err as Error).message }, 'could not relay a console event');

@@ -142,3 +142,24 @@ test('identical lines printed in the same instant all arrive (no loss by text)',
   await p.request('POST', `/api/v1/servers/${id}/kill`, { token: owner.token });
   lines.stop();
 });
+
+test('a new upstream feed does not repeat the lines its subscribers already got from the history', async () => {
+  // the earlier tests ran the server, so the gateway holds a history of its lines, and the node will
+  // replay its own recent lines to the new upstream feed when it connects
+  await waitForStatus(p, owner.token, serverId, 'offline', 20_000);
+  await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'no upstream feed');
+  const since = Date.now();
+  const s = subscribe(client(owner.token), 'subscription($id: ID!) { consoleOutput(serverId: $id) { line stream ts } }', { id: serverId });
+  await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
+  await gql(p, 'mutation($id: ID!) { startServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  // the node replays before it sends live lines, so once this start's ready line is here, the replay is too
+  await until(() => s.items.some((d) => /Done \(/.test(d.consoleOutput.line) && Date.parse(d.consoleOutput.ts) >= since), 20_000, 'the new ready line');
+  await gql(p, 'mutation($id: ID!) { killServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  const keys = s.items.map((d) => `${d.consoleOutput.ts} ${d.consoleOutput.stream} ${d.consoleOutput.line}`);
+  const old = s.items.filter((d) => Date.parse(d.consoleOutput.ts) < since).length;
+  expect(old).toBeGreaterThan(0);
+  const repeated = keys.filter((k, i) => keys.indexOf(k) !== i);
+  expect(repeated).toEqual([]);
+  s.stop();
+  await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close');
+});

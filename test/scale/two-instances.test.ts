@@ -105,6 +105,9 @@ describeRedis('two gateway instances with Redis', () => {
     c.send({ type: 'command', data: 'say after-failover' });
     await waitUntil(() => seenB().some((l) => l.includes('[Server] after-failover')), 15_000);
     expect(onB.errors).toEqual([]);
+    // B's new feed starts with the node's replay of its recent lines: B's subscribers had those already
+    expect(seenB().filter((l) => /Done \(/.test(l))).toHaveLength(1);
+    expect(seenB().filter((l) => l.includes('[Server] after-failover'))).toHaveLength(1);
     c.close();
     onB.stop();
     onB2.stop();
