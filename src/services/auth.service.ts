@@ -11,7 +11,7 @@ import { signinInput, signupInput } from '../validation/auth.js';
 import { parseInput } from '../validation/common.js';
 import type { Actor } from './actor.js';
 import { requireActor } from './actor.js';
-import { selectList, USER_RECORDS } from './records.js';
+import { reviveDates, selectList, USER_RECORDS } from './records.js';
 
 export interface SignedIn {
   user: User;
@@ -107,22 +107,23 @@ export class AuthService {
         where c.token_hash = $1 limit 1`,
       [hashSecret(secret)],
     );
-    const row = rows[0];
-    if (!row) return null;
+    if (!rows[0]) return null;
+    // the credential's columns, and the rest: the user's record (its columns from USER_RECORDS)
+    const { c__id, c__created_at, c__expires_at, c__last_used_at, c__revoked_at, ...user } = rows[0];
     const now = new Date();
     // raw rows carry timestamps as the driver returns them (strings with MikroORM's pg setup)
     const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
-    const expiresAt = date(row.c__expires_at);
-    if (row.c__revoked_at || (expiresAt && expiresAt <= now)) return null;
-    const lastUsed = date(row.c__last_used_at);
+    const expiresAt = date(c__expires_at);
+    if (c__revoked_at || (expiresAt && expiresAt <= now)) return null;
+    const lastUsed = date(c__last_used_at);
     if (!lastUsed || now.getTime() - lastUsed.getTime() > TOUCH_EVERY_MS) {
-      await conn.execute(`update ${table} set last_used_at = ? where id = ?`, [now, row.c__id]);
+      await conn.execute(`update ${table} set last_used_at = ? where id = ?`, [now, c__id]);
     }
     return {
-      user: { id: row.id, email: row.email, name: row.name, role: row.role, createdAt: date(row.createdAt)!, updatedAt: date(row.updatedAt)! },
+      user: reviveDates(USER_RECORDS, user),
       via: kind,
-      credentialId: row.c__id,
-      credentialCreatedAt: date(row.c__created_at)!,
+      credentialId: c__id,
+      credentialCreatedAt: date(c__created_at)!,
       credentialExpiresAt: expiresAt,
     };
   }

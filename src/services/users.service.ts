@@ -10,8 +10,8 @@ import { createApiTokenInput, updateMeInput } from '../validation/auth.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Page, Paginated } from '../validation/pagination.js';
 import type { Actor } from './actor.js';
-import type { UserRecord } from './records.js';
 import { requireActor } from './actor.js';
+import type { UserRecord } from './records.js';
 
 /** The signed-in user's own account and API tokens. */
 export class UsersService {
