@@ -11,12 +11,9 @@ import Redis from 'ioredis';
 import { RedisBus } from '../../src/console/redis-bus.js';
 import { HISTORY_LINES, type ConsoleEvent } from '../../src/console/types.js';
 import { until } from '../support/wait.js';
+import { redisOnly } from '../support/redis-only.js';
 
-const REDIS_URL = process.env.REDIS_URL;
-const describeRedis = REDIS_URL ? describe : describe.skip;
-if (!REDIS_URL) {
-  console.warn('SKIPPED test/scale/redis-batching.test.ts: REDIS_URL is not set, so there is no Redis to batch to.');
-}
+const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-batching.test.ts', 'to batch to');
 
 /** A TCP proxy to Redis that can hold back what its clients send (Redis then seems to hang). */
 class HoldingProxy {
@@ -74,7 +71,7 @@ const lineOf = (e: ConsoleEvent) => String(e.data?.line);
 const event = (line: string): ConsoleEvent => ({ type: 'console_output', data: { line, stream: 'stdout', ts: Date.now() } });
 
 describeRedis('the Redis console bus under a flood', () => {
-  const target = new URL(REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const target = new URL(REDIS_URL);
   const proxy = new HoldingProxy({ host: target.hostname, port: Number(target.port || 6379) });
   let a: RedisBus;
   let b: RedisBus;
@@ -83,8 +80,8 @@ describeRedis('the Redis console bus under a flood', () => {
   beforeAll(async () => {
     await proxy.open();
     a = new RedisBus(`redis://127.0.0.1:${proxy.port}`);
-    b = new RedisBus(REDIS_URL!);
-    raw = new Redis(REDIS_URL!);
+    b = new RedisBus(REDIS_URL);
+    raw = new Redis(REDIS_URL);
   });
   afterAll(async () => {
     proxy.release();

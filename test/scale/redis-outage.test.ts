@@ -15,12 +15,9 @@ import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { startRemoteNode } from '../support/remote-node.js';
 import { until } from '../support/wait.js';
+import { redisOnly } from '../support/redis-only.js';
 
-const REDIS_URL = process.env.REDIS_URL;
-const describeRedis = REDIS_URL ? describe : describe.skip;
-if (!REDIS_URL) {
-  console.warn('SKIPPED test/scale/redis-outage.test.ts: REDIS_URL is not set, so there is no Redis to cut and restore.');
-}
+const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-outage.test.ts', 'to cut and restore');
 
 /** A TCP proxy to Redis that can be cut (every connection dropped, new ones refused) and restored. */
 class CuttableProxy {
@@ -60,7 +57,7 @@ describeRedis('Redis goes away and comes back under two gateway instances', () =
   let b: TestPlatform;
   let agent: RunningAgent | null = null;
   const agentDir = mkdtempSync(path.join(os.tmpdir(), 'hostpanel-agent-'));
-  const target = new URL(REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const target = new URL(REDIS_URL);
   const proxy = new CuttableProxy({ host: target.hostname, port: Number(target.port || 6379) });
 
   beforeAll(async () => {

@@ -13,12 +13,9 @@ import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { startRemoteNode } from '../support/remote-node.js';
 import { until as waitUntil } from '../support/wait.js';
+import { redisOnly } from '../support/redis-only.js';
 
-const REDIS_URL = process.env.REDIS_URL;
-const describeRedis = REDIS_URL ? describe : describe.skip;
-if (!REDIS_URL) {
-  console.warn('SKIPPED test/scale/two-instances.test.ts: REDIS_URL is not set, so there is no Redis to share between two gateway instances.');
-}
+const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/two-instances.test.ts', 'to share between two gateway instances');
 
 describeRedis('two gateway instances with Redis', () => {
   let a: TestPlatform;
@@ -30,11 +27,11 @@ describeRedis('two gateway instances with Redis', () => {
   beforeAll(async () => {
     a = await startTestPlatform(
       { rateLimits: { general: 60, auth: 1000, admin: 1000 } },
-      { REDIS_URL: REDIS_URL!, MASTER_KEY: masterKey },
+      { REDIS_URL, MASTER_KEY: masterKey },
     );
     b = await startTestPlatform(
       { rateLimits: { general: 60, auth: 1000, admin: 1000 } },
-      { REDIS_URL: REDIS_URL!, MASTER_KEY: masterKey },
+      { REDIS_URL, MASTER_KEY: masterKey },
       { database: a.dbName },
     );
   }, 60_000);
