@@ -13,6 +13,7 @@
  *   { "name": "old", "dist": "/tmp/old/dist" }                another build (e.g. `git worktree` + `npm run build`)
  *   { "name": "flag", "execArgv": ["--max-semi-space-size=64"] }   other Node flags (default: package.json config.panelNodeFlags)
  *   { "name": "env", "env": { "LOG_LEVEL": "info" } }          extra environment
+ *   { "name": "bare", "baseline": true }                      the bench's bare Express + pg handler (REST only)
  * Each measurement also reads the CPU that PostgreSQL's processes spent meanwhile (all of them on the
  * machine, so keep it otherwise idle): the database shares the machine, so it counts in requests/s.
  * Knobs: AB_ROUNDS [7], AB_SECONDS per measurement [4], AB_CONNECTIONS [64], AB_TARGETS [rest,graphql],
@@ -41,6 +42,10 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** The panel child (bench/children/panel.js) of a variant, pointed at its dist/ by BENCH_DIST. */
 async function startVariant(v, databaseUrl) {
+  if (v.baseline) {
+    const { child, ready } = startChild(path.join(__dirname, 'children', 'baseline-http.js'), { env: { BENCH_DATABASE_URL: databaseUrl } });
+    return { v, child, ...(await ready) };
+  }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostpanel-ab-'));
   fs.chmodSync(dataDir, 0o755);
   const { child, ready } = startChild(path.join(__dirname, 'children', 'panel.js'), {
@@ -61,7 +66,7 @@ async function main() {
   try {
     // one after the other: the first one migrates the database
     for (const v of variants) panels.push(await startVariant(v, db.url));
-    const base = panels[0].url;
+    const base = panels.find((p) => !p.v.baseline).url;
     const session = (await apiOk(base, 'POST', '/api/v1/auth/signin', { body: ADMIN })).data;
     const token = (await apiOk(base, 'POST', '/api/v1/users/me/api-tokens', { token: session.token, body: { name: 'ab' } })).data.token;
     const node = (await apiOk(base, 'GET', '/api/v1/nodes', { token })).data[0];
@@ -74,10 +79,12 @@ async function main() {
     };
     console.log(`A/B: ${variants.map((v) => v.name).join(' vs ')}; ${rounds} rounds × ${targets.join(', ')} × ${seconds} s at ${connections} connections`);
     const cpu = new Map();
+    const p99 = new Map(); // autocannon's latency p99 per measurement (ms)
     const dbCpu = new Map(); // PostgreSQL's CPU per request: it shares the machine, so it counts in requests/s
     for (let round = 0; round < rounds; round++) {
       for (const target of targets) {
         for (const p of round % 2 ? [...panels].reverse() : panels) {
+          if (p.v.baseline && target !== 'rest') continue;
           await cannon({ ...request[target](p.url), duration: 1 }); // warm-up
           const c0 = procCpuSplitMs(p.pid);
           const pg0 = postgresCpuMs();
@@ -90,12 +97,18 @@ async function main() {
           const key = `${p.v.name} ${target}`;
           cpu.set(key, [...(cpu.get(key) ?? []), ms]);
           dbCpu.set(key, [...(dbCpu.get(key) ?? []), pg]);
-          console.log(`  round ${round + 1}/${rounds} ${key.padEnd(24)} ${String(Math.round(r.requests.average)).padStart(5)} req/s  ${ms.toFixed(3)} ms CPU/request (kernel ${sys.toFixed(3)}; PostgreSQL ${pg.toFixed(3)})`);
+          p99.set(key, [...(p99.get(key) ?? []), r.latency.p99]);
+          console.log(
+            `  round ${round + 1}/${rounds} ${key.padEnd(24)} ${String(Math.round(r.requests.average)).padStart(5)} req/s  p99 ${String(r.latency.p99).padStart(3)} ms  ${ms.toFixed(3)} ms CPU/request (kernel ${sys.toFixed(3)}; PostgreSQL ${pg.toFixed(3)})`,
+          );
         }
       }
     }
     console.log('\nmedian CPU per request (lower is better):');
-    for (const [key, xs] of cpu) console.log(`  ${key.padEnd(24)} ${median(xs).toFixed(3)} ms   (${xs.map((x) => x.toFixed(2)).join(' ')}); PostgreSQL ${median(dbCpu.get(key)).toFixed(3)} ms`);
+    for (const [key, xs] of cpu)
+      console.log(
+        `  ${key.padEnd(24)} ${median(xs).toFixed(3)} ms   (${xs.map((x) => x.toFixed(2)).join(' ')}); PostgreSQL ${median(dbCpu.get(key)).toFixed(3)} ms; latency p99 ${median(p99.get(key))} ms`,
+      );
     for (const v of variants) {
       const rest = cpu.get(`${v.name} rest`);
       const gql = cpu.get(`${v.name} graphql`);
@@ -108,7 +121,7 @@ async function main() {
   } finally {
     for (const p of panels) {
       await stopChild(p.child);
-      fs.rmSync(p.dataDir, { recursive: true, force: true });
+      if (p.dataDir) fs.rmSync(p.dataDir, { recursive: true, force: true });
     }
     await db.stop();
   }
