@@ -9,7 +9,9 @@
  * Test-only commands (used by the automated tests, harmless otherwise):
  *   crash [code]      exit at once with that code (default 1), as a crash would
  *   eat <MiB>         allocate and hold that much memory (to trip the memory limit)
- *   spam <n> [len]    print n lines as fast as possible (optionally each about len characters)
+ *   spam <n> [len]    print n lines as fast as possible (optionally each about len characters); each
+ *                     line ends with ` #<k>`, k counting every spam line this process printed, so
+ *                     that a reader can tell a skipped line from one that was never printed
  */
 'use strict';
 
@@ -30,6 +32,7 @@ const startedAt = Date.now();
 const hogs = [];
 let ready = false;
 let stopping = false;
+let spamPrinted = 0;
 
 const ts = () => new Date().toTimeString().slice(0, 8);
 const info = (msg) => process.stdout.write(`[${ts()} INFO]: ${msg}\n`);
@@ -114,7 +117,7 @@ const commands = {
     const pad = len > 0 ? ' ' + 'x'.repeat(len) : '';
     let out = '';
     for (let i = 1; i <= n; i++) {
-      out += `[${ts()} INFO]: spam line ${i}${pad}\n`;
+      out += `[${ts()} INFO]: spam line ${i}${pad} #${++spamPrinted}\n`;
       if (out.length > 65536) {
         process.stdout.write(out);
         out = '';

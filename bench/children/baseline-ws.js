@@ -11,6 +11,7 @@ const { runTicks } = require('../lib/ticker');
 const MAX_BUFFERED = 4 * 1024 * 1024;
 const wss = new WebSocketServer({ host: '127.0.0.1', port: 0, perMessageDeflate: false, maxPayload: 64 * 1024 });
 let dropped = 0;
+let spamPrinted = 0; // numbers the lines as the demo game does (` #<k>`)
 
 const hhmmss = () => new Date().toTimeString().slice(0, 8);
 
@@ -32,7 +33,7 @@ async function drive(opts) {
     onMarker: (now) => broadcast(`[${hhmmss()} INFO]: [Server] t=${now}`),
     onTick: (perTick) => {
       const ts = hhmmss();
-      for (let i = 1; i <= perTick; i++) broadcast(`[${ts} INFO]: spam line ${i}`);
+      for (let i = 1; i <= perTick; i++) broadcast(`[${ts} INFO]: spam line ${i} #${++spamPrinted}`);
     },
   });
   return { lines: r.lines, markers: r.markers, ticks: r.ticks, lateTicks: r.lateTicks, elapsedMs: r.elapsedMs, droppedClients: dropped };

@@ -4,7 +4,8 @@
  * command every tick) to N subscribers over (A) the node console channel and (B) GraphQL
  * subscriptions, then (C) a bare `ws` broadcast server sends the same lines to N clients.
  * Measured: line latency (receipt time − the line's `ts`, stamped when the agent (or the baseline)
- * produced it), end-to-end latency of `say t=<ms>` markers, lines lost by readers that kept up,
+ * produced it), end-to-end latency of `say t=<ms>` markers, lines published (the game numbers its
+ * spam lines) against lines offered, lines skipped by readers that kept up (gaps in the numbers),
  * readers disconnected, and the RSS of the process serving them while one extra reader is stalled
  * (its socket paused, never read).
  */
@@ -41,6 +42,7 @@ const TS_KEY = Buffer.from('"ts":"');
 const SPAM = Buffer.from('spam line ');
 const MARKER = Buffer.from('[Server] t=');
 const NOTICE = Buffer.from('Output rate limit exceeded');
+const HASH = 0x23; // '#'
 
 /**
  * Cheap extraction from a console line frame (node channel `console_output`, or a graphql-ws `next`
@@ -53,9 +55,18 @@ function onFrame(phase, r, buf) {
   const now = Date.now();
   const ti = buf.lastIndexOf(TS_KEY);
   if (ti < 0) return;
-  if (buf.indexOf(SPAM) >= 0) {
+  const si = buf.indexOf(SPAM);
+  if (si >= 0) {
     r.lines++;
     phase.hist.add(now - Date.parse(buf.toString('latin1', ti + 6, ti + 30)));
+    // the line's number (` #<k>`, counted by the game): a gap is a line this reader skipped
+    let k = 0;
+    for (let i = buf.indexOf(HASH, si + SPAM.length) + 1; i > 0 && i < buf.length && buf[i] >= 48 && buf[i] <= 57; i++) k = k * 10 + buf[i] - 48;
+    if (k > 0) {
+      if (r.first === null) r.first = k;
+      if (r.last !== null && k <= r.last) r.repeated++;
+      else r.last = k;
+    }
     return;
   }
   const mi = buf.indexOf(MARKER);
@@ -65,10 +76,13 @@ function onFrame(phase, r, buf) {
   } else if (buf.indexOf(NOTICE) >= 0) r.notices = (r.notices ?? 0) + 1;
 }
 
+/** A reader's record of the numbered spam lines it got while measuring: first and last number, repeats. */
+const numbered = () => ({ first: null, last: null, repeated: 0 });
+
 /** A console-channel reader (node agent or baseline). */
 function consoleReader(phase, url, token, { stall = false } = {}) {
   return new Promise((resolve, reject) => {
-    const r = { lines: 0, markers: 0, closed: null, ws: null, stalled: stall };
+    const r = { lines: 0, markers: 0, closed: null, ws: null, stalled: stall, ...numbered() };
     const ws = new WebSocket(url, { perMessageDeflate: false, skipUTF8Validation: true });
     r.ws = ws;
     let authed = false;
@@ -102,7 +116,7 @@ function consoleReader(phase, url, token, { stall = false } = {}) {
 function graphqlReader(phase, url, apiToken, serverId, { stall = false } = {}) {
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(url, 'graphql-transport-ws', { perMessageDeflate: false, skipUTF8Validation: true });
-    const r = { ws, lines: 0, markers: 0, closed: null, stalled: stall, errors: [] };
+    const r = { ws, lines: 0, markers: 0, closed: null, stalled: stall, errors: [], ...numbered() };
     let first = true;
     const t = setTimeout(() => reject(new Error('graphql reader: nothing received within 60 s')), 60_000);
     ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${apiToken}` } })));
@@ -237,12 +251,30 @@ async function driveAndMeasure(phase, { drive, pid, expectedOf, quietWaitMs }) {
 function summarize(name, phase, measured, expected, subscribers) {
   const live = phase.readers.filter((r) => !r.stalled);
   const keptUp = live.filter((r) => r.closed === null);
-  const lost = keptUp.reduce((a, r) => a + Math.max(0, expected - r.lines), 0);
   const complete = keptUp.filter((r) => r.lines >= expected).length;
   const counts = live.map((r) => r.lines).sort((a, b) => a - b);
   const best = counts.length ? counts[counts.length - 1] : 0;
-  // what the fastest reader got is what the server published; kept-up readers missing some of it lost them in the fan-out
-  const fanoutLost = keptUp.reduce((a, r) => a + Math.max(0, best - r.lines), 0);
+  // Loss is judged against what was published, by the lines' numbers: the lines from the lowest to
+  // the highest number any reader got in the window. A kept-up reader skipped a line when it lacks
+  // one before its own last line (a reader is sent its lines in order); the lines after its last one
+  // were still on their way when the window closed. (The offered lines the game had not printed by
+  // then, held back by its full stdout pipe, are not lost: they are shown against `offered`.)
+  const numberedReaders = live.filter((r) => r.first !== null);
+  const firstNo = numberedReaders.length ? Math.min(...numberedReaders.map((r) => r.first)) : 0;
+  const lastNo = numberedReaders.length ? Math.max(...numberedReaders.map((r) => r.last)) : -1;
+  const published = lastNo - firstNo + 1;
+  let skipped = 0;
+  let inFlight = 0;
+  let repeated = 0;
+  for (const r of keptUp) {
+    repeated += r.repeated;
+    if (r.first === null) {
+      skipped += published;
+      continue;
+    }
+    skipped += r.first - firstNo + (r.last - r.first + 1) - (r.lines - r.repeated);
+    inFlight += lastNo - r.last;
+  }
   const delivered = phase.total();
   const seconds = measured.driven.elapsedMs / 1000;
   return {
@@ -250,17 +282,19 @@ function summarize(name, phase, measured, expected, subscribers) {
     subscribers,
     offeredLines: expected,
     offeredLinesPerSec: Math.round(expected / seconds),
+    publishedLines: published,
     deliveredLinesPerSecTotal: Math.round(delivered / (seconds + (measured.driven.drainMs ?? 0) / 1000)),
     latencyMs: phase.hist.summary(),
     markerLatencyMs: phase.markerHist.summary(),
     readersKeptUp: keptUp.length,
     readersDisconnected: live.length - keptUp.length,
     readersComplete: complete,
-    linesLostByKeptUpReaders: lost,
     linesPerReader: { min: counts[0] ?? 0, median: counts[Math.floor(counts.length / 2)] ?? 0, max: best },
-    deliveredPctOfOffered: expected ? Math.round((best / expected) * 10000) / 100 : null,
-    fanoutLostByKeptUpReaders: fanoutLost,
-    lossPctKeptUp: keptUp.length && expected ? Math.round((lost / (keptUp.length * expected)) * 10000) / 100 : null,
+    publishedPctOfOffered: expected ? Math.round((published / expected) * 10000) / 100 : null,
+    linesSkippedByKeptUpReaders: skipped,
+    linesRepeatedOrOutOfOrder: repeated,
+    linesInFlightAtEnd: inFlight,
+    skippedPctKeptUp: keptUp.length && published > 0 ? Math.round((skipped / (keptUp.length * published)) * 10000) / 100 : null,
     floodNotices: Math.max(0, ...live.map((r) => r.notices ?? 0)),
     // CPU the serving process spent per line delivered to one reader (load-robust)
     serverCpuUsPerDelivery: delivered ? Math.round(((measured.driven.serverCpuMs ?? 0) * 1000) / delivered * 10) / 10 : null,
@@ -272,7 +306,8 @@ function summarize(name, phase, measured, expected, subscribers) {
 function logPhase(log, s) {
   log(
     `    ${s.name}: offered ${s.offeredLinesPerSec} lines/s; latency p50 ${s.latencyMs.p50} ms p99 ${s.latencyMs.p99} ms (markers e2e p99 ${s.markerLatencyMs.p99} ms); ` +
-      `kept up ${s.readersKeptUp}/${s.subscribers} (complete ${s.readersComplete}), lines/reader min ${s.linesPerReader.min} median ${s.linesPerReader.median} max ${s.linesPerReader.max} of ${s.offeredLines}` +
+      `kept up ${s.readersKeptUp}/${s.subscribers} (complete ${s.readersComplete}), lines/reader min ${s.linesPerReader.min} median ${s.linesPerReader.median} max ${s.linesPerReader.max} ` +
+      `of ${s.publishedLines} published (${s.offeredLines} offered); skipped ${s.linesSkippedByKeptUpReaders}, repeated ${s.linesRepeatedOrOutOfOrder}, in flight at the end ${s.linesInFlightAtEnd}` +
       ` (flood notices ${s.floodNotices}); ` +
       `cores busy: server ${s.drive.cores?.server}, readers ${s.drive.cores?.readers}, machine ${s.drive.cores?.machine}; ` +
       `RSS ${s.rss.beforeMiB}→peak ${s.rss.peakMiB}→${s.rss.endMiB} MiB (2nd-half growth ${s.rss.secondHalfGrowthMiB} MiB)`,
