@@ -11,8 +11,16 @@ export function errorBody(err: AppError) {
 
 /** Maps body-parser's errors (malformed JSON, too large, bad encoding) to 400. */
 export function fromBodyParserError(err: unknown): AppError | null {
-  const e = err as { type?: string; status?: number; expose?: boolean };
-  if (!e || typeof e !== 'object' || typeof e.type !== 'string') return null;
+  // a path parameter with a broken percent-escape (`/servers/%E0%A4%A`): Express's router throws this
+  if (err instanceof URIError) return AppError.badRequest('The request path is not valid percent-encoding.');
+  const e = err as { type?: string; status?: number; expose?: boolean; errno?: unknown; code?: unknown };
+  if (!e || typeof e !== 'object') return null;
+  // a body whose Content-Encoding (gzip, deflate, br) does not match its bytes: the body parser
+  // passes zlib's own error on (it is the only place where this process inflates anything)
+  if (typeof e.errno === 'number' && typeof e.code === 'string' && /^(Z_|ERR__ERROR_|ERR_BROTLI)/.test(e.code)) {
+    return AppError.badRequest('The request body could not be decompressed (it does not match its Content-Encoding).');
+  }
+  if (typeof e.type !== 'string') return null;
   switch (e.type) {
     case 'entity.parse.failed':
       return AppError.badRequest('The request body is not valid JSON.');

@@ -75,7 +75,9 @@ export class RateLimiter {
 }
 
 /** The bucket of a path under /api/v1 (CONTRACT §6). */
-export function bucketForPath(path: string): Bucket {
+export function bucketForPath(rawPath: string): Bucket {
+  // Express matches routes regardless of case (`/AUTH/signin` is `/auth/signin`), so must this
+  const path = rawPath.toLowerCase();
   if (path.startsWith('/auth/') || path === '/auth') return 'auth';
   if (path.startsWith('/admin/') || path === '/admin') return 'admin';
   return 'general';

@@ -107,6 +107,9 @@ export function topLevelMemberSources(text: string): Map<string, string> {
   }
 }
 
+/** PostgreSQL text cannot hold U+0000, so such a string could not be stored as sent. */
+const NUL_PROBLEM = (field: string) => `${field} must not contain the NUL character (\\u0000)`;
+
 /** Parses and validates a NewPlant from the raw body text; every problem is a 400. */
 export function parseNewPlant(raw: unknown): NewPlant {
   if (typeof raw !== 'string' || raw.trim() === '') throw AppError.badRequest('A JSON request body is required: { "id": <int64>, "name": <string>, "tag"?: <string> }.');
@@ -136,7 +139,9 @@ export function parseNewPlant(raw: unknown): NewPlant {
   if (!('name' in b)) problems.push('name is required');
   else if (typeof b.name !== 'string') problems.push('name must be a string');
   else if (b.name.trim() === '') problems.push('name must not be empty');
+  else if (b.name.includes('\u0000')) problems.push(NUL_PROBLEM('name'));
   if ('tag' in b && b.tag !== undefined && typeof b.tag !== 'string') problems.push('tag must be a string');
+  else if (typeof b.tag === 'string' && b.tag.includes('\u0000')) problems.push(NUL_PROBLEM('tag'));
 
   if (problems.length || id === null) throw AppError.badRequest(`Invalid plant: ${problems.join('; ')}.`);
   const plant: NewPlant = { id, name: b.name as string };

@@ -1,0 +1,75 @@
+/**
+ * Requests that used to get a 500 or slip past a rate-limit bucket (found by an audit of the REST
+ * API): each must get the documented 4xx in the documented shape.
+ */
+import { gzipSync } from 'node:zlib';
+import { expectError, startTestPlatform, type TestPlatform } from '../support/harness.js';
+
+const JSON_TYPE = { 'content-type': 'application/json' };
+
+describe('bodies, paths and plant names that cannot be read', () => {
+  let p: TestPlatform;
+  let token: string;
+  beforeAll(async () => {
+    p = await startTestPlatform();
+    token = (await p.newUser()).token;
+  });
+  afterAll(async () => p?.stop());
+
+  test.each([['gzip'], ['deflate'], ['br']])('a body that does not match Content-Encoding: %s is a 400, on a public and a signed-in route', async (encoding) => {
+    const headers = { ...JSON_TYPE, 'content-encoding': encoding };
+    expectError(await p.request('POST', '/api/v1/auth/signin', { raw: 'xxxx', headers }), 400, 'BAD_REQUEST');
+    expectError(await p.request('PATCH', '/api/v1/users/me', { token, raw: 'not compressed at all', headers }), 400, 'BAD_REQUEST');
+  });
+
+  test('a cut-off gzip body is a 400; a whole one is read', async () => {
+    const whole = gzipSync(JSON.stringify({ name: 'Gzipped Name' }));
+    const headers = { ...JSON_TYPE, 'content-encoding': 'gzip' };
+    expectError(await p.request('PATCH', '/api/v1/users/me', { token, raw: whole.subarray(0, 12), headers }), 400, 'BAD_REQUEST');
+    const ok = await p.request('PATCH', '/api/v1/users/me', { token, raw: whole, headers });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.name).toBe('Gzipped Name');
+  });
+
+  test('a broken percent-escape in a path id is a 400, signed in or not', async () => {
+    expectError(await p.request('GET', '/api/v1/servers/%E0%A4%A', { token }), 400, 'BAD_REQUEST');
+    expectError(await p.request('POST', '/api/v1/servers/%ZZ/start', { token }), 400, 'BAD_REQUEST');
+    expectError(await p.request('GET', '/api/v1/servers/%ZZ'), 400, 'BAD_REQUEST');
+  });
+
+  test.each([['name', 4711], ['tag', 4712]])('POST /plants with NUL in %s is a 400 in the plant shape (PostgreSQL cannot store it)', async (field, id) => {
+    const body = { id, name: 'Fern', [field]: 'a\u0000b' };
+    const r = await p.request('POST', '/plants', { token, raw: JSON.stringify(body), headers: JSON_TYPE });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ error: 400, message: expect.stringContaining(field) });
+    // and the store still works
+    const ok = await p.request('POST', '/plants', { token, raw: JSON.stringify({ id, name: 'Fern' }), headers: JSON_TYPE });
+    expect(ok.status).toBe(200);
+  });
+});
+
+describe('rate-limit buckets do not depend on the case of the path', () => {
+  let p: TestPlatform;
+  let adminToken: string;
+  beforeAll(async () => {
+    p = await startTestPlatform({ rateLimits: { general: 50, auth: 3, admin: 3 } });
+    adminToken = (await p.admin()).token; // 1 of the 3 auth requests
+  });
+  afterAll(async () => p?.stop());
+
+  test('/api/v1/AUTH/signin spends from the auth bucket like /auth/signin', async () => {
+    const body = { email: 'nobody@example.com', password: 'wrong password' };
+    const first = await p.request('POST', '/api/v1/auth/signin', { body });
+    expect(first.status).toBe(401);
+    const upper = await p.request('POST', '/api/v1/AUTH/signin', { body });
+    expect(upper.status).toBe(401);
+    expect(upper.headers.get('x-ratelimit-limit')).toBe('3');
+    expectError(await p.request('POST', '/api/v1/Auth/signin', { body }), 429, 'RATE_LIMITED');
+  });
+
+  test('/api/v1/ADMIN/stats spends from the admin bucket', async () => {
+    const r = await p.request('GET', '/api/v1/ADMIN/stats', { token: adminToken });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-ratelimit-limit')).toBe('3');
+  });
+});
