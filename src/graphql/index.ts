@@ -132,6 +132,9 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphQLError,
     csrfPrevention: true,
+    // Automatic persisted queries are off: a request carrying only a hash has no query text to choose
+    // its rate-limit bucket by, so a persisted signIn was charged to the general bucket (60, not 10)
+    persistedQueries: false,
     parseOptions: { maxTokens: 20_000 },
     plugins: [
       // no HTTP cache hints are used: skip the per-field cache-control bookkeeping

@@ -8,9 +8,10 @@
  * costs about 100× the item selection.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
-import { Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLError, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import { requestError } from '../resolvers/errors.js';
+import { resolveOperation } from './operation.js';
 
 export const MAX_DEPTH = 8;
 /**
@@ -22,6 +23,8 @@ export const MAX_COST = 5000;
 export const DEFAULT_LIST_LIMIT = 20;
 
 const INTROSPECTION = new Set(['__schema', '__type']);
+/** Flat costs of introspection root fields: ten whole-schema dumps reach MAX_COST. */
+export const INTROSPECTION_COST = { schema: 500, type: 25 };
 
 /** Depth of the chosen operation (fields nested in fields; fragments expanded), split into regular and introspection fields. */
 export function queryDepths(doc: DocumentNode, operationName?: string | null): { depth: number; introspectionDepth: number } {
@@ -56,6 +59,10 @@ export function queryDepths(doc: DocumentNode, operationName?: string | null): {
 }
 
 const estimator: ComplexityEstimator = ({ args, childComplexity, field }) => {
+  // introspection answers from the schema, not the database, but a whole-schema dump is large
+  // (hundreds of kB): each costs a flat amount, so aliasing it many times over is refused
+  if (field.name === '__schema') return INTROSPECTION_COST.schema;
+  if (field.name === '__type') return INTROSPECTION_COST.type;
   if (field.name.startsWith('__')) return 0;
   const hasLimit = field.args.some((a) => a.name === 'limit');
   if (hasLimit) {
@@ -117,6 +124,11 @@ export function limitsPlugin(schema: GraphQLSchema): ApolloServerPlugin {
       return {
         async didResolveOperation({ document, request, operationName }) {
           const name = operationName ?? request.operationName;
+          const operation = resolveOperation(document, request.operationName);
+          if (operation instanceof GraphQLError) throw operation;
+          if (operation.operation === 'subscription') {
+            throw requestError('BAD_REQUEST', 'Subscriptions are served over WebSocket (graphql-ws, protocol graphql-transport-ws) at /graphql, not over HTTP.');
+          }
           let key: string;
           try {
             key = `${name ?? ''}\u0000${JSON.stringify(request.variables ?? {})}`;

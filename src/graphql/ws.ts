@@ -22,6 +22,7 @@ import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import {
   execute,
+  getVariableValues,
   GraphQLError,
   NoSchemaIntrospectionCustomRule,
   parse,
@@ -43,6 +44,7 @@ import type { Services } from '../services/index.js';
 import { bucketForDocument } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
 import { checkLimits } from './limits.js';
+import { resolveOperation } from './operation.js';
 import { sharedSubscribe } from './shared-subscribe.js';
 import { serveGraphQLWs } from './ws-transport.js';
 
@@ -153,8 +155,13 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         }
         const errors = validate(schema, document, rules);
         if (errors.length) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+        const operation = resolveOperation(document, payload.operationName);
+        if (operation instanceof GraphQLError) return [operation];
         const tooMuch = checkLimits(schema, document, payload.variables ?? undefined, payload.operationName);
         if (tooMuch) return [tooMuch];
+        // variables are coerced here, as Apollo does over HTTP, so that bad ones get the same VALIDATION_ERROR
+        const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 50 });
+        if (coerced.errors) return coerced.errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT' } }));
         const contextValue: GraphQLContext & { __secret?: string } = {
           actor: (ctx.extra as ConnExtra).actor ?? null,
           services,
