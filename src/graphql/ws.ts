@@ -54,6 +54,8 @@ export const WS_PATH = '/graphql';
 /** Close codes: the same 4401 as the node console channel for bad credentials. */
 export const WS_UNAUTHORIZED = 4401;
 export const WS_FORBIDDEN = 4403;
+/** How often an open connection's credential is checked again (see watchCredential). */
+export const CREDENTIAL_RECHECK_MS = 5_000;
 
 export interface GraphQLWsDeps {
   schema: GraphQLSchema;
@@ -104,6 +106,26 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
 
   const authenticate = (secret: string) => RequestContext.create(orm.em, () => services.auth.authenticate(secret));
 
+  /**
+   * A connection lives as long as its credential: signing out, revoking the API token, a password
+   * change that ends the session, or its expiry closes it with 4401 within CREDENTIAL_RECHECK_MS,
+   * on whichever gateway instance holds it (the check reads the database). A failed check (database
+   * unreachable) keeps the connection and tries again next time.
+   */
+  const watchCredential = (socket: WebSocket, secret: string) => {
+    const timer = setInterval(() => {
+      if (socket.readyState !== socket.OPEN) return;
+      authenticate(secret).then(
+        (still) => {
+          if (!still && socket.readyState === socket.OPEN) socket.close(WS_UNAUTHORIZED, 'Your credentials are no longer valid');
+        },
+        (err: unknown) => log.warn({ err }, 'could not re-check a GraphQL connection\'s credential; trying again later'),
+      );
+    }, CREDENTIAL_RECHECK_MS);
+    timer.unref();
+    socket.once('close', () => clearInterval(timer));
+  };
+
   /** Runs one operation: fresh ORM context, re-authentication, rate limit, then graphql execute/subscribe. */
   const run = (kind: 'execute' | 'subscribe') => async (args: ExecutionArgs) =>
     RequestContext.create(orm.em, async () => {
@@ -144,6 +166,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         }
         (ctx.extra as ConnExtra).secret = cred.secret;
         (ctx.extra as ConnExtra).actor = actor;
+        watchCredential(ctx.extra.socket, cred.secret);
         return true;
       },
       onSubscribe: (ctx, _id, payload) => {
