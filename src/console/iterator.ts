@@ -27,6 +27,13 @@ export function eventIterator<T>(
   let subscribed = false;
   const ready = subscribe((e) => {
     if (done) return;
+    if (e.type === 'gone') {
+      // the server was deleted: the subscription completes once the queued events are out
+      finish();
+      waiting?.({ value: undefined, done: true });
+      waiting = null;
+      return;
+    }
     const v = map(e);
     if (v === undefined) return;
     if (waiting) {

@@ -5,7 +5,7 @@
  */
 import WebSocket from 'ws';
 import { childLogger } from '../logger.js';
-import { RELAYED_TYPES, type ConsoleEvent } from './types.js';
+import { GONE, RELAYED_TYPES, type ConsoleEvent } from './types.js';
 
 const log = childLogger('console-upstream');
 
@@ -39,6 +39,12 @@ export class UpstreamFeed {
     try {
       t = await this.ticket();
     } catch (err) {
+      if ((err as { code?: unknown }).code === 'NOT_FOUND') {
+        // the server was deleted: nothing will ever come again, so the feed ends (and with it its subscriptions)
+        log.info({ serverId: this.serverId }, 'the server no longer exists; its upstream feed ends');
+        this.close();
+        return this.onEvent(GONE);
+      }
       log.warn({ serverId: this.serverId, err: (err as Error).message }, 'cannot mint an upstream console token');
       return this.scheduleReconnect();
     }

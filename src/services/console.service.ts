@@ -1,4 +1,5 @@
 /** Console subscriptions at the gateway: authorization, then the shared fan-out hub. */
+import { AppError } from '../errors.js';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Server } from '../entities/Server.js';
 import { ConsoleHub } from '../console/hub.js';
@@ -19,7 +20,8 @@ export class ConsoleService {
   }
 
   private async upstreamTicket(serverId: string) {
-    const server = await this.orm.em.fork().findOneOrFail(Server, { id: serverId }, { populate: ['node'] });
+    const server = await this.orm.em.fork().findOne(Server, { id: serverId }, { populate: ['node'] });
+    if (!server) throw AppError.notFound('Server'); // deleted: the feed ends (src/console/upstream.ts)
     return this.power.mintConsoleToken(server.node, server.id, `gateway:${this.hub.instanceId}`, ['console']);
   }
 

@@ -163,3 +163,23 @@ test('a new upstream feed does not repeat the lines its subscribers already got 
   s.stop();
   await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close');
 });
+
+test('deleting a server completes its subscriptions and ends its upstream feed (no retries for a server that is gone)', async () => {
+  const admin = await p.admin();
+  const nodeId = (await p.request('GET', '/api/v1/nodes', { token: admin.token })).body.data.find((n: any) => n.name === 'local').id;
+  const demo = (await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token })).body.data.find((b: any) => b.key === 'demo-game');
+  const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'doomed', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } });
+  const id = created.body.data.id;
+  await waitForStatus(p, owner.token, id, 'offline');
+  const c = client(owner.token);
+  const lines = subscribe(c, 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id });
+  const statuses = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }', { id });
+  await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
+  await p.request('POST', `/api/v1/servers/${id}/start`, { token: owner.token });
+  await until(() => lines.items.some((d) => /Done \(/.test(d.consoleOutput.line)), 20_000, 'the ready line');
+
+  expect((await p.request('DELETE', `/api/v1/servers/${id}`, { token: owner.token })).status).toBe(204);
+  await until(() => lines.done && statuses.done, 15_000, 'both subscriptions to complete');
+  expect([...lines.errors, ...statuses.errors]).toEqual([]);
+  await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream feed to end');
+}, 60_000);
