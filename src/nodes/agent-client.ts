@@ -77,7 +77,10 @@ export class AgentClient {
     if (!res.ok) {
       const code = json?.error?.code;
       const message = typeof json?.error?.message === 'string' ? json.error.message : `The node agent answered ${res.status}.`;
-      if (res.status === 404) throw AppError.notFound('Server on its node');
+      // only the agent's own NOT_FOUND means "not on this node" (which lets a delete go ahead): any
+      // other 404 comes from something else at the node's address (a proxy, another program)
+      if (res.status === 404 && code === 'NOT_FOUND') throw AppError.notFound('Server on its node');
+      if (res.status === 404) throw AppError.nodeUnavailable(`The node's address answers HTTP 404 but not as a node agent: check its fqdn and port.`);
       if (res.status === 422 && typeof code === 'string') {
         throw code === 'INVALID_STATE' ? AppError.invalidState(message) : new AppError('INVALID_STATE', message, { agentCode: code });
       }

@@ -3,6 +3,8 @@
  * ownership (another user's server is a 404), filters, pagination, capacity and its concurrency.
  * The local node agent runs (so deletes reach a real agent); other nodes point at a closed port.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { blueprintsByKey, createNode, expectError, expectFieldError } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
@@ -362,6 +364,20 @@ describe('DELETE /servers/:id', () => {
     expectFieldError(await p.request('DELETE', `/api/v1/servers/${s.id}?force=maybe`, { token: admin.token }), 'force');
     expect((await p.request('DELETE', `/api/v1/servers/${s.id}?force=true`, { token: admin.token })).status).toBe(204);
     expectError(await p.request('GET', `/api/v1/servers/${s.id}`, { token: owner.token }), 404, 'NOT_FOUND');
+  });
+
+  test('a node address where something other than an agent answers 404: 422 NODE_UNAVAILABLE, the record stays', async () => {
+    const impostor = createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((resolve) => impostor.listen(0, '127.0.0.1', resolve));
+    try {
+      const n = await createNode(p, admin.token, { port: (impostor.address() as AddressInfo).port });
+      const s = await created({ nodeId: n.id });
+      expectError(await p.request('POST', `/api/v1/servers/${s.id}/start`, { token: owner.token }), 422, 'NODE_UNAVAILABLE');
+      expectError(await p.request('DELETE', `/api/v1/servers/${s.id}`, { token: owner.token }), 422, 'NODE_UNAVAILABLE');
+      expect((await p.request('GET', `/api/v1/servers/${s.id}`, { token: owner.token })).status).toBe(200);
+    } finally {
+      impostor.close();
+    }
   });
 
   test('anonymous → 401; non-UUID → 404', async () => {
