@@ -19,6 +19,9 @@ export class UpstreamFeed {
   private closed = false;
   private backoffMs = 250;
   private retry: NodeJS.Timeout | null = null;
+  private renewal: NodeJS.Timeout | null = null;
+  /** The socket whose first auth_success was relayed (later ones on it are renewals). */
+  private authed: WebSocket | null = null;
   /** The node agent process we last heard from, and the last line `seq` relayed from it. */
   private boot: string | null = null;
   private lastSeq = 0;
@@ -81,6 +84,9 @@ export class UpstreamFeed {
     }
     if (msg.type === 'auth_success') {
       this.backoffMs = 250;
+      // a renewal (same socket) is no news: its status has not changed
+      if (this.authed === ws) return;
+      this.authed = ws;
       const boot = typeof msg.data?.boot === 'string' ? msg.data.boot : null;
       if (boot !== this.boot) {
         // a new agent process numbers its lines from 1 again
@@ -91,9 +97,20 @@ export class UpstreamFeed {
       return;
     }
     if (msg.type === 'token_expiring' || msg.type === 'token_expired') {
-      void this.ticket()
-        .then((t) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: 'auth', token: t.token })))
-        .catch(() => ws.close());
+      // Renew halfway to the expiry, and no earlier than 30 s before it: with a short token lifetime
+      // (CONSOLE_TOKEN_TTL_SECONDS ≤ 60) the node says "expiring" as soon as a token is accepted, and
+      // renewing at once each time was a loop of renewals as fast as the round trips went.
+      const left = Date.parse(msg.data?.expiresAt) - Date.now();
+      const delay = msg.type === 'token_expired' || !(left > 0) ? 0 : Math.max(left / 2, left - 30_000);
+      if (this.renewal) clearTimeout(this.renewal);
+      this.renewal = setTimeout(() => {
+        this.renewal = null;
+        if (ws.readyState !== WebSocket.OPEN) return;
+        void this.ticket()
+          .then((t) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ type: 'auth', token: t.token })))
+          .catch(() => ws.close());
+      }, delay);
+      this.renewal.unref();
       return;
     }
     if (!msg.type || !RELAYED_TYPES.has(msg.type)) return;
@@ -111,6 +128,7 @@ export class UpstreamFeed {
   close(): void {
     this.closed = true;
     if (this.retry) clearTimeout(this.retry);
+    if (this.renewal) clearTimeout(this.renewal);
     this.ws?.close();
     this.ws = null;
   }

@@ -1,0 +1,43 @@
+/**
+ * The gateway's upstream feed renews its console token before it expires, without noise: with a
+ * short token lifetime the node says `token_expiring` as soon as a token is accepted, and the feed
+ * used to renew at once, in a loop, relaying every renewal's auth_success as a status event.
+ */
+import type { Client } from 'graphql-ws';
+import { waitForStatus } from '../support/fixtures.js';
+import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+let p: TestPlatform;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3, consoleTokenTtlSeconds: 10 });
+}, 60_000);
+afterAll(async () => {
+  for (const c of clients) await c.dispose();
+  await p?.stop();
+}, 60_000);
+
+test('with 10 s console tokens, a feed outlives several renewals and relays one status per real change', async () => {
+  const admin = await p.admin();
+  const owner = await p.newUser('Owner');
+  const nodeId = (await p.request('GET', '/api/v1/nodes', { token: admin.token })).body.data.find((n: any) => n.name === 'local').id;
+  const demo = (await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token })).body.data.find((b: any) => b.key === 'demo-game');
+  const id = (await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'renewed', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } })).body.data.id;
+  await waitForStatus(p, owner.token, id, 'offline');
+
+  const c = gqlWsClient(p.url, owner.token);
+  clients.push(c);
+  const statuses = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }', { id });
+  await until(() => statuses.items.length > 0, 10_000, 'the first status');
+  // two and a half token lifetimes: the feed must renew (else the node closes it) and stay quiet
+  await new Promise((r) => setTimeout(r, 25_000));
+  expect(statuses.items.map((d) => d.serverStatus.status)).toEqual(['offline']);
+  expect(p.services.console.hub.upstreamCount).toBe(1);
+
+  await p.request('POST', `/api/v1/servers/${id}/start`, { token: owner.token });
+  await until(() => statuses.items.some((d) => d.serverStatus.status === 'running'), 20_000, 'running, through the renewed feed');
+  expect(statuses.errors).toEqual([]);
+}, 90_000);
