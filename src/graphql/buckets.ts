@@ -1,7 +1,10 @@
 /**
- * Which rate-limit bucket a GraphQL operation spends from (CONTRACT §6, the same buckets and keys as
- * REST): any auth field → `auth`; else any admin field → `admin`; else `general`. Decided from the
- * parsed document before execution, so a rejected request never runs a resolver.
+ * Which rate-limit buckets a GraphQL operation spends from (CONTRACT §6, the same buckets and keys as
+ * REST): `auth` for auth fields, `admin` for admin fields, `general` for the others, one request from
+ * each bucket its root fields touch (a query that adds `session` to a page of servers spends from
+ * `auth` and `general`, so that no field buys another bucket's requests). Only meta fields
+ * (`__typename`, introspection) → `general`. Decided from the parsed document before execution, so
+ * a rejected request never runs a resolver.
  */
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { Bucket } from '../http/rate-limit.js';
@@ -34,33 +37,43 @@ export function rootFields(doc: DocumentNode, operationName?: string | null): Se
   return names;
 }
 
-export function bucketForFields(fields: Iterable<string>): Bucket {
+const GENERAL: readonly Bucket[] = ['general'];
+
+/** The buckets of these root fields, the strictest first. */
+export function bucketsForFields(fields: Iterable<string>): readonly Bucket[] {
+  let auth = false;
   let admin = false;
+  let general = false;
   for (const f of fields) {
-    if (AUTH_FIELDS.has(f)) return 'auth';
-    if (ADMIN_FIELDS.has(f)) admin = true;
+    if (AUTH_FIELDS.has(f)) auth = true;
+    else if (ADMIN_FIELDS.has(f)) admin = true;
+    else if (!f.startsWith('__')) general = true;
   }
-  return admin ? 'admin' : 'general';
+  const out: Bucket[] = [];
+  if (auth) out.push('auth');
+  if (admin) out.push('admin');
+  if (general || !out.length) out.push('general');
+  return out.length === 1 && out[0] === 'general' ? GENERAL : out;
 }
 
-export function bucketForDocument(doc: DocumentNode | null, operationName?: string | null): Bucket {
-  return doc ? bucketForFields(rootFields(doc, operationName)) : 'general';
+export function bucketsForDocument(doc: DocumentNode | null, operationName?: string | null): readonly Bucket[] {
+  return doc ? bucketsForFields(rootFields(doc, operationName)) : GENERAL;
 }
 
 /** Query texts remembered with their bucket (most clients send the same few operations). */
 const MAX_REMEMBERED = 500;
 /** Longer texts are parsed every time rather than kept. */
 const MAX_REMEMBERED_LENGTH = 8192;
-const remembered = new Map<string, Bucket>();
+const remembered = new Map<string, readonly Bucket[]>();
 
 /**
- * The bucket of a request's query text: parsed once per distinct (operation name, text), then
+ * The buckets of a request's query text: parsed once per distinct (operation name, text), then
  * remembered (bounded; the oldest entry goes first). Unparsable text is `general`: Apollo reports
  * the syntax error after the request has paid for it.
  */
-export function bucketForQuery(query: unknown, operationName: unknown): Bucket {
+export function bucketsForQuery(query: unknown, operationName: unknown): readonly Bucket[] {
   const name = typeof operationName === 'string' ? operationName : null;
-  if (typeof query !== 'string') return 'general';
+  if (typeof query !== 'string') return GENERAL;
   const key = query.length <= MAX_REMEMBERED_LENGTH ? `${name ?? ''}\u0000${query}` : null;
   const known = key === null ? undefined : remembered.get(key);
   if (known) return known;
@@ -70,10 +83,10 @@ export function bucketForQuery(query: unknown, operationName: unknown): Bucket {
   } catch {
     doc = null;
   }
-  const bucket = bucketForDocument(doc, name);
+  const buckets = bucketsForDocument(doc, name);
   if (key !== null) {
     if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
-    remembered.set(key, bucket);
+    remembered.set(key, buckets);
   }
-  return bucket;
+  return buckets;
 }

@@ -31,11 +31,11 @@ import { AppError } from '../errors.js';
 import { authenticate } from '../http/auth.js';
 import { BODY_LIMIT } from '../http/body.js';
 import { resolveError } from '../http/errors.js';
-import { limitKey, setLimitHeaders } from '../http/limit-middleware.js';
+import { consumeAll, limitKey, setLimitHeaders } from '../http/limit-middleware.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { formatGraphQLError } from '../resolvers/errors.js';
 import type { Services } from '../services/index.js';
-import { bucketForQuery } from './buckets.js';
+import { bucketsForQuery } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
 import { apolloExpress } from './express-adapter.js';
 import { jitGateway } from './jit-executor.js';
@@ -87,8 +87,7 @@ function rateLimitGraphQL(limiter: RateLimiter): RequestHandler {
     try {
       const op = operationOf(req);
       if (!op) return next();
-      const bucket = bucketForQuery(op.query, op.operationName);
-      const r = await limiter.consume(bucket, limitKey(req, bucket));
+      const r = await consumeAll(limiter, bucketsForQuery(op.query, op.operationName), (bucket) => limitKey(req, bucket));
       setLimitHeaders(res, r);
       if (!r.allowed) {
         return sendGraphQLError(res, new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter }));

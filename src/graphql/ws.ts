@@ -35,13 +35,13 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { credentialOf } from '../http/auth.js';
-import { clientAddress } from '../http/limit-middleware.js';
+import { clientAddress, consumeAll } from '../http/limit-middleware.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { childLogger } from '../logger.js';
 import { formatGraphQLError, graphQLErrorOf } from '../resolvers/errors.js';
 import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
-import { bucketForDocument } from './buckets.js';
+import { bucketsForDocument } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
 import { checkLimits } from './limits.js';
 import { resolveOperation } from './operation.js';
@@ -133,9 +133,9 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       const actor = ctx.__secret ? await services.auth.authenticate(ctx.__secret) : null;
       if (!actor) return { errors: [graphQLErrorOf(AppError.unauthorized('Your credentials are no longer valid. Reconnect with a valid token.'))] };
       ctx.actor = actor;
-      const bucket = bucketForDocument(args.document, args.operationName);
-      const key = bucket !== 'auth' ? `user:${actor.user.id}` : `ip:${clientAddress(ctx.req as IncomingMessage & { ip?: string })}`;
-      const r = await limiter.consume(bucket, key);
+      const r = await consumeAll(limiter, bucketsForDocument(args.document, args.operationName), (bucket) =>
+        bucket !== 'auth' ? `user:${actor.user.id}` : `ip:${clientAddress(ctx.req as IncomingMessage & { ip?: string })}`,
+      );
       if (!r.allowed) {
         return {
           errors: [graphQLErrorOf(new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter }))],

@@ -19,6 +19,19 @@ export function limitKey(req: Request, bucket: Bucket): string {
   return `ip:${clientAddress(req)}`;
 }
 
+/**
+ * Consumes one request from each of `buckets` (each with its own key, see limitKey). The answer to
+ * show is the first refusal, else the bucket with the fewest requests left.
+ */
+export async function consumeAll(limiter: RateLimiter, buckets: readonly Bucket[], keyOf: (bucket: Bucket) => string): Promise<LimitResult> {
+  let shown: LimitResult | null = null;
+  for (const bucket of buckets) {
+    const r = await limiter.consume(bucket, keyOf(bucket));
+    if (!shown || (shown.allowed && (!r.allowed || r.remaining < shown.remaining))) shown = r;
+  }
+  return shown!;
+}
+
 /** Consumes one request from the bucket chosen by `pick`, sets the headers, and 429s when over. */
 export function rateLimit(limiter: RateLimiter, pick: (req: Request) => Bucket): RequestHandler {
   return async (req, res, next) => {

@@ -2,7 +2,7 @@
 import { getIntrospectionQuery, parse } from 'graphql';
 import { buildGraphQLSchema } from '../../src/graphql/schema.js';
 import { checkLimits } from '../../src/graphql/limits.js';
-import { bucketForDocument } from '../../src/graphql/buckets.js';
+import { bucketsForDocument } from '../../src/graphql/buckets.js';
 import { createClient } from 'graphql-ws';
 import WebSocket from 'ws';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -47,9 +47,16 @@ describe('rate limits are shared with REST (one limiter, same keys and buckets)'
     expect(nodes.headers.get('x-ratelimit-limit')).toBe('7');
     const restAdmin = await p.request('GET', '/api/v1/admin/stats', { token });
     expect(Number(restAdmin.headers.get('x-ratelimit-remaining'))).toBe(Number(nodes.headers.get('x-ratelimit-remaining')) - 1);
-    // a query mixing an auth field wins the auth bucket
+    // a query mixing an auth field with admin ones spends from both buckets (the headers show the
+    // one with fewer requests left), so the auth field buys no extra admin requests
+    const adminLeft = Number(nodes.headers.get('x-ratelimit-remaining')) - 1; // after the REST call
     const mixed = await gql(p, '{ session { user { id } } nodes { total } }', undefined, { token });
-    expect(mixed.headers.get('x-ratelimit-limit')).toBe('50');
+    expect(mixed.headers.get('x-ratelimit-limit')).toBe('7');
+    expect(Number(mixed.headers.get('x-ratelimit-remaining'))).toBe(adminLeft - 1);
+    const authAfter = await gql(p, 'mutation { signOut }', undefined, { token: (await p.admin()).token });
+    expect(authAfter.headers.get('x-ratelimit-limit')).toBe('50');
+    // signIn, admin(), mixed, admin() again: 4 auth requests before this one (plus the earlier tests')
+    expect(Number(authAfter.headers.get('x-ratelimit-remaining'))).toBeLessThanOrEqual(50 - 5);
     // the bucket of a query text is remembered per operation name: the same text sent again, naming
     // the other operation, spends from that operation's bucket
     const two = 'query Mine { me { id } } query Nodes { nodes { total } }';
@@ -83,11 +90,14 @@ describe('rate limits are shared with REST (one limiter, same keys and buckets)'
   });
 
   test('bucket selection from the document', () => {
-    expect(bucketForDocument(parse('{ me { id } }'))).toBe('general');
-    expect(bucketForDocument(parse('mutation { signOut }'))).toBe('auth');
-    expect(bucketForDocument(parse('{ ...F } fragment F on Query { adminStats { users } }'))).toBe('admin');
-    expect(bucketForDocument(parse('query A { me { id } } query B { nodes { total } }'), 'A')).toBe('general');
-    expect(bucketForDocument(parse('query A { me { id } } query B { nodes { total } }'), 'B')).toBe('admin');
+    expect(bucketsForDocument(parse('{ me { id } }'))).toEqual(['general']);
+    expect(bucketsForDocument(parse('mutation { signOut }'))).toEqual(['auth']);
+    expect(bucketsForDocument(parse('mutation { signOut __typename }'))).toEqual(['auth']);
+    expect(bucketsForDocument(parse('{ __typename }'))).toEqual(['general']);
+    expect(bucketsForDocument(parse('{ ...F } fragment F on Query { adminStats { users } }'))).toEqual(['admin']);
+    expect(bucketsForDocument(parse('query A { me { id } } query B { nodes { total } }'), 'A')).toEqual(['general']);
+    expect(bucketsForDocument(parse('query A { me { id } } query B { nodes { total } }'), 'B')).toEqual(['admin']);
+    expect(bucketsForDocument(parse('{ session { user { id } } servers { total } nodes { total } }'))).toEqual(['auth', 'admin', 'general']);
   });
 });
 
