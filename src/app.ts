@@ -86,6 +86,8 @@ export function createApp(deps: AppDeps): Express {
     if (req.actor && req.credentialVia === 'cookie') checkOrigin(req, config);
     next();
   });
+  // no CORS here: OPTIONS is a method no route has (Express would answer it with a plain-text list)
+  api.use((req, res, next) => (req.method === 'OPTIONS' ? apiNotFound(req, res, next) : next()));
   api.use(jsonBody());
   api.get('/openapi.json', openApiDocument); // public; general rate-limit bucket
   api.use('/auth', authRoutes(services));

@@ -37,6 +37,11 @@ describe('bodies, paths and plant names that cannot be read', () => {
     expectError(await p.request('GET', '/api/v1/servers/%ZZ'), 400, 'BAD_REQUEST');
   });
 
+  test('OPTIONS is a method no route has: 404 in the error shape, not a plain-text list of methods', async () => {
+    expectError(await p.request('OPTIONS', '/api/v1/servers', { token }), 404, 'NOT_FOUND');
+    expectError(await p.request('OPTIONS', '/api/v1/users/me'), 404, 'NOT_FOUND');
+  });
+
   test.each([['name', 4711], ['tag', 4712]])('POST /plants with NUL in %s is a 400 in the plant shape (PostgreSQL cannot store it)', async (field, id) => {
     const body = { id, name: 'Fern', [field]: 'a\u0000b' };
     const r = await p.request('POST', '/plants', { token, raw: JSON.stringify(body), headers: JSON_TYPE });
