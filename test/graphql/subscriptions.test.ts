@@ -4,7 +4,7 @@
  * of a non-owner.
  */
 import type { Client } from 'graphql-ws';
-import { waitForStatus } from '../support/fixtures.js';
+import { createLocalDemoServer, waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from './gql.js';
@@ -165,12 +165,7 @@ test('a new upstream feed does not repeat the lines its subscribers already got 
 });
 
 test('deleting a server completes its subscriptions and ends its upstream feed (no retries for a server that is gone)', async () => {
-  const admin = await p.admin();
-  const nodeId = (await p.request('GET', '/api/v1/nodes', { token: admin.token })).body.data.find((n: any) => n.name === 'local').id;
-  const demo = (await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token })).body.data.find((b: any) => b.key === 'demo-game');
-  const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'doomed', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } });
-  const id = created.body.data.id;
-  await waitForStatus(p, owner.token, id, 'offline');
+  const id = await createLocalDemoServer(p, (await p.admin()).token, owner.token, 'doomed');
   const c = client(owner.token);
   const lines = subscribe(c, 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id });
   const statuses = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }', { id });

@@ -4,7 +4,7 @@
  * used to renew at once, in a loop, relaying every renewal's auth_success as a status event.
  */
 import type { Client } from 'graphql-ws';
-import { waitForStatus } from '../support/fixtures.js';
+import { createLocalDemoServer } from '../support/fixtures.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
@@ -21,12 +21,8 @@ afterAll(async () => {
 }, 60_000);
 
 test('with 10 s console tokens, a feed outlives several renewals and relays one status per real change', async () => {
-  const admin = await p.admin();
   const owner = await p.newUser('Owner');
-  const nodeId = (await p.request('GET', '/api/v1/nodes', { token: admin.token })).body.data.find((n: any) => n.name === 'local').id;
-  const demo = (await p.request('GET', '/api/v1/blueprints?limit=100', { token: owner.token })).body.data.find((b: any) => b.key === 'demo-game');
-  const id = (await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'renewed', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } })).body.data.id;
-  await waitForStatus(p, owner.token, id, 'offline');
+  const id = await createLocalDemoServer(p, (await p.admin()).token, owner.token, 'renewed');
 
   const c = gqlWsClient(p.url, owner.token);
   clients.push(c);

@@ -43,3 +43,13 @@ export async function localNodeId(p: TestPlatform, adminToken: string): Promise<
 export async function waitForStatus(p: TestPlatform, token: string, id: string, status: string, timeoutMs = 30_000): Promise<void> {
   await until(async () => (await p.request('GET', `/api/v1/servers/${id}`, { token })).body.data?.status === status, timeoutMs, `server ${id} to be ${status}`);
 }
+
+/** A demo-game server of `ownerToken`'s user on the local node, installed (offline); its id. */
+export async function createLocalDemoServer(p: TestPlatform, adminToken: string, ownerToken: string, name: string): Promise<string> {
+  const [nodeId, blueprints] = await Promise.all([localNodeId(p, adminToken), blueprintsByKey(p, ownerToken)]);
+  const body = { name, nodeId, blueprintId: blueprints['demo-game'].id, memory: 256, cpu: 100, disk: 512 };
+  const r = await p.request('POST', '/api/v1/servers', { token: ownerToken, body });
+  if (r.status !== 201) throw new Error(`server create failed: ${r.status} ${r.text}`);
+  await waitForStatus(p, ownerToken, r.body.data.id, 'offline');
+  return r.body.data.id;
+}
