@@ -8,10 +8,10 @@
  * costs about 100× the item selection.
  */
 import type { ApolloServerPlugin } from '@apollo/server';
-import { GraphQLError, Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLSchema, type SelectionSetNode } from 'graphql';
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type GraphQLError, type GraphQLSchema, type SelectionSetNode } from 'graphql';
 import { getComplexity, type ComplexityEstimator } from 'graphql-query-complexity';
 import { requestError } from '../resolvers/errors.js';
-import { resolveOperation } from './operation.js';
+import { operationNotFound } from './operation.js';
 
 export const MAX_DEPTH = 8;
 /**
@@ -122,10 +122,10 @@ export function limitsPlugin(schema: GraphQLSchema): ApolloServerPlugin {
   return {
     async requestDidStart() {
       return {
-        async didResolveOperation({ document, request, operationName }) {
+        async didResolveOperation({ document, request, operationName, operation }) {
           const name = operationName ?? request.operationName;
-          const operation = resolveOperation(document, request.operationName);
-          if (operation instanceof GraphQLError) throw operation;
+          // Apollo has looked the operation up already; none found is the client's mistake (400)
+          if (!operation) throw operationNotFound(request.operationName);
           if (operation.operation === 'subscription') {
             throw requestError('BAD_REQUEST', 'Subscriptions are served over WebSocket (graphql-ws, protocol graphql-transport-ws) at /graphql, not over HTTP.');
           }

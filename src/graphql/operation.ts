@@ -7,8 +7,11 @@ import { getOperationAST, type DocumentNode, type GraphQLError, type OperationDe
 import { requestError } from '../resolvers/errors.js';
 
 export function resolveOperation(document: DocumentNode, operationName: string | null | undefined): OperationDefinitionNode | GraphQLError {
-  const operation = getOperationAST(document, operationName ?? undefined);
-  if (operation) return operation;
+  return getOperationAST(document, operationName ?? undefined) ?? operationNotFound(operationName);
+}
+
+/** The 400 for a document without the operation asked for (or with several and none named). */
+export function operationNotFound(operationName: string | null | undefined): GraphQLError {
   return operationName
     ? requestError('BAD_REQUEST', `The document has no operation named "${operationName}".`, { operationName })
     : requestError('BAD_REQUEST', 'The document has several operations: say which one to run with operationName.');

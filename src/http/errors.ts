@@ -9,7 +9,11 @@ export function errorBody(err: AppError) {
   return { error: { code: err.code, message: err.message, details: err.details ?? {} } };
 }
 
-/** Maps body-parser's errors (malformed JSON, too large, bad encoding) to 400. */
+/**
+ * Maps the errors of reading a request to 400: body-parser's (malformed JSON, too large, bad
+ * charset), zlib's (a body that does not match its Content-Encoding) and the router's URIError (a
+ * path parameter with a broken percent-escape).
+ */
 export function fromBodyParserError(err: unknown): AppError | null {
   // a path parameter with a broken percent-escape (`/servers/%E0%A4%A`): Express's router throws this
   if (err instanceof URIError) return AppError.badRequest('The request path is not valid percent-encoding.');
