@@ -13,6 +13,7 @@ import { openDatabase } from './db/orm.js';
 import Redis from 'ioredis';
 import { memoryLimiters, RateLimiter, redisLimiters } from './http/rate-limit.js';
 import { closeHttpServer } from './http/shutdown.js';
+import { answerClientError } from './http/client-errors.js';
 import { childLogger, logger } from './logger.js';
 import { createServices, type Services } from './services/index.js';
 import { RequestContext } from '@mikro-orm/core';
@@ -76,6 +77,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
     const app = createApp({ config, orm, services, limiter, graphql: graphql.router });
     server.on('request', app);
+    server.on('clientError', answerClientError);
     server.headersTimeout = 20_000;
     server.requestTimeout = 60_000;
     await new Promise<void>((resolve, reject) => {

@@ -2,6 +2,7 @@
  * Requests that used to get a 500 or slip past a rate-limit bucket (found by an audit of the REST
  * API): each must get the documented 4xx in the documented shape.
  */
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expectError, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
@@ -35,6 +36,38 @@ describe('bodies, paths and plant names that cannot be read', () => {
     expectError(await p.request('GET', '/api/v1/servers/%E0%A4%A', { token }), 400, 'BAD_REQUEST');
     expectError(await p.request('POST', '/api/v1/servers/%ZZ/start', { token }), 400, 'BAD_REQUEST');
     expectError(await p.request('GET', '/api/v1/servers/%ZZ'), 400, 'BAD_REQUEST');
+  });
+
+  /** Sends raw bytes and returns the whole answer (the server closes the connection after it). */
+  function rawExchange(bytes: string): Promise<string> {
+    const { hostname, port } = new URL(p.url);
+    return new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      const socket = connect(Number(port), hostname, () => socket.write(bytes));
+      socket.on('data', (c) => chunks.push(c));
+      socket.on('error', reject);
+      socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    });
+  }
+
+  function parseRaw(answer: string) {
+    const [head, body] = answer.split('\r\n\r\n');
+    return { statusLine: head.split('\r\n')[0], head: head.toLowerCase(), body: JSON.parse(body) };
+  }
+
+  test('headers over 16 KB are a 400 in the error shape (Node answered a bare 431)', async () => {
+    const answer = parseRaw(await rawExchange(`GET /api/v1/users/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${'a'.repeat(20_000)}\r\n\r\n`));
+    expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(answer.head).toContain('content-type: application/json');
+    expect(answer.body).toEqual({ error: { code: 'BAD_REQUEST', message: expect.stringContaining('16 KB'), details: {} } });
+  });
+
+  test('a request that is not HTTP is a 400 in the error shape, and the server goes on answering', async () => {
+    const answer = parseRaw(await rawExchange('GARBAGE\r\n\r\n'));
+    expect(answer.statusLine).toBe('HTTP/1.1 400 Bad Request');
+    expect(answer.body.error.code).toBe('BAD_REQUEST');
+    const me = await p.request('GET', '/api/v1/users/me', { token });
+    expect(me.status).toBe(200);
   });
 
   test('OPTIONS is a method no route has: 404 in the error shape, not a plain-text list of methods', async () => {

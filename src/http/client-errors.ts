@@ -1,0 +1,40 @@
+/**
+ * Requests that Node's HTTP parser rejects before Express sees them: headers over the 16 KB limit,
+ * a malformed request line or header, a request not received in time. Node's default answer is a
+ * bare `431`/`400`/`408` without a body; here it is a 400 in the documented error shape (CONTRACT §1
+ * uses no other status for a request that cannot be read). The path is not known yet at this point,
+ * so `/plants` gets the platform's shape too.
+ */
+import type { Socket } from 'node:net';
+import { AppError } from '../errors.js';
+import { errorBody } from './errors.js';
+import { childLogger } from '../logger.js';
+
+const log = childLogger('http');
+
+const MESSAGES: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: 'The request headers are larger than 16 KB.',
+  HPE_REQUEST_TIMEOUT: 'The request was not received in time.',
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request was not received in time.',
+};
+
+export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  // nothing to answer on a socket the client has closed, or when a response has begun (a keep-alive
+  // socket's parser can fail after an answer was written: Node itself then only closes it)
+  const pending = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || pending?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const message = MESSAGES[err.code ?? ''] ?? 'The request could not be parsed as HTTP.';
+  log.debug({ code: err.code }, 'unreadable request');
+  const body = JSON.stringify(errorBody(AppError.badRequest(message)));
+  socket.end(
+    'HTTP/1.1 400 Bad Request\r\n' +
+      'Content-Type: application/json; charset=utf-8\r\n' +
+      'X-Content-Type-Options: nosniff\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+      'Connection: close\r\n\r\n' +
+      body,
+  );
+}
