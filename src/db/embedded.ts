@@ -122,6 +122,8 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
     persistent: true,
     createPostgresUser: true,
     initdbFlags: ['--lc-messages=C', '--locale=C.UTF-8', '--encoding=UTF8'],
+    // TCP only: no Unix socket in /tmp, which the postgres user may not be allowed to write to
+    postgresFlags: ['-c', 'unix_socket_directories='],
     onLog: (m: string) => log.debug(m.trim()),
     onError: (e: unknown) => log.error({ err: e }, 'embedded PostgreSQL error'),
   });

@@ -4,10 +4,11 @@
  * again must keep the accounts. (`npm test` builds dist/ before jest runs.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
+import { Client } from 'pg';
 import { freePort } from '../support/wait.js';
 
 const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
@@ -89,6 +90,13 @@ maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart 
       body: JSON.stringify({ email: 'kept@example.com', password: 'kept-password', name: 'Kept' }),
     });
     expect(signup.status).toBe(201);
+    // the embedded PostgreSQL listens on TCP only: no Unix socket in /tmp, which its user may not be
+    // allowed to write to (a /tmp without its sticky 1777 mode stopped it from starting)
+    const pgCreds = JSON.parse(readFileSync(path.join(env.DATA_DIR, 'postgres-credentials.json'), 'utf8')) as { password: string; port: number };
+    const pg = new Client({ host: '127.0.0.1', port: pgCreds.port, user: 'postgres', password: pgCreds.password, database: 'hostpanel' });
+    await pg.connect();
+    expect((await pg.query('show unix_socket_directories')).rows[0].unix_socket_directories).toBe('');
+    await pg.end();
     expect(await stop(first)).toBe(0);
 
     const second = await start(env);
