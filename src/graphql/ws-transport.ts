@@ -43,7 +43,9 @@ export function serveGraphQLWs<P extends Record<string, unknown> | undefined, E 
       log.error({ err }, what);
       socket.close(CloseCode.InternalServerError, 'Internal server error');
     };
-    socket.once('error', (err) => fail(err, 'graphql-ws socket error'));
+    // ws emits 'error' only for what the client did (a frame over maxPayload, invalid UTF-8, a bad
+    // opcode) or a broken connection, and has already closed with the matching code (1009, 1007, 1002)
+    socket.once('error', (err) => log.warn({ code: (err as NodeJS.ErrnoException).code, message: err.message }, 'GraphQL WebSocket client broke the protocol; connection closed'));
 
     let pongWait: NodeJS.Timeout | null = null;
     const pingTimer = setInterval(() => {

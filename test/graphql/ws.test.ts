@@ -124,3 +124,18 @@ test('an open connection is closed with 4401 once its credential is signed out o
   expect((await p.request('DELETE', `/api/v1/users/me/api-tokens/${apiToken.id}`, { token: session })).status).toBe(204);
   expect(await second.closed).toBe(4401);
 }, 30_000);
+
+test('a frame over 1 MiB closes that connection with 1009 (message too big); other connections go on', async () => {
+  const u = await p.newUser();
+  const ok = client({ authorization: `Bearer ${u.token}` });
+  expect((await run(ok.c, '{ me { id } }')).data?.me?.id).toBe(u.user.id);
+
+  const raw = new WebSocket(wsUrl, 'graphql-transport-ws');
+  await new Promise((resolve, reject) => raw.once('open', resolve).once('error', reject));
+  const closed = new Promise<number>((resolve) => raw.once('close', (code) => resolve(code)));
+  raw.on('error', () => undefined);
+  raw.send(JSON.stringify({ type: 'connection_init', payload: { authorization: `Bearer ${u.token}`, pad: 'x'.repeat(1024 * 1024 + 10) } }));
+  expect(await closed).toBe(1009);
+
+  expect((await run(ok.c, '{ me { id } }')).data?.me?.id).toBe(u.user.id);
+});
