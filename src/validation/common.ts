@@ -8,13 +8,22 @@ import { AppError, fromZodError } from '../errors.js';
 // Control characters (C0/C1, except tab) and the Unicode "noncharacters" have no place in names.
 const CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F-\u009F\uFDD0-\uFDEF\uFFFE\uFFFF]/;
 
+/**
+ * A lone UTF-16 surrogate (`"\\ud800"` in JSON or a GraphQL string) is well-formed JSON but not
+ * text: PostgreSQL would store it as U+FFFD, and two different passwords would hash alike.
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+export const UNICODE_MESSAGE = 'must be valid Unicode text (it contains a lone UTF-16 surrogate)';
+export const isWellFormed = (s: string) => !LONE_SURROGATE.test(s);
+
 export const displayName = (max = 100) =>
   z
     .string({ message: 'must be a string' })
     .trim()
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
-    .refine((s) => !CONTROL.test(s), 'must not contain control characters');
+    .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+    .refine(isWellFormed, UNICODE_MESSAGE);
 
 export const email = z
   .string({ message: 'must be a string' })
@@ -28,6 +37,7 @@ export const password = z
   .string({ message: 'must be a string' })
   .min(8, 'must be at least 8 characters')
   .max(128, 'must be at most 128 characters')
+  .refine(isWellFormed, UNICODE_MESSAGE)
   .meta({ example: 'correct-horse-battery' });
 
 export const uuid = z.uuid({ message: 'must be a UUID' });

@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { isWellFormed, UNICODE_MESSAGE } from './common.js';
 
 export const INT64_MIN = -(2n ** 63n);
 export const INT64_MAX = 2n ** 63n - 1n;
@@ -140,8 +141,10 @@ export function parseNewPlant(raw: unknown): NewPlant {
   else if (typeof b.name !== 'string') problems.push('name must be a string');
   else if (b.name.trim() === '') problems.push('name must not be empty');
   else if (b.name.includes('\u0000')) problems.push(NUL_PROBLEM('name'));
+  else if (!isWellFormed(b.name)) problems.push(`name ${UNICODE_MESSAGE}`);
   if ('tag' in b && b.tag !== undefined && typeof b.tag !== 'string') problems.push('tag must be a string');
   else if (typeof b.tag === 'string' && b.tag.includes('\u0000')) problems.push(NUL_PROBLEM('tag'));
+  else if (typeof b.tag === 'string' && !isWellFormed(b.tag)) problems.push(`tag ${UNICODE_MESSAGE}`);
 
   if (problems.length || id === null) throw AppError.badRequest(`Invalid plant: ${problems.join('; ')}.`);
   const plant: NewPlant = { id, name: b.name as string };

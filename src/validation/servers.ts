@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { SERVER_STATUSES } from '../shared/node-protocol.js';
-import { displayName, uuid } from './common.js';
+import { displayName, isWellFormed, UNICODE_MESSAGE, uuid } from './common.js';
 
 export const MIN_MEMORY_MIB = 64;
 export const MIN_DISK_MIB = 128;
@@ -25,7 +25,8 @@ const TEXT_CONTROL = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/;
 export const description = z
   .string({ message: 'must be a string' })
   .max(2000, 'must be at most 2000 characters')
-  .refine((s) => !TEXT_CONTROL.test(s), 'must not contain control characters');
+  .refine((s) => !TEXT_CONTROL.test(s), 'must not contain control characters')
+  .refine(isWellFormed, UNICODE_MESSAGE);
 
 /** Values are strings; their rules come from the blueprint (checked by the service, src/blueprints/builtin.ts). */
 export const variablesInput = z.record(
@@ -33,7 +34,8 @@ export const variablesInput = z.record(
   z
     .string({ message: 'must be a string' })
     .max(8192, 'must be at most 8192 characters')
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters'),
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters')
+    .refine(isWellFormed, UNICODE_MESSAGE),
   { message: 'must be an object of string values' },
 );
 

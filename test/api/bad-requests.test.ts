@@ -4,6 +4,7 @@
  */
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { expectFieldError } from '../support/fixtures.js';
 import { expectError, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 const JSON_TYPE = { 'content-type': 'application/json' };
@@ -83,6 +84,54 @@ describe('bodies, paths and plant names that cannot be read', () => {
     // and the store still works
     const ok = await p.request('POST', '/plants', { token, raw: JSON.stringify({ id, name: 'Fern' }), headers: JSON_TYPE });
     expect(ok.status).toBe(200);
+  });
+});
+
+describe('strings with a lone UTF-16 surrogate (well-formed JSON, not text)', () => {
+  let p: TestPlatform;
+  let token: string;
+  let adminToken: string;
+  beforeAll(async () => {
+    p = await startTestPlatform();
+    token = (await p.newUser()).token;
+    adminToken = (await p.admin()).token;
+  });
+  afterAll(async () => p?.stop());
+
+  // JSON text with the escape itself, as a client would send it
+  const LONE = 'Ad\\ud800a';
+
+  test('are a 422 with the field on signup, PATCH /users/me and node registration, and nothing is stored', async () => {
+    const signup = await p.request('POST', '/api/v1/auth/signup', { raw: `{"email":"lone@example.com","password":"password-123","name":"${LONE}"}`, headers: JSON_TYPE });
+    expectFieldError(signup, 'name');
+    expect(signup.body.error.details.fields.name).toMatch(/lone UTF-16 surrogate/);
+    const pw = await p.request('POST', '/api/v1/auth/signup', { raw: `{"email":"lone2@example.com","password":"pass\\udc00word-123","name":"Lone"}`, headers: JSON_TYPE });
+    expectFieldError(pw, 'password');
+    expect((await p.request('POST', '/api/v1/auth/signin', { body: { email: 'lone@example.com', password: 'password-123' } })).status).toBe(401);
+
+    expectFieldError(await p.request('PATCH', '/api/v1/users/me', { token, raw: `{"name":"${LONE}"}`, headers: JSON_TYPE }), 'name');
+    expect((await p.request('GET', '/api/v1/users/me', { token })).body.data.name).not.toContain('\ufffd');
+    expectFieldError(await p.request('POST', '/api/v1/nodes', { token: adminToken, raw: `{"name":"${LONE}","fqdn":"n.example.com","port":5000,"memory":1024,"disk":1024}`, headers: JSON_TYPE }), 'name');
+  });
+
+  test('a surrogate pair (an emoji) is text and is kept exactly', async () => {
+    const r = await p.request('PATCH', '/api/v1/users/me', { token, body: { name: 'Ada 🌱' } });
+    expect(r.status).toBe(200);
+    expect(r.body.data.name).toBe('Ada 🌱');
+  });
+
+  test('are a 400 in the plant shape on POST /plants', async () => {
+    const name = await p.request('POST', '/plants', { token, raw: `{"id":4801,"name":"${LONE}"}`, headers: JSON_TYPE });
+    expect(name.status).toBe(400);
+    expect(name.body).toEqual({ error: 400, message: expect.stringMatching(/name .*lone UTF-16 surrogate/) });
+    const tag = await p.request('POST', '/plants', { token, raw: `{"id":4802,"name":"Fern","tag":"${LONE}"}`, headers: JSON_TYPE });
+    expect(tag.body).toEqual({ error: 400, message: expect.stringMatching(/tag .*lone UTF-16 surrogate/) });
+    expect((await p.request('POST', '/plants', { token, raw: '{"id":4801,"name":"Fern 🌿"}', headers: JSON_TYPE })).body).toEqual({ name: 'Fern 🌿' });
+  });
+
+  test('are VALIDATION_ERROR over GraphQL too', async () => {
+    const r = await p.request('POST', '/graphql', { token, raw: `{"query":"mutation($n: String!) { updateMe(input: { name: $n }) { name } }","variables":{"n":"${LONE}"}}`, headers: JSON_TYPE });
+    expect(r.body.errors?.[0]?.extensions).toEqual({ code: 'VALIDATION_ERROR', details: { fields: { name: expect.stringMatching(/lone UTF-16 surrogate/) } } });
   });
 });
 
