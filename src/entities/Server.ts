@@ -14,7 +14,7 @@ import { User } from './User.js';
 @Index({ properties: ['node'] })
 @Index({ properties: ['status'] })
 export class Server implements ServerRecord {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount' | 'ownerId' | 'nodeId' | 'blueprintId';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount' | 'specRevision' | 'ownerId' | 'nodeId' | 'blueprintId';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -67,6 +67,10 @@ export class Server implements ServerRecord {
 
   @Property({ type: 'integer' })
   crashCount: number = 0;
+
+  /** Grows with every update; sent with the spec so that the node keeps the latest (ServerSpec.revision). */
+  @Property({ type: 'integer' })
+  specRevision: number = 0;
 
   @Property({ type: 'datetime' })
   createdAt: Date = new Date();

@@ -1,8 +1,10 @@
 import type { Constructor } from '@mikro-orm/core';
 import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261123000000Initial } from './Migration20261123000000Initial.js';
+import { Migration20261124000000SpecRevision } from './Migration20261124000000SpecRevision.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
 export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261123000000Initial', class: Migration20261123000000Initial },
+  { name: 'Migration20261124000000SpecRevision', class: Migration20261124000000SpecRevision },
 ];

@@ -19,5 +19,6 @@ export function serverSpec(server: Server, blueprint: Blueprint = server.bluepri
     cpu: server.cpu,
     disk: server.disk,
     autoRestart: server.autoRestart,
+    revision: server.specRevision,
   };
 }

@@ -208,14 +208,16 @@ export class ServersService {
   async update(actor: Actor | null, id: unknown, input: unknown): Promise<Server> {
     const current = await this.get(actor, id);
     const data = parseInput(updateServerInput, input);
-    const fields: Record<string, string> = {};
-    const variables = data.variables ? resolveVariables(current.blueprint, current.variables, data.variables, fields) : undefined;
-    if (Object.keys(fields).length) throw AppError.validation(fields);
 
+    // Every update of a node's servers holds the node row's lock (capacity), so the server row read
+    // after it is the latest: variables merge into what concurrent updates have committed.
     await this.em.transactional(async (em) => {
       const node = await em.findOne(Node, { id: current.node.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       const server = await em.findOne(Server, { id: current.id }, { refresh: true });
       if (!node || !server) throw AppError.notFound('Server'); // deleted meanwhile
+      const fields: Record<string, string> = {};
+      const variables = data.variables ? resolveVariables(current.blueprint, server.variables, data.variables, fields) : undefined;
+      if (Object.keys(fields).length) throw AppError.validation(fields);
       if (data.cpu !== undefined && data.cpu !== server.cpu && data.cpu > maxCpuOf(node)) {
         const maxCpu = maxCpuOf(node);
         throw AppError.validation({ cpu: `must be at most ${maxCpu} (${maxCpu / 100} cores × 100 on this node)` });
@@ -232,6 +234,7 @@ export class ServersService {
       if (variables) server.variables = variables;
       server.memory = next.memory;
       server.disk = next.disk;
+      server.specRevision += 1;
     });
     return this.afterWrite(current.id);
   }
@@ -255,9 +258,13 @@ export class ServersService {
     await this.em.flush();
   }
 
-  /** Reloads the committed server and tells its node (best effort: errors are logged). */
+  /**
+   * Reloads the committed server and tells its node (best effort: errors are logged). A server
+   * deleted meanwhile (a DELETE racing this write) is a 404.
+   */
   private async afterWrite(serverId: string): Promise<Server> {
-    const server = await this.em.findOneOrFail(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
+    const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
+    if (!server) throw AppError.notFound('Server');
     try {
       await this.provisioner.sync(server);
     } catch (err) {

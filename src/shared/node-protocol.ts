@@ -128,6 +128,12 @@ export interface ServerSpec {
   cpu: number; // percent of one core
   disk: number; // MiB
   autoRestart: boolean;
+  /**
+   * Grows with every change of the server in the panel. The agent keeps the spec with the highest
+   * revision, so pushes that arrive out of order (two PATCHes racing) cannot leave an older spec in
+   * place. Absent (0) from panels that predate it.
+   */
+  revision?: number;
 }
 
 /** Agent -> panel: one state change of a server. */

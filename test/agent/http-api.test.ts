@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { signRequest } from '../../src/shared/node-protocol';
-import { createServer, demoSpec, newId, startHarness, waitFor, type Harness } from './helpers';
+import { createServer, demoSpec, logs, newId, power, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
 
 let h: Harness;
 beforeAll(async () => {
@@ -125,5 +127,33 @@ describe('agent HTTP API', () => {
       stats: { cpu: expect.any(Number), memory: expect.any(Number), disk: expect.any(Number), uptime: expect.any(Number) },
     });
     await h.request('POST', `/api/servers/${id}/power`, { action: 'kill' });
+  });
+});
+
+describe('pushes that arrive out of order (a panel PATCH racing another PATCH or the DELETE)', () => {
+  test('a spec with a lower revision than the one in use is ignored; the next start runs the newer one', async () => {
+    const id = newId();
+    await createServer(h, demoSpec(id, { revision: 0 }, { MOTD: 'motd-0' }));
+    expect((await h.request('PUT', `/api/servers/${id}`, demoSpec(id, { revision: 2 }, { MOTD: 'motd-2' }))).status).toBe(200);
+    // revision 1 was sent before revision 2 but arrives after it
+    expect((await h.request('PUT', `/api/servers/${id}`, demoSpec(id, { revision: 1 }, { MOTD: 'motd-1' }))).status).toBe(200);
+    await startRunning(h, id);
+    const said = await waitFor(async () => (await logs(h, id)).find((l) => l.includes('Message of the day')), 'the message of the day');
+    expect(said).toContain('motd-2');
+    expect((await power(h, id, 'kill')).status).toBe(200);
+    await waitStatus(h, id, 'offline');
+  }, 30_000);
+
+  test('a push of a server removed since is refused with NOT_FOUND, and its files stay removed', async () => {
+    const id = newId();
+    await createServer(h, demoSpec(id));
+    const dir = path.join(h.dataDir, 'agent', 'servers', id);
+    expect(existsSync(dir)).toBe(true);
+    expect((await h.request('DELETE', `/api/servers/${id}`)).status).toBe(204);
+    const late = await h.request('PUT', `/api/servers/${id}`, demoSpec(id, { revision: 1 }));
+    expect(late.status).toBe(404);
+    expect(late.body.error.code).toBe('NOT_FOUND');
+    expect(existsSync(dir)).toBe(false);
+    expect((await h.request('GET', `/api/servers/${id}`)).status).toBe(404);
   });
 });

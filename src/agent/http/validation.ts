@@ -37,6 +37,7 @@ export const serverSpecSchema = z.object({
   cpu: z.number().int().min(0).max(100000),
   disk: z.number().int().min(1).max(1024 * 1024 * 1024),
   autoRestart: z.boolean().default(false),
+  revision: z.number().int().min(0).default(0),
 });
 
 export const powerSchema = z.object({ action: z.enum(POWER_ACTIONS as unknown as [string, ...string[]]) });
@@ -80,5 +81,6 @@ export function parseSpec(id: string, body: unknown): ServerSpec {
     cpu: s.cpu,
     disk: s.disk,
     autoRestart: s.autoRestart,
+    revision: s.revision,
   };
 }

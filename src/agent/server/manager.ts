@@ -9,10 +9,19 @@ import { StateStore } from './state-store';
 
 const log = childLogger('agent');
 
+/** How many removed server ids the agent remembers (see `removed`). */
+const REMEMBERED_REMOVALS = 10_000;
+
 /** All servers of this node, their persistence and the fan-out of their state events. */
 export class ServerManager {
   private readonly servers = new Map<string, Server>();
   private readonly store: StateStore;
+  /**
+   * Ids of servers removed since the agent started (the oldest forgotten past 10,000). A push of one
+   * of them is refused: it was sent before the removal and arrived after it (a PATCH racing the
+   * DELETE), and would bring a deleted server back to life with its files.
+   */
+  private readonly removed = new Set<string>();
 
   constructor(
     private readonly opts: ServerRuntimeOptions,
@@ -55,9 +64,10 @@ export class ServerManager {
 
   /** PUT /api/servers/:id — creates (and installs) a new server or updates the spec of a known one. */
   async upsert(spec: ServerSpec): Promise<Server> {
+    if (this.removed.has(spec.id)) throw notFound('Server not found (it was removed from this node)');
     const existing = this.servers.get(spec.id);
     if (existing) {
-      existing.updateSpec(spec);
+      this.updateSpec(existing, spec);
       return existing;
     }
     const server = this.create(spec);
@@ -72,9 +82,20 @@ export class ServerManager {
     return server;
   }
 
+  /** Keeps the newer spec: pushes may arrive out of order, the revision says which is the panel's latest. */
+  private updateSpec(server: Server, spec: ServerSpec): void {
+    if ((spec.revision ?? 0) < server.revision) {
+      log.debug({ serverId: spec.id, revision: spec.revision, had: server.revision }, 'ignoring an older server spec that arrived late');
+      return;
+    }
+    server.updateSpec(spec);
+  }
+
   async remove(id: string): Promise<void> {
     const server = this.get(id);
     this.servers.delete(id);
+    this.removed.add(id);
+    if (this.removed.size > REMEMBERED_REMOVALS) this.removed.delete(this.removed.values().next().value!);
     await server.destroy();
     this.persist();
   }
@@ -121,7 +142,7 @@ export class ServerManager {
   async reconcile(panel: PanelServerEntry[]): Promise<void> {
     for (const e of panel) {
       const s = this.servers.get(e.spec.id);
-      if (s) s.updateSpec(e.spec);
+      if (s) this.updateSpec(s, e.spec);
       else await this.bring(e.spec, undefined, e.status).catch((err: Error) => log.error({ serverId: e.spec.id, err: err.message }, 'could not adopt server'));
     }
   }

@@ -174,6 +174,11 @@ export class Server extends EventEmitter {
   }
 
   /** New spec; takes effect at the next start (or install). */
+  /** The panel's revision of the spec in use (see ServerSpec.revision). */
+  get revision(): number {
+    return this.spec.revision ?? 0;
+  }
+
   updateSpec(spec: ServerSpec): void {
     this.spec = spec;
     this.readyRe = compileReady(spec.ready);
