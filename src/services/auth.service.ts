@@ -59,17 +59,29 @@ export class AuthService {
     // Same work and same answer whether or not the email exists: no user enumeration.
     const ok = await verifyPassword(user?.passwordHash ?? (await dummyHash()), data.password);
     if (!user || !ok) throw AppError.unauthorized('Invalid email or password.');
-    return this.openSession(user);
+    return this.openSession(user, user.passwordHash);
   }
 
-  async openSession(user: User): Promise<SignedIn> {
+  /**
+   * `checkedHash`: the password hash the sign-in was verified against. The session is inserted with
+   * the user's row share-locked, and only if that hash is still the user's: a password change
+   * (UsersService.updateMe, which takes the row's update lock and ends the other sessions in the
+   * same transaction) either comes after this session and ends it, or came before and this sign-in
+   * with the old password fails. Without it, sign-ins racing a change kept sessions of the old password.
+   */
+  private async openSession(user: User, checkedHash?: string): Promise<SignedIn> {
     const token = newSecret(SESSION_PREFIX);
-    const session = this.em.create(Session, {
-      user,
-      tokenHash: hashSecret(token),
-      expiresAt: new Date(Date.now() + this.config.sessionTtlSeconds * 1000),
+    const session = await this.em.transactional(async (em) => {
+      if (checkedHash !== undefined) {
+        const rows = await em.execute<{ password_hash: string }[]>('select "password_hash" from "users" where "id" = ? for share', [user.id]);
+        if (rows[0]?.password_hash !== checkedHash) throw AppError.unauthorized('Invalid email or password.');
+      }
+      return em.create(Session, {
+        user: em.getReference(User, user.id),
+        tokenHash: hashSecret(token),
+        expiresAt: new Date(Date.now() + this.config.sessionTtlSeconds * 1000),
+      });
     });
-    await this.em.flush();
     return { user, session, token };
   }
 

@@ -1,5 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import { LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
 import { ApiToken } from '../entities/ApiToken.js';
 import { Session } from '../entities/Session.js';
 import { User } from '../entities/User.js';
@@ -25,37 +25,46 @@ export class UsersService {
     return requireActor(actor).user;
   }
 
+  /**
+   * Runs with the user's row locked (SELECT … FOR UPDATE): concurrent changes of one account take
+   * turns, so a second password change is checked against the first one's new password, and the
+   * other sessions end in the same transaction as the change (see AuthService.openSession).
+   */
   async updateMe(actor: Actor | null, input: unknown): Promise<User> {
     const a = requireActor(actor);
     const data = parseInput(updateMeInput, input);
-    // the actor carries a read-only record; the change goes through the entity, read afresh
-    const user = await this.em.findOne(User, a.user.id);
-    if (!user) throw AppError.unauthorized();
-    if (data.password !== undefined) {
-      if (!(await verifyPassword(user.passwordHash, data.currentPassword ?? ''))) {
-        throw AppError.validation({ currentPassword: 'is not your current password' });
-      }
-    }
-    if (data.email !== undefined && data.email !== user.email) {
-      if (await this.em.count(User, { email: data.email, id: { $ne: user.id } })) {
-        throw AppError.alreadyExists('email', 'An account with this email already exists.');
-      }
-      user.email = data.email;
-    }
-    if (data.name !== undefined) user.name = data.name;
-    if (data.password !== undefined) user.passwordHash = await hashPassword(data.password);
     try {
-      await this.em.flush();
+      return await this.em.transactional(async (em) => {
+        // the actor carries a read-only record; the change goes through the entity, read afresh
+        const user = await em.findOne(User, a.user.id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+        if (!user) throw AppError.unauthorized();
+        // a concurrent password change of this account may have ended this very session
+        if (a.via === 'session' && !(await em.count(Session, { id: a.credentialId }))) throw AppError.unauthorized();
+        if (data.password !== undefined) {
+          if (!(await verifyPassword(user.passwordHash, data.currentPassword ?? ''))) {
+            throw AppError.validation({ currentPassword: 'is not your current password' });
+          }
+        }
+        if (data.email !== undefined && data.email !== user.email) {
+          if (await em.count(User, { email: data.email, id: { $ne: user.id } })) {
+            throw AppError.alreadyExists('email', 'An account with this email already exists.');
+          }
+          user.email = data.email;
+        }
+        if (data.name !== undefined) user.name = data.name;
+        if (data.password !== undefined) {
+          user.passwordHash = await hashPassword(data.password);
+          await em.flush();
+          // A password change ends every other session of the user (the current one stays).
+          const keep = a.via === 'session' ? a.credentialId : '00000000-0000-0000-0000-000000000000';
+          await em.nativeDelete(Session, { user: user.id, id: { $ne: keep } });
+        }
+        return user;
+      });
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw AppError.alreadyExists('email', 'An account with this email already exists.');
       throw err;
     }
-    if (data.password !== undefined) {
-      // A password change ends every other session of the user (the current one stays).
-      const keep = a.via === 'session' ? a.credentialId : '00000000-0000-0000-0000-000000000000';
-      await this.em.nativeDelete(Session, { user: user.id, id: { $ne: keep } });
-    }
-    return user;
   }
 
   async listApiTokens(actor: Actor | null, page: Page): Promise<Paginated<ApiToken>> {

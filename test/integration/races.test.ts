@@ -77,3 +77,51 @@ test('concurrent updates of different variables of one server all take effect', 
   const kept = await Promise.all(ids.map(async (id) => (await p.request('GET', `/api/v1/servers/${id}`, { token: admin.token })).body.data.variables));
   kept.forEach((v, i) => expect(v).toMatchObject({ MOTD: `motd ${i}`, MAX_PLAYERS: String(10 + i), SERVER_PORT: String(30000 + i) }));
 }, 60_000);
+
+describe('password changes', () => {
+  test('no session signed in with the old password outlives a password change, however the sign-ins interleave with it', async () => {
+    const u = await p.newUser('Racer');
+    const signins: Promise<{ status: number; token?: string }>[] = [];
+    let stop = false;
+    const spray = (async () => {
+      while (!stop) {
+        signins.push(p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: u.password } }).then((r) => ({ status: r.status, token: r.body?.data?.token })));
+        await new Promise((r) => setTimeout(r, 3));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 40));
+    const change = await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: 'a-new-password-456', currentPassword: u.password } });
+    expect(change.status).toBe(200);
+    stop = true;
+    await spray;
+    const results = await Promise.all(signins);
+    expect(results.every((r) => r.status === 200 || r.status === 401)).toBe(true);
+    const tokens = results.filter((r) => r.status === 200).map((r) => r.token!);
+    expect(tokens.length).toBeGreaterThan(0); // some did sign in before the change
+    const alive = (await Promise.all(tokens.map((t) => p.request('GET', '/api/v1/auth/session', { token: t })))).filter((r) => r.status === 200).length;
+    expect(`${alive} of ${tokens.length} old-password sessions still work`).toBe(`0 of ${tokens.length} old-password sessions still work`);
+    // the one that changed the password is still signed in, with the new password working
+    expect((await p.request('GET', '/api/v1/auth/session', { token: u.token })).status).toBe(200);
+    expect((await p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: 'a-new-password-456' } })).status).toBe(200);
+  }, 60_000);
+
+  test('two changes at once from two sessions: one wins, the other is refused, and the winner stays signed in', async () => {
+    for (let round = 0; round < 3; round++) {
+      const u = await p.newUser('Twice');
+      const second = (await p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: u.password } })).body.data.token;
+      const [a, b] = await Promise.all(
+        [u.token, second].map((token, i) =>
+          p.request('PATCH', '/api/v1/users/me', { token, body: { password: `new-password-${i}-xyz`, currentPassword: u.password } }),
+        ),
+      );
+      const statuses = [a.status, b.status].sort();
+      // the loser either is told its current password is wrong now (422) or finds its session ended (401)
+      expect([statuses, 'one 200'].join()).toMatch(/^200,(401|422),one 200$/);
+      const winner = a.status === 200 ? 0 : 1;
+      const winnerToken = winner === 0 ? u.token : second;
+      expect((await p.request('GET', '/api/v1/auth/session', { token: winnerToken })).status).toBe(200);
+      expect((await p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: `new-password-${winner}-xyz` } })).status).toBe(200);
+      expect((await p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: `new-password-${1 - winner}-xyz` } })).status).toBe(401);
+    }
+  }, 60_000);
+});
