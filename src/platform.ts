@@ -11,7 +11,7 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase } from './db/orm.js';
 import Redis from 'ioredis';
-import { memoryLimiters, RateLimiter, redisLimiters } from './http/rate-limit.js';
+import { memoryLimiters, RateLimiter, REDIS_LIMIT_TIMEOUT_MS, redisLimiters } from './http/rate-limit.js';
 import { closeHttpServer } from './http/shutdown.js';
 import { answerClientError } from './http/client-errors.js';
 import { childLogger, logger } from './logger.js';
@@ -63,12 +63,20 @@ export async function startPlatform(config: Config): Promise<Platform> {
     orm = await openDatabase(config.databaseUrl ?? embedded!.url);
     await seedBuiltinBlueprints(orm);
     const masterKey = MasterKey.load(config.dataDir, config.masterKey);
-    bus = config.redisUrl ? new RedisBus(config.redisUrl) : new LocalBus();
+    bus = config.redisUrl ? new RedisBus(config.redisUrl, orm.config.get('dbName') ?? 'default') : new LocalBus();
     services = createServices(orm, config, masterKey, bus);
     const ready = services;
     const firstAdmin = await RequestContext.create(orm.em, () => ready.auth.ensureFirstAdmin());
     if (config.redisUrl) {
-      redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true, lazyConnect: false, disconnectTimeout: 300 });
+      // no offline queue and a command timeout: while Redis is away or hangs, the limiter counts in
+      // memory at once instead of making requests wait for it (src/http/rate-limit.ts)
+      redis = new Redis(config.redisUrl, {
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        commandTimeout: REDIS_LIMIT_TIMEOUT_MS,
+        lazyConnect: false,
+        disconnectTimeout: 300,
+      });
       redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
       log.info('REDIS_URL set: rate limits are shared through Redis');
     }

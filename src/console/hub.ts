@@ -46,8 +46,34 @@ class ReplayFilter {
   }
 }
 
+/** The keys of the last `capacity` lines delivered (a Set in insertion order, the oldest dropped first). */
+class RecentLines {
+  private readonly keys = new Set<string>();
+  constructor(private readonly capacity: number) {}
+
+  /** True when `key` was delivered already; else remembers it. */
+  seen(key: string): boolean {
+    if (this.keys.has(key)) return true;
+    this.keys.add(key);
+    if (this.keys.size > this.capacity) this.keys.delete(this.keys.values().next().value!);
+    return false;
+  }
+}
+
+/**
+ * Lines remembered per server to drop a second copy: more than a feed's replay (150 lines) plus what
+ * two feeds can both relay while the lock settles after Redis comes back (two election periods).
+ */
+const RECENT_LINES = 2_000;
+
 interface Entry {
   listeners: Set<Listener>;
+  /**
+   * A line can reach an instance twice: when Redis goes away, an instance that got lines over Redis
+   * opens its own feed, whose replay holds them again; when Redis is back, two feeds run until the
+   * next election closes one, and each line comes from both. Subscribers get it once.
+   */
+  recent: RecentLines;
   unsubscribeBus: Promise<() => Promise<void>>;
   timer: NodeJS.Timeout | null;
   feed: UpstreamFeed | null;
@@ -74,8 +100,11 @@ export class ConsoleHub {
   async subscribe(serverId: string, listener: Listener): Promise<() => void> {
     let entry = this.entries.get(serverId);
     if (!entry) {
-      const e: Entry = { listeners: new Set(), unsubscribeBus: Promise.resolve(async () => undefined), timer: null, feed: null, replay: null };
-      e.unsubscribeBus = this.bus.subscribe(serverId, (ev) => e.listeners.forEach((l) => l(ev)));
+      const e: Entry = { listeners: new Set(), recent: new RecentLines(RECENT_LINES), unsubscribeBus: Promise.resolve(async () => undefined), timer: null, feed: null, replay: null };
+      e.unsubscribeBus = this.bus.subscribe(serverId, (ev) => {
+        if (isLine(ev) && e.recent.seen(lineKey(ev))) return;
+        e.listeners.forEach((l) => l(ev));
+      });
       this.entries.set(serverId, e);
       entry = e;
       await entry.unsubscribeBus;
@@ -91,6 +120,8 @@ export class ConsoleHub {
     entry.listeners.add(wrapped);
     const history = await this.bus.history(serverId).catch(() => [] as ConsoleEvent[]);
     const seen = new Set(history.map((h) => JSON.stringify(h)));
+    // lines this subscriber gets from the history count as delivered: a replay of them is dropped too
+    for (const h of history) if (isLine(h)) entry.recent.seen(lineKey(h));
     history.forEach(listener);
     for (const ev of queue) if (!seen.has(JSON.stringify(ev))) listener(ev);
     ready = true;

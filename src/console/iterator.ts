@@ -2,19 +2,29 @@
  * Turns a hub subscription into a bounded async iterator for GraphQL subscriptions: a subscriber
  * that does not keep up is ended (with an error) instead of letting its queue grow without bound.
  */
-import type { ConsoleEvent } from './types.js';
+import { GraphQLError } from 'graphql';
+import { MAX_BATCH_EVENTS, type ConsoleEvent } from './types.js';
 
-/** Per subscriber; with 500 subscribers that is at most 1M queued events in the gateway. */
-export const MAX_QUEUED_EVENTS = 2_000;
+/**
+ * Per subscriber: twice the largest batch the bus delivers at once (a burst relayed through Redis
+ * must not count as falling behind). The queue holds values shared by all subscribers (one
+ * conversion per event), so 500 full queues are 10M references, about 80 MB.
+ */
+export const MAX_QUEUED_EVENTS = 2 * MAX_BATCH_EVENTS;
+
+/** The `extensions.code` of the error that ends a subscriber that fell behind. */
+export const SUBSCRIBER_TOO_SLOW = 'SUBSCRIBER_TOO_SLOW';
 
 export function eventIterator<T>(
   subscribe: (listener: (e: ConsoleEvent) => void) => Promise<() => void>,
   map: (e: ConsoleEvent) => T | undefined,
   maxQueued = MAX_QUEUED_EVENTS,
+  /** Values the subscriber gets first, before any event (e.g. the current status). */
+  initial: T[] = [],
 ): AsyncIterableIterator<T> {
-  const queue: T[] = [];
+  const queue: T[] = [...initial];
   let waiting: ((r: IteratorResult<T>) => void) | null = null;
-  let failed: Error | null = null;
+  let failed: GraphQLError | null = null;
   let done = false;
   let unsubscribe: (() => void) | null = null;
 
@@ -41,7 +51,9 @@ export function eventIterator<T>(
       waiting = null;
       w({ value: v, done: false });
     } else if (queue.length >= maxQueued) {
-      failed = new Error('The subscriber fell too far behind and was disconnected.');
+      failed = new GraphQLError(`The subscriber fell more than ${maxQueued} events behind and was ended; subscribe again.`, {
+        extensions: { code: SUBSCRIBER_TOO_SLOW, details: { maxQueued } },
+      });
       finish();
     } else queue.push(v);
   }).then((u) => {

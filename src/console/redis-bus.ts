@@ -1,6 +1,7 @@
 /**
- * The console bus over Redis: pub/sub channel `hostpanel:console:<serverId>`, history in a capped
- * list, and the single-upstream lock as `SET key owner NX PX ttl` (renewed only by its owner).
+ * The console bus over Redis: pub/sub channel `hostpanel:<namespace>:db<n>:console:<serverId>`, history
+ * in a capped list, and the single-upstream lock as `SET key owner NX PX ttl` (renewed only by its
+ * owner). Each wait for Redis is bounded (REDIS_WAIT_MS): a Redis that hangs is treated as away.
  *
  * Events reach this instance's own subscribers directly (through a LocalBus), never waiting for Redis;
  * Redis carries them to the other instances, which tell their own messages apart by the origin prefix
@@ -20,15 +21,24 @@ import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { childLogger } from '../logger.js';
 import { LocalBus, type ConsoleBus } from './bus.js';
-import { HISTORY_LINES, type ConsoleEvent } from './types.js';
+import { HISTORY_LINES, MAX_BATCH_EVENTS, type ConsoleEvent } from './types.js';
 
 const log = childLogger('redis-bus');
-const CHANNEL_PREFIX = 'hostpanel:console:';
-const channel = (id: string) => CHANNEL_PREFIX + id;
-const historyKey = (id: string) => `hostpanel:console-history:${id}`;
-const lockKey = (id: string) => `hostpanel:console-upstream:${id}`;
 /** Events per server waiting for Redis while a flush is under way (about 10 s of a 1,000 lines/s flood). */
-const MAX_PENDING = 10_000;
+const MAX_PENDING = MAX_BATCH_EVENTS;
+/** How long a history read, lock or channel subscription waits for Redis before the local fallback answers. */
+const REDIS_WAIT_MS = 1_000;
+
+/** Resolves like `promise`, or rejects after `ms` (the command itself goes on; only the wait ends). */
+function within<T>(ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`Redis did not answer within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
 
 /** What one server has waiting for the next flush: serialised events for history and for the channel. */
 interface Pending {
@@ -59,13 +69,24 @@ export class RedisBus implements ConsoleBus {
   private lastEvent: ConsoleEvent | null = null;
   private lastJson = '';
 
-  constructor(url: string) {
+  /** Channel names start with this: the deployment's namespace and the Redis database number. */
+  private readonly channelPrefix: string;
+  private readonly keyPrefix: string;
+
+  /**
+   * `namespace`: what the gateway instances of one deployment share (the database name), so that two
+   * deployments on one Redis keep their consoles apart. Keys live in the URL's Redis database; pub/sub
+   * channels are shared by all databases of a Redis, so their names carry the database number too.
+   */
+  constructor(url: string, namespace = 'default') {
     // disconnectTimeout: a socket that never connected (Redis down) is not waited for 2 s at close
     this.pub = new Redis(url, { maxRetriesPerRequest: 2, disconnectTimeout: 300 });
     this.sub = new Redis(url, { maxRetriesPerRequest: 2, disconnectTimeout: 300 });
+    this.keyPrefix = `hostpanel:${namespace}:`;
+    this.channelPrefix = `hostpanel:${namespace}:db${this.pub.options.db ?? 0}:console:`;
     for (const c of [this.pub, this.sub]) c.on('error', (err) => log.debug({ err: err.message }, 'redis error'));
     this.sub.on('ready', () => {
-      const names = [...this.channels.keys()].map(channel);
+      const names = [...this.channels.keys()].map((id) => this.channelName(id));
       if (names.length) this.sub.subscribe(...names).catch((err: Error) => this.failed('subscribe', err));
     });
     this.pub.on('ready', () => {
@@ -81,10 +102,23 @@ export class RedisBus implements ConsoleBus {
       } catch {
         return;
       }
-      const serverId = ch.slice(CHANNEL_PREFIX.length);
+      const serverId = ch.slice(this.channelPrefix.length);
       // a batch (an array); a single event object is what instances before batching sent
       for (const event of Array.isArray(parsed) ? parsed : [parsed]) void this.local.publish(serverId, event as ConsoleEvent);
     });
+  }
+
+  /** The pub/sub channel of a server's console events. */
+  channelName(serverId: string): string {
+    return this.channelPrefix + serverId;
+  }
+
+  private historyKey(serverId: string): string {
+    return `${this.keyPrefix}console-history:${serverId}`;
+  }
+
+  private lockKey(serverId: string): string {
+    return `${this.keyPrefix}console-upstream:${serverId}`;
   }
 
   /** Whether a Redis command can be sent now (else the local fallback answers at once). */
@@ -134,12 +168,12 @@ export class RedisBus implements ConsoleBus {
     const m = this.pub.multi();
     for (const [serverId, p] of batch) {
       if (p.history.length) {
-        const key = historyKey(serverId);
+        const key = this.historyKey(serverId);
         m.rpush(key, ...p.history)
           .ltrim(key, -HISTORY_LINES, -1)
           .pexpire(key, 3_600_000);
       }
-      if (p.events.length) m.publish(channel(serverId), `${this.origin}|[${p.events.join(',')}]`);
+      if (p.events.length) m.publish(this.channelName(serverId), `${this.origin}|[${p.events.join(',')}]`);
     }
     this.flushing = m
       .exec()
@@ -164,7 +198,7 @@ export class RedisBus implements ConsoleBus {
     const n = this.channels.get(serverId) ?? 0;
     this.channels.set(serverId, n + 1);
     // without Redis now, the 'ready' handler subscribes the channel when it is back
-    if (n === 0 && this.sub.status === 'ready') await this.sub.subscribe(channel(serverId)).catch((err: Error) => this.failed('subscribe', err));
+    if (n === 0 && this.sub.status === 'ready') await within(REDIS_WAIT_MS, this.sub.subscribe(this.channelName(serverId))).catch((err: Error) => this.failed('subscribe', err));
     let done = false;
     return async () => {
       if (done) return;
@@ -173,7 +207,7 @@ export class RedisBus implements ConsoleBus {
       const left = (this.channels.get(serverId) ?? 1) - 1;
       if (left > 0) return void this.channels.set(serverId, left);
       this.channels.delete(serverId);
-      if (this.sub.status === 'ready') await this.sub.unsubscribe(channel(serverId)).catch(() => undefined);
+      if (this.sub.status === 'ready') await within(REDIS_WAIT_MS, this.sub.unsubscribe(this.channelName(serverId))).catch(() => undefined);
     };
   }
 
@@ -182,7 +216,7 @@ export class RedisBus implements ConsoleBus {
     try {
       // lines not sent to Redis yet: a flush sends them after this LRANGE, on the same connection
       const waiting = [...(this.pending.get(serverId)?.history ?? [])];
-      const raw = [...(await this.pub.lrange(historyKey(serverId), 0, -1)), ...waiting].slice(-HISTORY_LINES);
+      const raw = [...(await within(REDIS_WAIT_MS, this.pub.lrange(this.historyKey(serverId), 0, -1))), ...waiting].slice(-HISTORY_LINES);
       return raw.flatMap((r) => {
         try {
           return [JSON.parse(r) as ConsoleEvent];
@@ -204,7 +238,7 @@ export class RedisBus implements ConsoleBus {
   async acquire(serverId: string, owner: string, ttlMs: number): Promise<boolean> {
     if (this.up) {
       try {
-        return (await this.pub.eval(ACQUIRE, 1, lockKey(serverId), owner, String(ttlMs))) === 1;
+        return (await within(REDIS_WAIT_MS, this.pub.eval(ACQUIRE, 1, this.lockKey(serverId), owner, String(ttlMs)))) === 1;
       } catch (err) {
         this.failed('upstream lock', err as Error);
       }
@@ -215,7 +249,7 @@ export class RedisBus implements ConsoleBus {
 
   async release(serverId: string, owner: string): Promise<void> {
     await this.local.release(serverId, owner);
-    if (this.up) await this.pub.eval(RELEASE, 1, lockKey(serverId), owner).catch(() => undefined);
+    if (this.up) await within(REDIS_WAIT_MS, this.pub.eval(RELEASE, 1, this.lockKey(serverId), owner)).catch(() => undefined);
   }
 
   async close(): Promise<void> {

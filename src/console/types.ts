@@ -14,3 +14,10 @@ export const GONE: ConsoleEvent = { type: 'gone', data: {} };
 
 export const RELAYED_TYPES: ReadonlySet<string> = new Set<ConsoleEventType>(['console_output', 'install_output', 'status', 'stats']);
 export const HISTORY_LINES = 150;
+
+/**
+ * The most events one Redis message of the bus carries for a server (what waited during one flush),
+ * and so the most that reach a subscriber in one go: a subscriber's queue holds more than this
+ * (src/console/iterator.ts) before it counts as fallen behind.
+ */
+export const MAX_BATCH_EVENTS = 10_000;

@@ -24,6 +24,28 @@ async function feed<T>({ args, context }: SubArgs, map: (e: ConsoleEvent, server
 }
 
 /**
+ * Status changes, starting with the current status (the server's record, which the node's events keep
+ * up to date): a subscriber that joins a console already open on some instance learns it at once, not
+ * at the next change. A status equal to the last one sent (the node repeats it when a feed opens) is
+ * not sent again.
+ */
+async function statusFeed({ args, context }: SubArgs) {
+  const server = await context.services.servers.get(context.actor, args.serverId);
+  let last: string = server.status;
+  return eventIterator(
+    (listener) => context.services.console.subscribe(context.actor, server.id, listener),
+    (e) => {
+      const v = toStatus(e, server.id);
+      if (!v || v.status === last) return undefined;
+      last = v.status;
+      return v;
+    },
+    undefined,
+    [{ serverId: server.id, status: server.status }],
+  );
+}
+
+/**
  * One event reaches every subscriber of its server as the same object: each mapper converts it once
  * and hands the same value to all of them.
  */
@@ -63,7 +85,7 @@ export class ConsoleResolver {
 
   @Subscription(() => ServerStatusEvent, {
     description: 'Status changes of a server (the current status first).',
-    subscribe: (async (a: SubArgs) => feed(a, toStatus)) as any,
+    subscribe: (async (a: SubArgs) => statusFeed(a)) as any,
   })
   serverStatus(@Arg('serverId', () => ID) _serverId: string, @Root() event: ServerStatusEvent): ServerStatusEvent {
     return event;

@@ -178,3 +178,24 @@ test('deleting a server completes its subscriptions and ends its upstream feed (
   expect([...lines.errors, ...statuses.errors]).toEqual([]);
   await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream feed to end');
 }, 60_000);
+
+test('serverStatus starts with the current status, also when joining a console that is already open', async () => {
+  const c = client(owner.token);
+  const lines = subscribe(c, 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id: serverId });
+  await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
+  await gql(p, 'mutation($id: ID!) { startServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  await waitForStatus(p, owner.token, serverId, 'running');
+
+  // the feed is open and the node will not repeat the status: the joiner still learns it at once
+  const joiner = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }', { id: serverId });
+  await until(() => joiner.items.length > 0, 10_000, 'the current status');
+  expect(joiner.items[0].serverStatus.status).toBe('running');
+
+  await gql(p, 'mutation($id: ID!) { stopServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+  await until(() => joiner.items.some((d) => d.serverStatus.status === 'offline'), 20_000, 'offline');
+  const seen = joiner.items.map((d) => d.serverStatus.status);
+  expect(seen.filter((s, i) => i > 0 && s === seen[i - 1])).toEqual([]); // changes only
+  joiner.stop();
+  lines.stop();
+  await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close');
+}, 60_000);

@@ -6,66 +6,14 @@
  * holds the last 150 of them. Needs REDIS_URL; without it the test is skipped (and says so).
  */
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import Redis from 'ioredis';
 import { RedisBus } from '../../src/console/redis-bus.js';
 import { HISTORY_LINES, type ConsoleEvent } from '../../src/console/types.js';
+import { HoldingProxy } from '../support/redis-proxy.js';
 import { until } from '../support/wait.js';
 import { redisOnly } from '../support/redis-only.js';
 
 const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-batching.test.ts', 'to batch to');
-
-/** A TCP proxy to Redis that can hold back what its clients send (Redis then seems to hang). */
-class HoldingProxy {
-  private server: net.Server | null = null;
-  private readonly pairs = new Set<{ client: net.Socket; upstream: net.Socket }>();
-  private holding = false;
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      const pair = { client, upstream };
-      this.pairs.add(pair);
-      for (const s of [client, upstream]) s.on('error', () => undefined);
-      upstream.pipe(client);
-      if (!this.holding) client.pipe(upstream);
-      else client.pause();
-      const drop = () => {
-        this.pairs.delete(pair);
-        client.destroy();
-        upstream.destroy();
-      };
-      client.on('close', drop);
-      upstream.on('close', drop);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', () => resolve()));
-    this.port = (this.server.address() as net.AddressInfo).port;
-  }
-
-  hold(): void {
-    this.holding = true;
-    for (const { client, upstream } of this.pairs) {
-      client.unpipe(upstream);
-      client.pause();
-    }
-  }
-
-  release(): void {
-    this.holding = false;
-    for (const { client, upstream } of this.pairs) client.pipe(upstream);
-  }
-
-  async close(): Promise<void> {
-    for (const { client, upstream } of this.pairs) {
-      client.destroy();
-      upstream.destroy();
-    }
-    await new Promise((r) => this.server?.close(r));
-  }
-}
 
 const lineOf = (e: ConsoleEvent) => String(e.data?.line);
 const event = (line: string): ConsoleEvent => ({ type: 'console_output', data: { line, stream: 'stdout', ts: Date.now() } });
@@ -79,7 +27,9 @@ describeRedis('the Redis console bus under a flood', () => {
 
   beforeAll(async () => {
     await proxy.open();
-    a = new RedisBus(`redis://127.0.0.1:${proxy.port}`);
+    const viaProxy = new URL(REDIS_URL);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    a = new RedisBus(viaProxy.toString());
     b = new RedisBus(REDIS_URL);
     raw = new Redis(REDIS_URL);
   });
@@ -98,7 +48,7 @@ describeRedis('the Redis console bus under a flood', () => {
     await a.subscribe(serverId, (e) => atA.push(lineOf(e)));
     await b.subscribe(serverId, (e) => atB.push(lineOf(e)));
     let messages = 0;
-    await raw.subscribe(`hostpanel:console:${serverId}`);
+    await raw.subscribe(a.channelName(serverId));
     raw.on('message', () => messages++);
 
     // both instances are connected: a line from A reaches B through Redis
@@ -137,5 +87,39 @@ describeRedis('the Redis console bus under a flood', () => {
 
     const history = (await b.history(serverId)).map(lineOf);
     expect(history).toEqual(lines.slice(-HISTORY_LINES));
+  });
+
+  test('two deployments on one Redis (another namespace, or another database number) keep their consoles apart', async () => {
+    const serverId = randomUUID();
+    const otherDb = new URL(REDIS_URL);
+    otherDb.pathname = `/${(Number(otherDb.pathname.slice(1)) || 0) + 1}`;
+    const staging = new RedisBus(REDIS_URL, 'staging');
+    const elsewhere = new RedisBus(otherDb.toString());
+    try {
+      const atB: string[] = [];
+      const atStaging: string[] = [];
+      const atElsewhere: string[] = [];
+      await b.subscribe(serverId, (e) => atB.push(lineOf(e)));
+      await staging.subscribe(serverId, (e) => atStaging.push(lineOf(e)));
+      await elsewhere.subscribe(serverId, (e) => atElsewhere.push(lineOf(e)));
+      await until(
+        async () => {
+          await staging.publish(serverId, event('from staging'));
+          await elsewhere.publish(serverId, event('from another database'));
+          await b.publish(serverId, event('from production'));
+          return atStaging.includes('from staging') && atElsewhere.includes('from another database');
+        },
+        10_000,
+        'each bus to be connected',
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      expect(new Set(atB)).toEqual(new Set(['from production']));
+      expect(new Set(atStaging)).toEqual(new Set(['from staging']));
+      expect(new Set(atElsewhere)).toEqual(new Set(['from another database']));
+      expect(staging.channelName(serverId)).not.toBe(b.channelName(serverId));
+    } finally {
+      await staging.close();
+      await elsewhere.close();
+    }
   });
 });

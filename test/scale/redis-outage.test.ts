@@ -18,6 +18,7 @@ import { until } from '../support/wait.js';
 import { redisOnly } from '../support/redis-only.js';
 
 const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-outage.test.ts', 'to cut and restore');
+const LINES_WITH_TS = 'subscription($id: ID!) { consoleOutput(serverId: $id) { line ts } }';
 
 /** A TCP proxy to Redis that can be cut (every connection dropped, new ones refused) and restored. */
 class CuttableProxy {
@@ -95,11 +96,17 @@ describeRedis('Redis goes away and comes back under two gateway instances', () =
 
     const ca = gqlWsClient(a.url, admin.token);
     const cb = gqlWsClient(b.url, admin.token);
+    /** Lines a subscriber got more than once (same time stamp and text). */
+    const repeated = (s: ReturnType<typeof subscribe>) => {
+      const keys = s.items.map((d) => `${d.consoleOutput.ts} ${d.consoleOutput.line}`);
+      return keys.filter((k, i) => keys.indexOf(k) !== i);
+    };
     try {
-      const onA = subscribe(ca, CONSOLE_LINES, { id });
+      const onA = subscribe(ca, LINES_WITH_TS, { id });
       await until(() => a.services.console.hub.upstreamCount === 1);
+      const earlyOnB = subscribe(cb, LINES_WITH_TS, { id }); // gets its lines from A, through Redis
       say('before');
-      await until(() => saw(onA, 'before'), 10_000, 'A to see the line said before the outage');
+      await until(() => saw(onA, 'before') && saw(earlyOnB, 'before'), 10_000, 'A and B to see the line said before the outage');
 
       await proxy.cut();
       const onB = subscribe(cb, CONSOLE_LINES, { id }); // subscribes while Redis is away
@@ -111,10 +118,20 @@ describeRedis('Redis goes away and comes back under two gateway instances', () =
       await until(() => a.services.console.hub.upstreamCount + b.services.console.hub.upstreamCount === 1, 20_000, 'one upstream feed again');
       say('after');
       await until(() => saw(onA, 'after') && saw(onB, 'after'), 15_000, 'both to see the line said after the outage');
+      // B's own feed replayed lines B's early subscriber had got through Redis, and after the outage
+      // both feeds ran until the election closed one: still, no subscriber got a line twice
+      for (let i = 0; i < 10; i++) {
+        say(`settling ${i}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      await until(() => saw(onA, 'settling 9') && saw(earlyOnB, 'settling 9'), 15_000, 'the last settling line');
+      expect(repeated(onA)).toEqual([]);
+      expect(repeated(earlyOnB)).toEqual([]);
       expect(onA.errors).toEqual([]);
       expect(onB.errors).toEqual([]);
       onA.stop();
       onB.stop();
+      earlyOnB.stop();
     } finally {
       game.close();
       await ca.dispose();

@@ -1,0 +1,89 @@
+/**
+ * The gateway's console fan-out with the in-process bus (what Redis carries between instances is
+ * published on it the same way): a line that reaches the hub twice is delivered once, and a burst as
+ * large as one Redis message can carry does not end a GraphQL subscriber.
+ */
+import { randomUUID } from 'node:crypto';
+import { LocalBus } from '../../src/console/bus.js';
+import { ConsoleHub } from '../../src/console/hub.js';
+import { eventIterator, SUBSCRIBER_TOO_SLOW } from '../../src/console/iterator.js';
+import { MAX_BATCH_EVENTS, type ConsoleEvent } from '../../src/console/types.js';
+
+const line = (seq: number, text = `line ${seq}`): ConsoleEvent => ({
+  type: 'console_output',
+  data: { line: text, stream: 'stdout', ts: new Date(1_700_000_000_000 + seq).toISOString(), seq },
+});
+
+describe('the console hub', () => {
+  let bus: LocalBus;
+  let hub: ConsoleHub;
+  beforeEach(() => {
+    bus = new LocalBus();
+    // no node to reach here: the feed's ticket is refused, and it retries quietly in the background
+    hub = new ConsoleHub(bus, () => Promise.reject(new Error('no node in this test')));
+  });
+  afterEach(async () => {
+    await hub.close();
+    await bus.close();
+  });
+
+  test('a line that arrives twice (from two feeds, or a replay of lines relayed before) is delivered once', async () => {
+    const serverId = randomUUID();
+    const got: string[] = [];
+    const unsubscribe = await hub.subscribe(serverId, (e) => got.push(`${e.data.seq}:${e.data.line}`));
+    for (const seq of [1, 2, 3]) await bus.publish(serverId, line(seq));
+    // the same lines again, as the other instance's feed relays them through Redis, then a new one
+    for (const seq of [2, 3, 4]) await bus.publish(serverId, line(seq));
+    // the same text at another moment is another line
+    await bus.publish(serverId, line(5, 'line 1'));
+    expect(got).toEqual(['1:line 1', '2:line 2', '3:line 3', '4:line 4', '5:line 1']);
+    // status and stats are not lines: repeated ones still go out
+    const statuses: string[] = [];
+    const second = await hub.subscribe(serverId, (e) => e.type === 'status' && statuses.push(e.data.status));
+    await bus.publish(serverId, { type: 'status', data: { status: 'running' } });
+    await bus.publish(serverId, { type: 'status', data: { status: 'running' } });
+    expect(statuses).toEqual(['running', 'running']);
+    unsubscribe();
+    second();
+  });
+});
+
+describe('the GraphQL subscriber queue', () => {
+  /** An iterator fed by hand: `push` plays the hub delivering events. */
+  function fedIterator() {
+    let push: (e: ConsoleEvent) => void = () => undefined;
+    const it = eventIterator(
+      async (listener) => {
+        push = listener;
+        return () => undefined;
+      },
+      (e) => e.data.seq as number,
+    );
+    return { it, push: (e: ConsoleEvent) => push(e) };
+  }
+
+  test('a burst of one full Redis message is queued whole, and read in order', async () => {
+    const { it, push } = fedIterator();
+    const first = it.next();
+    for (let seq = 1; seq <= MAX_BATCH_EVENTS + 1; seq++) push(line(seq)); // one delivered to the waiting next(), the rest queued
+    expect((await first).value).toBe(1);
+    let expected = 2;
+    for (; expected <= MAX_BATCH_EVENTS + 1; expected++) {
+      const r = await it.next();
+      if (r.value !== expected) break;
+    }
+    expect(expected).toBe(MAX_BATCH_EVENTS + 2);
+    await it.return!();
+  });
+
+  test('a subscriber that stops reading is ended with SUBSCRIBER_TOO_SLOW (not an internal error)', async () => {
+    const { it, push } = fedIterator();
+    const first = it.next();
+    for (let seq = 1; seq <= 3 * MAX_BATCH_EVENTS; seq++) push(line(seq));
+    expect((await first).value).toBe(1);
+    const error = await (async () => {
+      for (;;) await it.next();
+    })().catch((err: { extensions?: { code?: string } }) => err);
+    expect(error.extensions?.code).toBe(SUBSCRIBER_TOO_SLOW);
+  });
+});
