@@ -1,4 +1,8 @@
 import { spawnSync } from 'node:child_process';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { dirSize } from '../../src/agent/environment/proc';
 import { buildArgv, splitTemplate, TemplateError } from '../../src/agent/environment/template';
 import { childEnv, templateVariablesFor } from '../../src/agent/environment/env';
 import { LineSplitter } from '../../src/agent/environment/line-splitter';
@@ -128,5 +132,33 @@ describe('small pieces', () => {
     expect(configFromEnv({ PANEL_URL: 'ftp://x', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', AGENT_PORT: 'abc' }).errors.join('\n')).toMatch(/PANEL_URL.*\n.*AGENT_PORT/s);
     const ok = configFromEnv({ PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', DATA_DIR: '/tmp/d' });
     expect(ok.options).toMatchObject({ port: 5000, stopGraceSeconds: 30, dataDir: '/tmp/d', heartbeatSeconds: 10 });
+  });
+});
+
+describe('dirSize (the disk limit)', () => {
+  test('sums the apparent size of every file of a tree, in directories of many files too; symlinks count as links', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'hp-size-'));
+    try {
+      let expected = 0;
+      for (let d = 0; d < 3; d++) {
+        mkdirSync(path.join(root, `d${d}`, 'deep', 'er'), { recursive: true });
+        // more files in one directory than the measurement looks at in one go
+        for (let i = 0; i < 300; i++) {
+          writeFileSync(path.join(root, `d${d}`, 'deep', 'er', `f${i}`), 'x'.repeat(i % 11));
+          expected += i % 11;
+        }
+      }
+      writeFileSync(path.join(root, 'top.bin'), Buffer.alloc(4096));
+      expected += 4096;
+      const big = path.join(os.tmpdir(), `hp-size-outside-${process.pid}`);
+      writeFileSync(big, Buffer.alloc(100_000));
+      symlinkSync(big, path.join(root, 'link'));
+      expected += lstatSync(path.join(root, 'link')).size; // the link itself, not its 100 kB target
+      expect(await dirSize(root)).toBe(expected);
+      expect(await dirSize(path.join(root, 'missing'))).toBe(0);
+      rmSync(big);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
