@@ -120,6 +120,27 @@ describe('demo game lifecycle', () => {
     expect((await logs(h, id)).some((l) => /over its limit of 120 MiB/.test(l))).toBe(true);
   });
 
+  test('a lower memory limit pushed while the server runs takes effect at the next start, not on the running process', async () => {
+    const id = newId();
+    await createServer(h, demoSpec(id, { memory: 400 }));
+    await startRunning(h, id);
+    await h.request('POST', `/api/servers/${id}/commands`, { command: 'eat 150' });
+    await waitFor(async () => (await logs(h, id)).some((l) => /150/.test(l) && /MiB/.test(l) && !/over its limit/.test(l)), 'the memory to be taken');
+    expect((await h.request('PUT', `/api/servers/${id}`, demoSpec(id, { memory: 100, revision: 1 }))).status).toBe(200);
+    // several memory checks (one a second) later, the process still runs with the limit it started with
+    await new Promise((r) => setTimeout(r, 2500));
+    expect((await getState(h, id)).status).toBe('running');
+    expect((await logs(h, id)).some((l) => /over its limit/.test(l))).toBe(false);
+    // the next start runs under the new limit
+    expect((await power(h, id, 'kill')).status).toBe(200);
+    await waitStatus(h, id, 'offline');
+    await startRunning(h, id);
+    await h.request('POST', `/api/servers/${id}/commands`, { command: 'eat 150' });
+    const st = await waitStatus(h, id, 'offline');
+    expect(st.reason).toBe('memory_limit');
+    expect((await logs(h, id)).some((l) => /over its limit of 100 MiB/.test(l))).toBe(true);
+  }, 30_000);
+
   test('disk limit: start refused with 422 DISK_LIMIT', async () => {
     const id = newId();
     await createServer(h, demoSpec(id, { disk: 2 }));

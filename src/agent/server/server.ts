@@ -138,12 +138,12 @@ export class Server extends EventEmitter {
     this.flood = new FloodGuard(opts.floodLines, opts.floodWindowMs);
     this.monitor = new ResourceMonitor(this.dir, opts, {
       onStats: (s) => this.emit('stats', s),
-      onMemoryExceeded: (mib) => this.limitKill('memory_limit', `Server is using ${mib} MiB of memory, over its limit of ${this.spec.memory} MiB; killing it`),
+      onMemoryExceeded: (mib) => this.limitKill('memory_limit', `Server is using ${mib} MiB of memory, over its limit of ${this.limits.memory} MiB; killing it`),
       onDiskExceeded: (mib) => {
-        this.systemLine(`Server is using ${mib} MiB of disk, over its limit of ${this.spec.disk} MiB; stopping it`);
+        this.systemLine(`Server is using ${mib} MiB of disk, over its limit of ${this.limits.disk} MiB; stopping it`);
         void this.stop('disk_limit');
       },
-      limits: () => ({ memory: this.spec.memory, disk: this.spec.disk }),
+      limits: () => this.limits,
     });
   }
 
@@ -174,6 +174,16 @@ export class Server extends EventEmitter {
   }
 
   /** New spec; takes effect at the next start (or install). */
+  /**
+   * The memory and disk limits (MiB) the running process started with: a changed spec takes effect at
+   * the next start (CONTRACT §3), so lowering the memory of a running server does not kill it.
+   */
+  private startedLimits: { memory: number; disk: number } | null = null;
+
+  private get limits(): { memory: number; disk: number } {
+    return this.startedLimits ?? { memory: this.spec.memory, disk: this.spec.disk };
+  }
+
   /** The panel's revision of the spec in use (see ServerSpec.revision). */
   get revision(): number {
     return this.spec.revision ?? 0;
@@ -312,6 +322,7 @@ export class Server extends EventEmitter {
     this.desiredRunning = true;
     this.expectedExit = null;
     this.restartPending = false;
+    this.startedLimits = { memory: this.spec.memory, disk: this.spec.disk };
     this.startedAt = new Date();
     this.setStatus('starting', { exitCode: null, reason: null });
     const proc = new ManagedProcess({ argv, cwd: this.dir, env: childEnv(this.spec, this.dir), maxLineLength: this.opts.maxLineLength });
@@ -341,6 +352,7 @@ export class Server extends EventEmitter {
     const reason = this.expectedExit ?? 'crashed';
     this.expectedExit = null;
     this.startedAt = null;
+    this.startedLimits = null;
     const how = info.code !== null ? `exit code ${info.code}` : info.signal ? `signal ${info.signal}` : 'no exit code';
     if (info.error) this.systemLine(`Process could not be started: ${info.error.message}`);
     else if (reason === 'crashed') this.systemLine(`Server process exited unexpectedly (${how})`);
