@@ -3,7 +3,7 @@
  * survives restarts, and is reused by the next start. Runs as the `postgres` OS user when we are root.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, promises as fs, statSync } from 'node:fs';
+import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
@@ -51,21 +51,45 @@ async function makeTraversable(dir: string): Promise<void> {
   }
 }
 
-/** Removes a stale postmaster.pid left by a crash, when no process with that pid is alive. */
-async function clearStalePid(dataDir: string): Promise<void> {
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Whether `pid` is a PostgreSQL server running on `dataDir` (its command line names the directory). */
+function isPostgresOf(pid: number, dataDir: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    return argv.some((a) => /postgres$/.test(a)) && (argv.includes(dataDir) || argv.includes(path.resolve(dataDir)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Clears what a crash of the platform left in the data directory. A postmaster.pid whose process is
+ * gone is removed. A PostgreSQL still running on this directory is our own, orphaned when the
+ * platform was killed (SIGKILL, OOM): it is shut down (fast mode) so that this start can run it again;
+ * otherwise the new start found the data directory locked and the port taken, and failed.
+ */
+async function clearLeftovers(dataDir: string): Promise<void> {
   const pidFile = path.join(dataDir, 'postmaster.pid');
   if (!existsSync(pidFile)) return;
   const pid = Number((await fs.readFile(pidFile, 'utf8')).split('\n')[0]);
-  let alive = false;
-  if (Number.isInteger(pid) && pid > 0) {
-    try {
-      process.kill(pid, 0);
-      alive = true;
-    } catch {
-      alive = false;
-    }
+  const valid = Number.isInteger(pid) && pid > 0;
+  if (valid && isAlive(pid) && isPostgresOf(pid, dataDir)) {
+    log.warn({ pid }, 'an embedded PostgreSQL from an earlier run is still running on the data directory; stopping it');
+    process.kill(pid, 'SIGINT'); // fast shutdown: open transactions are rolled back, the data is safe
+    const deadline = Date.now() + 30_000;
+    while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (isAlive(pid)) throw new Error(`the embedded PostgreSQL of an earlier run (pid ${pid}) did not stop; stop it, then start again`);
+    return;
   }
-  if (!alive) {
+  if (!valid || !isAlive(pid)) {
     log.warn({ pid }, 'removing a stale postmaster.pid from an earlier run');
     await fs.rm(pidFile, { force: true });
   }
@@ -95,6 +119,8 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
 
   let creds: Credentials;
   const initialised = existsSync(path.join(dataDir, 'PG_VERSION'));
+  // before the port is checked: an orphaned server of an earlier run still holds it
+  if (initialised) await clearLeftovers(dataDir);
   if (initialised && existsSync(credFile)) {
     creds = JSON.parse(await fs.readFile(credFile, 'utf8')) as Credentials;
   } else {
@@ -136,8 +162,6 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
   if (!initialised) {
     log.info({ dataDir }, 'initialising the embedded PostgreSQL data directory (first start)');
     await pg.initialise();
-  } else {
-    await clearStalePid(dataDir);
   }
   await pg.start().catch((err: unknown) => {
     throw new Error(`the embedded PostgreSQL did not start${err instanceof Error ? `: ${err.message}` : ''}\n${recent.join('\n')}`);

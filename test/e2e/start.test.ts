@@ -180,3 +180,27 @@ maybe('an embedded PostgreSQL that cannot start: npm start exits 1 and shows Pos
     rmSync(dataDir, { recursive: true, force: true });
   }
 }, 180_000);
+
+maybe('after the platform is killed (SIGKILL), the next start stops the orphaned embedded PostgreSQL and comes up on the same data', async () => {
+  const { dataDir, env } = await freshStart('hostpanel-sigkill-');
+  try {
+    const first = await start(env);
+    const creds = /Sign in as (\S+) with password (\S+)/.exec(first.output())!;
+    first.child.removeAllListeners('exit');
+    const killed = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL'); // its PostgreSQL keeps running, holding the data directory and the port
+    await killed;
+
+    const second = await start(env);
+    expect(second.output()).toMatch(/still running on the data directory; stopping it/);
+    const signin = await fetch(second.url + '/api/v1/auth/signin', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: creds[1], password: creds[2] }),
+    });
+    expect(signin.status).toBe(200);
+    expect(await stop(second)).toBe(0);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}, 180_000);
