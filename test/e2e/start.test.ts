@@ -3,7 +3,7 @@
  * with no DATABASE_URL, so it brings up its embedded PostgreSQL in DATA_DIR. Stopping and starting
  * again must keep the accounts. (`npm test` builds dist/ before jest runs.)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import net from 'node:net';
@@ -201,6 +201,7 @@ maybe('after the platform is killed (SIGKILL), the next start stops the orphaned
     expect(signin.status).toBe(200);
     expect(await stop(second)).toBe(0);
   } finally {
+    spawnSync('pkill', ['-f', `postgres -D ${dataDir}`]); // should the test fail, no orphan is left behind
     rmSync(dataDir, { recursive: true, force: true });
   }
 }, 180_000);
