@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createServer, demoSpec, getState, logs, newId, power, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
+import { createServer, demoSpec, getState, logs, newId, power, specFor, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
 
 let h: Harness;
 beforeAll(async () => {
@@ -243,4 +243,26 @@ describe('demo game lifecycle', () => {
     expect(del.status).toBe(204);
     expect((await h.request('GET', `/api/servers/${id}`)).status).toBe(404);
   });
+});
+
+describe('a server that does not read its input', () => {
+  test('commands are refused with INVALID_STATE once a bounded backlog waits, instead of piling up in the agent', async () => {
+    const id = newId();
+    await createServer(h, specFor('shell-command', id, {}, { COMMAND: 'exec sleep 100000' }));
+    await startRunning(h, id);
+    const command = 'x'.repeat(4000);
+    let accepted = 0;
+    let refusal: { status: number; body: any } | null = null;
+    for (let i = 0; i < 400 && !refusal; i++) {
+      const r = await h.request('POST', `/api/servers/${id}/commands`, { command });
+      if (r.status === 200 || r.status === 204) accepted++;
+      else refusal = r;
+    }
+    expect(refusal?.status).toBe(422);
+    expect(refusal?.body.error).toMatchObject({ code: 'INVALID_STATE', message: expect.stringContaining('not reading its input') });
+    // what was accepted fits the backlog (256 KiB) plus the pipe's own buffer
+    expect(accepted * 4001).toBeLessThan(256 * 1024 + 1024 * 1024);
+    expect((await power(h, id, 'kill')).status).toBe(200);
+    await waitStatus(h, id, 'offline');
+  }, 30_000);
 });

@@ -26,6 +26,9 @@ export interface SpawnOptions {
  * Events: `line` (line, stream), `exit` ({ code, signal, error }) — emitted once, after the output is
  * drained. When the leader exits, the rest of its group is SIGKILLed.
  */
+/** Bytes written to a process's stdin and not yet read by it, past which commands are refused. */
+export const MAX_STDIN_BACKLOG = 256 * 1024;
+
 export class ManagedProcess extends EventEmitter {
   readonly child: ChildProcess;
   readonly pid: number | null;
@@ -89,12 +92,17 @@ export class ManagedProcess extends EventEmitter {
     return !this.exited;
   }
 
-  /** Writes one line to stdin. */
-  write(line: string): boolean {
+  /**
+   * Writes one line to stdin: 'closed' when stdin is gone, 'full' when the process has not read the
+   * last MAX_STDIN_BACKLOG bytes written to it (commands sent to a server that does not read its
+   * input would otherwise pile up in the agent's memory without bound).
+   */
+  write(line: string): 'ok' | 'closed' | 'full' {
     const stdin = this.child.stdin;
-    if (!stdin || stdin.destroyed || !stdin.writable) return false;
+    if (!stdin || stdin.destroyed || !stdin.writable) return 'closed';
+    if (stdin.writableLength > MAX_STDIN_BACKLOG) return 'full';
     stdin.write(line.endsWith('\n') ? line : line + '\n');
-    return true;
+    return 'ok';
   }
 
   closeStdin(): void {

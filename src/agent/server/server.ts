@@ -247,7 +247,9 @@ export class Server extends EventEmitter {
   /** Writes a command to stdin. Only while running. */
   sendCommand(command: string): void {
     if (this.status !== 'running' || !this.proc) throw invalidState('Server is not running');
-    if (!this.proc.write(command)) throw invalidState('Server does not accept input');
+    const written = this.proc.write(command);
+    if (written === 'closed') throw invalidState('Server does not accept input');
+    if (written === 'full') throw invalidState('Server is not reading its input: the command was not sent');
   }
 
   // ------------------------------------------------------------------------------------------
@@ -404,7 +406,7 @@ export class Server extends EventEmitter {
     this.setStatus('stopping');
     const method = parseStop(this.spec.stop);
     if (method.kind === 'stdin') {
-      if (!proc.write(method.line)) proc.signal('SIGTERM');
+      if (proc.write(method.line) !== 'ok') proc.signal('SIGTERM');
     } else if (method.kind === 'eof') proc.closeStdin();
     else proc.signal(method.signal);
     const grace = this.opts.stopGraceSeconds;
