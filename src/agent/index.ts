@@ -1,10 +1,12 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { promises as fsp, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { deriveConsoleKey, deriveNodeKey, NonceCache } from '../shared/node-protocol';
 import { childLogger } from '../logger';
-import { agentPaths } from './paths';
+import { makeTraversable } from '../shared/traversable';
+import { agentPaths, assetsDir, type AgentPaths } from './paths';
 import { sharedCpuLimiter, CpuLimiter, enforcedLimits } from './environment/cgroup';
 import { ServerManager } from './server/manager';
 import type { ServerRuntimeOptions } from './server/server';
@@ -62,6 +64,23 @@ export interface RunningAgent {
 export { enforcedLimits } from './environment/cgroup';
 export type { ServerState } from './server/server';
 
+/**
+ * What every server user must reach (see environment/isolation.ts): its own directory below
+ * `servers/`, and ASSETS_DIR, a copy of the repository's assets/ (the repository itself may sit in a
+ * folder only root can enter).
+ */
+async function prepareSharedPaths(paths: AgentPaths): Promise<void> {
+  await fsp.mkdir(paths.assets, { recursive: true, mode: 0o755 });
+  await fsp.chmod(paths.assets, 0o755);
+  for (const name of await fsp.readdir(assetsDir())) {
+    const target = path.join(paths.assets, name);
+    await fsp.copyFile(path.join(assetsDir(), name), target);
+    await fsp.chmod(target, 0o644);
+  }
+  await makeTraversable(path.join(paths.servers, 'any-server'));
+  await makeTraversable(path.join(paths.assets, 'any-file'));
+}
+
 /** Starts the node agent: HTTP API + console WebSocket on one port, panel sync, server restore. */
 export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const t = opts.tuning ?? {};
@@ -69,6 +88,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const consoleKey = deriveConsoleKey(nodeKey);
   const paths = agentPaths(opts.dataDir);
   mkdirSync(paths.servers, { recursive: true });
+  await prepareSharedPaths(paths);
 
   const cpuLimiter =
     t.cgroupRoot === false ? new CpuLimiter('/nonexistent-cgroup-root') : t.cgroupRoot ? new CpuLimiter(t.cgroupRoot) : sharedCpuLimiter();

@@ -26,6 +26,8 @@ export function assetsDir(): string {
 export interface AgentPaths {
   root: string; // <dataDir>/agent
   servers: string; // <dataDir>/agent/servers
+  /** a copy of the repository's assets/ that every server user can read (ASSETS_DIR) */
+  assets: string; // <dataDir>/agent/assets
   installLogs: string; // <dataDir>/agent/install-logs
   stateFile: string; // <dataDir>/agent/state.json
 }
@@ -35,6 +37,7 @@ export function agentPaths(dataDir: string): AgentPaths {
   return {
     root,
     servers: path.join(root, 'servers'),
+    assets: path.join(root, 'assets'),
     installLogs: path.join(root, 'install-logs'),
     stateFile: path.join(root, 'state.json'),
   };

@@ -6,7 +6,7 @@
  *   - `startup` is split into argv words first (whitespace; '…'/"…" quoting is for the blueprint
  *     author only), then each `{{VAR}}` is replaced inside its own word, so user values can never add
  *     arguments or shell syntax. Spawned without a shell.
- *   - Built-ins: `{{NODE}}` (node executable), `{{ASSETS_DIR}}` (the repo's assets/), `{{SERVER_ID}}`,
+ *   - Built-ins: `{{NODE}}` (node executable), `{{ASSETS_DIR}}` (a readable copy of the repo's assets/ in DATA_DIR/agent/assets), `{{SERVER_ID}}`,
  *     `{{SERVER_DIR}}`, `{{SERVER_MEMORY}}`, `{{SERVER_CPU}}`, `{{SERVER_DISK}}`; plus every variable below.
  *   - `stop`: a line written to stdin (e.g. `stop`) or a signal: `SIGTERM`, `SIGINT`, `^C` (SIGINT), `^D` (close stdin).
  *   - `ready`: a regular expression; the server becomes `running` when an output line matches it

@@ -3,11 +3,12 @@
  * survives restarts, and is reused by the next start. Runs as the `postgres` OS user when we are root.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, promises as fs, readFileSync, statSync } from 'node:fs';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import exitHook from 'async-exit-hook';
 import { childLogger } from '../logger.js';
+import { makeTraversable } from '../shared/traversable.js';
 
 const log = childLogger('embedded-postgres');
 
@@ -27,28 +28,6 @@ async function portIsFree(port: number): Promise<boolean> {
     srv.once('error', () => resolve(false));
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
-}
-
-/**
- * Postgres runs as the `postgres` user, which must be able to walk every directory down to its data
- * directory. When we are root and an ancestor is not traversable by others (e.g. a 0700 temp folder),
- * we add the execute (search) bit only, which lets the server reach its own folder and nothing more.
- */
-async function makeTraversable(dir: string): Promise<void> {
-  if (process.getuid?.() !== 0) return;
-  let current = path.dirname(dir);
-  const chain: string[] = [];
-  while (current !== path.dirname(current)) {
-    chain.push(current);
-    current = path.dirname(current);
-  }
-  for (const d of chain) {
-    const mode = statSync(d).mode;
-    if ((mode & 0o001) === 0) {
-      log.warn({ dir: d }, 'adding the search (x) permission for others so that the postgres user can reach its data directory');
-      await fs.chmod(d, (mode & 0o7777) | 0o001);
-    }
-  }
 }
 
 const isAlive = (pid: number): boolean => {

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { SERVER_UID_BASE } from '../../src/agent/environment/isolation';
 import { createServer, demoSpec, getState, logs, newId, power, specFor, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
 
 let h: Harness;
@@ -264,5 +265,43 @@ describe('a server that does not read its input', () => {
     expect(accepted * 4001).toBeLessThan(256 * 1024 + 1024 * 1024);
     expect((await power(h, id, 'kill')).status).toBe(200);
     await waitStatus(h, id, 'offline');
+  }, 30_000);
+});
+
+describe('who a server runs as', () => {
+  const asRoot = process.getuid?.() === 0;
+
+  test(asRoot ? 'an agent running as root runs each server as its own unprivileged user, kept out of the secrets and of other servers' : 'an agent that is not root runs servers as itself', async () => {
+    writeFileSync(path.join(h.dataDir, 'secret.txt'), 'the master key', { mode: 0o600 });
+    const other = newId();
+    await createServer(h, specFor('shell-command', other, {}, { COMMAND: 'echo other > mine.txt; exec sleep 100000' }));
+    await startRunning(h, other);
+    const id = newId();
+    const probe = [
+      'echo "uid=$(id -u)"',
+      'cat ../../../secret.txt 2>/dev/null && echo READ-SECRET || echo cannot-read-secret',
+      'cat ../../state.json >/dev/null 2>&1 && echo READ-STATE || echo cannot-read-state',
+      `cat ../${other}/mine.txt 2>/dev/null && echo READ-OTHER || echo cannot-read-other`,
+      'echo mine > own.txt && echo wrote-own',
+      `cat ${path.join(h.dataDir, 'agent', 'assets', 'demo-game.js')} >/dev/null && echo read-assets`,
+      'exec sleep 100000',
+    ].join('; ');
+    await createServer(h, specFor('shell-command', id, {}, { COMMAND: probe }));
+    await startRunning(h, id);
+    const out = await waitFor(async () => {
+      const l = await logs(h, id);
+      return l.some((x) => x.includes('read-assets') || x.includes('No such file')) ? l : null;
+    }, 'the probe to finish');
+    const uid = Number(/uid=(\d+)/.exec(out.join('\n'))?.[1]);
+    if (asRoot) {
+      expect(uid).toBeGreaterThanOrEqual(SERVER_UID_BASE);
+      expect(out).toEqual(expect.arrayContaining(['cannot-read-secret', 'cannot-read-state', 'cannot-read-other', 'wrote-own', 'read-assets']));
+    } else {
+      expect(uid).toBe(process.getuid?.());
+    }
+    for (const s of [id, other]) {
+      expect((await power(h, s, 'kill')).status).toBe(200);
+      await waitStatus(h, s, 'offline');
+    }
   }, 30_000);
 });

@@ -18,10 +18,10 @@ export function userVariables(spec: ServerSpec): Record<string, string> {
 }
 
 /** Built-in values; they win over user variables. */
-export function builtinVariables(spec: ServerSpec, dir: string): Record<string, string> {
+export function builtinVariables(spec: ServerSpec, dir: string, assets = assetsDir()): Record<string, string> {
   return {
     NODE: process.execPath,
-    ASSETS_DIR: assetsDir(),
+    ASSETS_DIR: assets,
     SERVER_ID: spec.id,
     SERVER_DIR: dir,
     SERVER_MEMORY: String(spec.memory),
@@ -31,8 +31,8 @@ export function builtinVariables(spec: ServerSpec, dir: string): Record<string, 
 }
 
 /** Values available to `{{VAR}}` substitution in the startup template. */
-export function templateVariablesFor(spec: ServerSpec, dir: string): Record<string, string> {
-  return { ...userVariables(spec), ...builtinVariables(spec, dir) };
+export function templateVariablesFor(spec: ServerSpec, dir: string, assets?: string): Record<string, string> {
+  return { ...userVariables(spec), ...builtinVariables(spec, dir, assets) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { LineSplitter } from './line-splitter';
+import type { ServerIdentity } from './isolation';
 import { signalGroup } from './proc';
 
 export type OutputStream = 'stdout' | 'stderr';
@@ -17,6 +18,8 @@ export interface SpawnOptions {
   cwd: string;
   env: Record<string, string>;
   maxLineLength?: number;
+  /** Run as this user and group (the agent must be root); absent: as the agent itself. */
+  identity?: ServerIdentity | null;
 }
 
 /**
@@ -44,6 +47,8 @@ export class ManagedProcess extends EventEmitter {
     this.child = spawn(cmd!, args, {
       cwd: opts.cwd,
       env: opts.env,
+      // libuv also drops the agent's supplementary groups when it switches user
+      ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
       shell: false,
       detached: true,
       stdio: ['pipe', 'pipe', 'pipe'],

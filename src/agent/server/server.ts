@@ -8,6 +8,7 @@ import { AgentError, invalidState } from '../errors';
 import { type AgentPaths, serverDir } from '../paths';
 import { buildArgv, TemplateError } from '../environment/template';
 import { childEnv, templateVariablesFor } from '../environment/env';
+import { identityFor, ownDirectory, type ServerIdentity } from '../environment/isolation';
 import { ManagedProcess, type ExitInfo, type OutputStream } from '../environment/process';
 import { dirSize, processStartTime } from '../environment/proc';
 import type { CpuLimiter } from '../environment/cgroup';
@@ -108,6 +109,8 @@ export class Server extends EventEmitter {
 
   readonly buffer: ConsoleBuffer;
   readonly dir: string;
+  /** Who its processes run as (see environment/isolation.ts). */
+  private readonly identity: ServerIdentity | null;
   private readonly flood: FloodGuard;
   private readyRe: RegExp | null;
   private proc: ManagedProcess | null = null;
@@ -133,6 +136,7 @@ export class Server extends EventEmitter {
     this.setMaxListeners(0);
     this.spec = spec;
     this.dir = serverDir(opts.paths, spec.id);
+    this.identity = identityFor(spec.id);
     this.readyRe = compileReady(spec.ready);
     this.buffer = new ConsoleBuffer(opts.historyLines);
     this.flood = new FloodGuard(opts.floodLines, opts.floodWindowMs);
@@ -298,6 +302,7 @@ export class Server extends EventEmitter {
     const token = ++this.startToken;
     this.cancelAutoRestart();
     await fsp.mkdir(this.dir, { recursive: true });
+    await ownDirectory(this.dir, this.identity);
     const bytes = await dirSize(this.dir);
     this.monitor.setDisk(bytes);
     if (token !== this.startToken || this.status !== 'offline' || this.deleted || this.closing) return;
@@ -313,7 +318,7 @@ export class Server extends EventEmitter {
     }
     let argv: string[];
     try {
-      argv = buildArgv(this.spec.startup, templateVariablesFor(this.spec, this.dir));
+      argv = buildArgv(this.spec.startup, templateVariablesFor(this.spec, this.dir, this.opts.paths.assets));
     } catch (e) {
       if (e instanceof TemplateError) {
         this.systemLine(`Not starting: ${e.message}`);
@@ -327,7 +332,13 @@ export class Server extends EventEmitter {
     this.startedLimits = { memory: this.spec.memory, disk: this.spec.disk };
     this.startedAt = new Date();
     this.setStatus('starting', { exitCode: null, reason: null });
-    const proc = new ManagedProcess({ argv, cwd: this.dir, env: childEnv(this.spec, this.dir), maxLineLength: this.opts.maxLineLength });
+    const proc = new ManagedProcess({
+      argv,
+      cwd: this.dir,
+      env: childEnv(this.spec, this.dir),
+      maxLineLength: this.opts.maxLineLength,
+      identity: this.identity,
+    });
     this.proc = proc;
     proc.on('line', (l: string, s: OutputStream) => this.onOutput(l, s));
     proc.on('exit', (info: ExitInfo) => this.onExit(proc, info));
@@ -490,11 +501,13 @@ export class Server extends EventEmitter {
     this.installLog = createWriteStream(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`));
     this.installLog.on('error', () => {});
     this.setStatus('installing', { exitCode: null, reason: null });
+    await ownDirectory(this.dir, this.identity);
     const proc = new ManagedProcess({
       argv: ['/bin/sh', '-c', this.spec.install],
       cwd: this.dir,
       env: childEnv(this.spec, this.dir),
       maxLineLength: this.opts.maxLineLength,
+      identity: this.identity,
     });
     this.installProc = proc;
     proc.on('line', (l: string, s: OutputStream) => {
