@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { signRequest } from '../../src/shared/node-protocol';
 import { CpuLimiter, enforcedLimits } from '../../src/agent/environment/cgroup';
-import { createServer, demoSpec, newId, startHarness, startRunning, tmpDir, waitFor, type Harness } from './helpers';
+import { createServer, demoSpec, newId, specFor, startHarness, startRunning, tmpDir, waitFor, waitStatus, type Harness } from './helpers';
 
 const hasOpenssl = (() => {
   try {
@@ -107,5 +107,52 @@ describe('cpu limit', () => {
     }
     await h.request('POST', `/api/servers/${id}/power`, { action: 'kill' });
     if (dir) expect(existsSync(dir)).toBe(false); // released when the process is gone
+  });
+
+  /** Pids of the processes working in a directory (their cwd), from /proc. */
+  function processesIn(dir: string): number[] {
+    return readdirSync('/proc')
+      .filter((n) => /^\d+$/.test(n))
+      .filter((n) => {
+        try {
+          return readlinkSync(`/proc/${n}/cwd`) === dir;
+        } catch {
+          return false;
+        }
+      })
+      .map(Number);
+  }
+
+  const withCgroups = mechanism === 'none' ? test.skip : test;
+  if (mechanism === 'none') console.warn('SKIPPED the cgroup containment tests of test/agent/tls-limits.test.ts: no writable cgroup cpu controller here');
+
+  withCgroups('processes the command forks at once are in the cgroup too (none escapes the cpu limit)', async () => {
+    const id = newId();
+    await createServer(h, specFor('shell-command', id, { cpu: 20 }, { COMMAND: 'sleep 1000 & sleep 1000 & sh -c "sleep 1000" & wait' }));
+    await startRunning(h, id);
+    const serverDir = path.join(h.dataDir, 'agent', 'servers', id);
+    const inDir = await waitFor(() => (processesIn(serverDir).length >= 4 ? processesIn(serverDir) : null), 'the command and its children');
+    const procs = readFileSync(path.join(new CpuLimiter().groupDir(id)!, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number);
+    expect(inDir.filter((pid) => !procs.includes(pid))).toEqual([]);
+    await h.request('POST', `/api/servers/${id}/power`, { action: 'kill' });
+    await waitStatus(h, id, 'offline');
+  });
+
+  withCgroups('a process that left the process group (setsid) is killed with the server, and on delete', async () => {
+    const serverDirOf = (id: string) => path.join(h.dataDir, 'agent', 'servers', id);
+    for (const action of ['kill', 'delete']) {
+      const id = newId();
+      await createServer(h, specFor('shell-command', id, {}, { COMMAND: 'setsid sleep 1000 & exec sleep 1000' }));
+      await startRunning(h, id);
+      const dir = serverDirOf(id);
+      await waitFor(() => processesIn(dir).length >= 2, 'the server and its setsid child');
+      if (action === 'kill') {
+        await h.request('POST', `/api/servers/${id}/power`, { action: 'kill' });
+        await waitStatus(h, id, 'offline');
+      } else {
+        expect((await h.request('DELETE', `/api/servers/${id}`)).status).toBe(204);
+      }
+      await waitFor(() => processesIn(dir).length === 0, `no process left in the server directory after ${action}`, 5000);
+    }
   });
 });

@@ -84,6 +84,31 @@ export class CpuLimiter {
     }
   }
 
+  /**
+   * SIGKILLs every process left in the server's cgroup: what left the process group (`setsid`, a
+   * double fork) is still there, and would otherwise outlive stop, kill and delete. Returns how many
+   * were signalled.
+   */
+  killAll(serverId: string): number {
+    if (!this.kind || this.kind === 'none') return 0;
+    let pids: number[];
+    try {
+      pids = readFileSync(path.join(this.base, serverId, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean).map(Number);
+    } catch {
+      return 0; // no cgroup for it (never started, or cpu not enforced)
+    }
+    let n = 0;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        n++;
+      } catch {
+        /* gone meanwhile */
+      }
+    }
+    return n;
+  }
+
   /** Removes the server's cgroup (only possible once its processes are gone). */
   release(serverId: string): void {
     if (!this.kind || this.kind === 'none') return;

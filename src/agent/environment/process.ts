@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import { accessSync, constants as fsConstants, statSync } from 'node:fs';
+import path from 'node:path';
+import type { Writable } from 'node:stream';
 import { LineSplitter } from './line-splitter';
 import type { ServerIdentity } from './isolation';
 import { signalGroup } from './proc';
@@ -20,6 +23,30 @@ export interface SpawnOptions {
   maxLineLength?: number;
   /** Run as this user and group (the agent must be root); absent: as the agent itself. */
   identity?: ServerIdentity | null;
+  /**
+   * Hold the command until `release()`: a shell on the new pid waits on a pipe, then execs the
+   * command (same pid). The agent puts the pid into the server's cgroup in between, so that nothing
+   * the command starts, however early, runs outside it (children forked before the move used to
+   * escape the cpu limit). Only for a command that can be found: a missing one is spawned as is and
+   * fails the usual way (ENOENT).
+   */
+  gate?: boolean;
+}
+
+/** The waiting shell of a gated command: `$@` is the command, fd 3 the pipe `release()` writes to. */
+const GATE = 'read -r _ <&3; exec 3<&-; exec "$@"';
+
+/** Whether `cmd` names an executable file, as spawn would find it (a path, or a name on PATH). */
+function findable(cmd: string, env: Record<string, string>): boolean {
+  const candidates = cmd.includes('/') ? [cmd] : (env.PATH ?? '').split(':').filter(Boolean).map((d) => path.join(d, cmd));
+  return candidates.some((c) => {
+    try {
+      accessSync(c, fsConstants.X_OK);
+      return statSync(c).isFile();
+    } catch {
+      return false;
+    }
+  });
 }
 
 /**
@@ -37,13 +64,15 @@ export class ManagedProcess extends EventEmitter {
   readonly pid: number | null;
   private exited = false;
   private detachedFromAgent = false;
+  private gate: Writable | null = null;
   private resolveDone!: (info: ExitInfo) => void;
   /** Resolves after the `exit` event was emitted (its listeners have run). */
   readonly done: Promise<ExitInfo> = new Promise((r) => (this.resolveDone = r));
 
   constructor(opts: SpawnOptions) {
     super();
-    const [cmd, ...args] = opts.argv;
+    const gated = opts.gate === true && findable(opts.argv[0]!, opts.env);
+    const [cmd, ...args] = gated ? ['/bin/sh', '-c', GATE, 'hostpanel-gate', ...opts.argv] : opts.argv;
     this.child = spawn(cmd!, args, {
       cwd: opts.cwd,
       env: opts.env,
@@ -51,9 +80,11 @@ export class ManagedProcess extends EventEmitter {
       ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
       shell: false,
       detached: true,
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: gated ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
     });
+    this.gate = gated ? (this.child.stdio[3] as Writable) : null;
+    this.gate?.on('error', () => undefined);
     this.pid = this.child.pid ?? null;
     const maxLen = opts.maxLineLength ?? 4096;
     const out = new LineSplitter((l) => this.emit('line', l, 'stdout'), maxLen);
@@ -95,6 +126,12 @@ export class ManagedProcess extends EventEmitter {
 
   get running(): boolean {
     return !this.exited;
+  }
+
+  /** Lets a gated command run (see SpawnOptions.gate); no-op otherwise. */
+  release(): void {
+    this.gate?.end('\n');
+    this.gate = null;
   }
 
   /**

@@ -114,6 +114,9 @@ export class ServerManager {
         log.info({ serverId: id, pid: p.pid }, 'killed leftover server process from the previous agent run');
         killed.push(p.pid);
       }
+      // and what its processes had started outside their process group
+      const strays = this.opts.cpuLimiter.killAll(id);
+      if (strays) log.info({ serverId: id, strays }, 'killed leftover processes of the previous agent run in the server\'s cgroup');
     }
     const deadline = Date.now() + 3000;
     while (killed.some((pid) => pidAlive(pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));

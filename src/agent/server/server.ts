@@ -338,6 +338,7 @@ export class Server extends EventEmitter {
       env: childEnv(this.spec, this.dir),
       maxLineLength: this.opts.maxLineLength,
       identity: this.identity,
+      gate: this.opts.cpuLimiter.detect() !== 'none',
     });
     this.proc = proc;
     proc.on('line', (l: string, s: OutputStream) => this.onOutput(l, s));
@@ -347,6 +348,7 @@ export class Server extends EventEmitter {
       this.pid = proc.pid;
       this.pidStart = processStartTime(proc.pid);
       this.opts.cpuLimiter.apply(this.spec.id, proc.pid, this.spec.cpu);
+      proc.release(); // in its cgroup now: the command may run
       this.monitor.start(proc.pid);
     }
     this.emit('persist');
@@ -361,6 +363,8 @@ export class Server extends EventEmitter {
     this.monitor.stop();
     if (this.stopTimer) clearTimeout(this.stopTimer);
     this.stopTimer = null;
+    const strays = this.opts.cpuLimiter.killAll(this.spec.id);
+    if (strays) log.info({ serverId: this.spec.id, strays }, 'killed processes the server left running outside its process group');
     this.opts.cpuLimiter.release(this.spec.id);
     const reason = this.expectedExit ?? 'crashed';
     this.expectedExit = null;
