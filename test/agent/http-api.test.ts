@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { signRequest } from '../../src/shared/node-protocol';
 import { createServer, demoSpec, logs, newId, power, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
@@ -156,4 +156,25 @@ describe('pushes that arrive out of order (a panel PATCH racing another PATCH or
     expect(existsSync(dir)).toBe(false);
     expect((await h.request('GET', `/api/servers/${id}`)).status).toBe(404);
   });
+});
+
+describe('deleting a server with many files', () => {
+  test('its directory is gone when DELETE answers; the files are removed in the background, and leftovers at the next boot', async () => {
+    const id = newId();
+    await createServer(h, demoSpec(id));
+    const dir = path.join(h.dataDir, 'agent', 'servers', id);
+    mkdirSync(path.join(dir, 'many'));
+    for (let i = 0; i < 5000; i++) writeFileSync(path.join(dir, 'many', `f${i}`), 'x');
+    expect((await h.request('DELETE', `/api/servers/${id}`)).status).toBe(204);
+    expect(existsSync(dir)).toBe(false);
+    const serversDir = path.join(h.dataDir, 'agent', 'servers');
+    await waitFor(() => readdirSync(serversDir).every((n) => !n.startsWith('.deleted-')), 'the deleted files to be removed');
+
+    // a removal the previous run did not finish is done at the next boot
+    const leftover = path.join(serversDir, `.deleted-${newId()}-1`);
+    mkdirSync(path.join(leftover, 'deep'), { recursive: true });
+    writeFileSync(path.join(leftover, 'deep', 'file'), 'x');
+    await h.restartAgent();
+    await waitFor(() => !existsSync(leftover), 'the leftover to be removed at boot');
+  }, 30_000);
 });

@@ -1,10 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, promises as fsp } from 'node:fs';
+import path from 'node:path';
 import type { ServerSpec, ServerStateEvent } from '../../shared/node-protocol';
 import { childLogger } from '../../logger';
 import { notFound } from '../errors';
 import { killLeftover, pidAlive } from '../environment/proc';
 import type { PanelServerEntry } from '../panel-client';
-import { Server, type PersistedServer, type ServerRuntimeOptions } from './server';
+import { Server, TRASH_PREFIX, type PersistedServer, type ServerRuntimeOptions } from './server';
 import { StateStore } from './state-store';
 
 const log = childLogger('agent');
@@ -108,6 +109,10 @@ export class ServerManager {
    */
   async restore(panel: PanelServerEntry[] | null): Promise<void> {
     const persisted = this.store.load();
+    // the files of servers deleted while the previous run was still removing them
+    for (const name of await fsp.readdir(this.opts.paths.servers).catch(() => [] as string[])) {
+      if (name.startsWith(TRASH_PREFIX)) void fsp.rm(path.join(this.opts.paths.servers, name), { recursive: true, force: true }).catch(() => undefined);
+    }
     const killed: number[] = [];
     for (const [id, p] of Object.entries(persisted)) {
       if (p.pid && killLeftover(p.pid, p.pidStart ?? null)) {
