@@ -28,6 +28,24 @@ import { RedisBus } from './console/redis-bus.js';
 
 const log = childLogger('platform');
 
+/** How long a start waits for the rate limiter's Redis connection before going on without it. */
+const REDIS_START_WAIT_MS = 5_000;
+
+/** Resolves true once `redis` is ready, or false after `ms`. */
+function redisReady(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(false), ms);
+    const onReady = () => done(true);
+    function done(ok: boolean) {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ok);
+    }
+    redis.once('ready', onReady);
+  });
+}
+
 export interface Platform {
   config: Config;
   orm: MikroORM;
@@ -78,7 +96,9 @@ export async function startPlatform(config: Config): Promise<Platform> {
         disconnectTimeout: 300,
       });
       redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
-      log.info('REDIS_URL set: rate limits are shared through Redis');
+      // until it is connected, requests would be counted in memory, apart from the shared budget
+      if (await redisReady(redis, REDIS_START_WAIT_MS)) log.info('REDIS_URL set: rate limits are shared through Redis');
+      else log.warn({ waitedMs: REDIS_START_WAIT_MS }, 'REDIS_URL set but Redis is not reachable: rate limits are counted on this instance until it is');
     }
     const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis, orm.config.get('dbName') ?? 'default') : memoryLimiters);
     const server = http.createServer();
