@@ -25,6 +25,7 @@ import { nodesRoutes } from './rest/nodes.routes.js';
 import { plantsRoutes } from './rest/plants.routes.js';
 import { serversRoutes } from './rest/servers.routes.js';
 import { agentRoutes } from './rest/agent.routes.js';
+import type { SharedNonces } from './http/node-auth.js';
 import { powerRoutes } from './rest/power.routes.js';
 import type { Services } from './services/index.js';
 
@@ -35,6 +36,8 @@ export interface AppDeps {
   limiter: RateLimiter;
   /** The GraphQL gateway's router (src/graphql), mounted at /graphql. */
   graphql?: Router;
+  /** With Redis: node request nonces shared by the gateway instances. */
+  sharedNonces?: SharedNonces;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -100,7 +103,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(apiNotFound);
   api.use(apiErrorHandler);
   app.use('/api/v1', api);
-  app.use('/api/agent/v1', agentRoutes(orm, services.agents, services.nodeAgent));
+  app.use('/api/agent/v1', agentRoutes(orm, services.agents, services.nodeAgent, deps.sharedNonces));
 
   app.use('/plants', plantsRoutes(services, limiter));
   app.use('/docs', docsRoutes()); // the API reference page (static; loads /api/v1/openapi.json)

@@ -103,7 +103,8 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis, orm.config.get('dbName') ?? 'default') : memoryLimiters);
     const server = http.createServer();
     graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
-    const app = createApp({ config, orm, services, limiter, graphql: graphql.router });
+    const namespace = orm.config.get('dbName') ?? 'default';
+    const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { redis, namespace } } : {}) });
     server.on('request', app);
     server.on('clientError', answerClientError);
     server.headersTimeout = 20_000;

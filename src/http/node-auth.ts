@@ -5,7 +5,11 @@ import type { RequestHandler } from 'express';
 import { Node } from '../entities/Node.js';
 import { AppError } from '../errors.js';
 import type { AgentClient } from '../nodes/agent-client.js';
-import { NonceCache, parseAuthHeader, verifyRequest } from '../shared/node-protocol.js';
+import type Redis from 'ioredis';
+import { MAX_CLOCK_SKEW_SECONDS, NonceCache, parseAuthHeader, verifyRequest } from '../shared/node-protocol.js';
+import { uuid } from '../validation/common.js';
+
+const isUuid = (s: string) => uuid.safeParse(s).success;
 
 declare module 'http' {
   interface IncomingMessage {
@@ -18,15 +22,56 @@ export function keepRawBody(req: IncomingMessage, _res: unknown, buf: Buffer): v
   req.rawBody = buf;
 }
 
-export function authenticateNode(orm: MikroORM, agents: AgentClient): RequestHandler {
+/**
+ * Nonces seen by any gateway instance (Redis `SET NX`, kept a little longer than a signature is
+ * fresh): a request one instance took cannot be replayed to another. When Redis does not answer,
+ * each instance's own cache still holds.
+ */
+export interface SharedNonces {
+  redis: Redis;
+  namespace: string;
+}
+
+async function firstUseEverywhere(shared: SharedNonces | undefined, nodeId: string, nonce: string): Promise<boolean> {
+  if (!shared || shared.redis.status !== 'ready') return true;
+  try {
+    const set = await shared.redis.set(`hostpanel:${shared.namespace}:node-nonce:${nodeId}:${nonce}`, '1', 'EX', MAX_CLOCK_SKEW_SECONDS * 2 + 10, 'NX');
+    return set === 'OK';
+  } catch {
+    return true;
+  }
+}
+
+/** Before the body is read: a well-formed HPN1 header of a registered node, signed within the allowed skew. */
+export function nodeHeaderCheck(orm: MikroORM): RequestHandler {
+  return async (req, _res, next) => {
+    try {
+      const parsed = parseAuthHeader(req.headers.authorization);
+      const fresh = parsed && Math.abs(Math.floor(Date.now() / 1000) - parsed.ts) <= MAX_CLOCK_SKEW_SECONDS;
+      if (!parsed || !fresh || !isUuid(parsed.nodeId) || !(await orm.em.count(Node, { id: parsed.nodeId }))) {
+        throw AppError.unauthorized('A signed node request is required.');
+      }
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}
+
+export function authenticateNode(orm: MikroORM, agents: AgentClient, shared?: SharedNonces): RequestHandler {
   const nonces = new NonceCache();
   return async (req, _res, next) => {
     try {
       const parsed = parseAuthHeader(req.headers.authorization);
-      if (!parsed || !/^[0-9a-f-]{36}$/i.test(parsed.nodeId)) throw AppError.unauthorized('A signed node request is required.');
+      if (!parsed || !isUuid(parsed.nodeId)) throw AppError.unauthorized('A signed node request is required.');
       const node = await orm.em.findOne(Node, { id: parsed.nodeId });
       const key = node ? agents.nodeKey(node) : null;
-      if (!node || !key || !verifyRequest(parsed, key, req.method, req.originalUrl, req.rawBody ?? '', nonces)) {
+      if (
+        !node ||
+        !key ||
+        !verifyRequest(parsed, key, req.method, req.originalUrl, req.rawBody ?? '', nonces) ||
+        !(await firstUseEverywhere(shared, node.id, parsed.nonce))
+      ) {
         throw AppError.unauthorized('Invalid, expired or replayed node signature.');
       }
       req.node = node;

@@ -2,15 +2,17 @@
 import express, { Router } from 'express';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { apiErrorHandler, apiNotFound } from '../http/errors.js';
-import { authenticateNode, keepRawBody } from '../http/node-auth.js';
+import { authenticateNode, keepRawBody, nodeHeaderCheck, type SharedNonces } from '../http/node-auth.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import type { NodeAgentService } from '../services/node-agent.service.js';
 import { sendData, sendNoContent } from './respond.js';
 
-export function agentRoutes(orm: MikroORM, agents: AgentClient, nodeAgent: NodeAgentService): Router {
+export function agentRoutes(orm: MikroORM, agents: AgentClient, nodeAgent: NodeAgentService, shared?: SharedNonces): Router {
   const r = Router();
+  // the body (up to 8 MB: a node's queued events) is read only for a fresh header of a known node
+  r.use(nodeHeaderCheck(orm));
   r.use(express.json({ limit: '8mb', verify: keepRawBody }));
-  r.use(authenticateNode(orm, agents));
+  r.use(authenticateNode(orm, agents, shared));
   r.get('/servers', async (req, res) => sendData(res, await nodeAgent.serversOf(req.node!)));
   r.post('/events', async (req, res) => {
     await nodeAgent.applyEvents(req.node!, req.body);

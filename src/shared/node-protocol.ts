@@ -68,9 +68,17 @@ export function parseAuthHeader(header: string | undefined): ParsedAuth | null {
 }
 
 /** Remembers nonces for the skew window so that a request can be accepted once only. */
+/**
+ * The nonces of the last minute's requests, in this process. A request signed before the process
+ * started is refused too: its nonce may have been used with the previous process, whose memory is
+ * gone (a captured request replayed right after a restart). Senders sign each attempt afresh, so a
+ * retry after a restart is not affected.
+ */
 export class NonceCache {
   private seen = new Map<string, number>();
+  private readonly since = Math.floor(Date.now() / 1000);
   check(nonce: string, ts: number): boolean {
+    if (ts < this.since) return false;
     const now = Math.floor(Date.now() / 1000);
     for (const [n, t] of this.seen) {
       if (t < now - MAX_CLOCK_SKEW_SECONDS * 2) this.seen.delete(n);

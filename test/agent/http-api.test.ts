@@ -38,6 +38,15 @@ describe('agent HTTP API authentication', () => {
     expect((await raw('GET', '/api/system', { authorization: auth })).status).toBe(401);
   });
 
+  test('a request captured before the agent restarted is refused after it (the nonces of the previous run are gone)', async () => {
+    const auth = signRequest(h.nodeId, h.nodeKey, 'GET', '/api/system');
+    expect((await raw('GET', '/api/system', { authorization: auth })).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 1100)); // the restart is in a later second than the signature
+    await h.restartAgent();
+    expect((await raw('GET', '/api/system', { authorization: auth })).status).toBe(401);
+    expect((await h.request('GET', '/api/system')).status).toBe(200); // freshly signed requests work
+  });
+
   test('the body is covered by the signature', async () => {
     const id = newId();
     const body = JSON.stringify(demoSpec(id));

@@ -144,6 +144,18 @@ describe('nodes', () => {
     expectError(await p.request('GET', `/api/v1/nodes/${n.id}`, { token: admin.token }), 404, 'NOT_FOUND');
   });
 
+  test('a node signature header with an id that is not a UUID is a 401 (was a 500 from PostgreSQL), body or not', async () => {
+    const ts = Math.floor(Date.now() / 1000);
+    for (const nodeId of ['-'.repeat(36), '0'.repeat(36), 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaa-']) {
+      const authorization = `HPN1 ${nodeId}:${ts}:abcdefghijkl:${'A'.repeat(43)}`;
+      expectError(await p.request('GET', '/api/agent/v1/servers', { headers: { authorization } }), 401, 'UNAUTHORIZED');
+      expectError(await p.request('POST', '/api/agent/v1/events', { headers: { authorization, 'content-type': 'application/json' }, raw: JSON.stringify({ events: [] }) }), 401, 'UNAUTHORIZED');
+    }
+    // an unknown node's (or nobody's) large body is refused before it is read
+    const big = JSON.stringify({ events: [], pad: 'x'.repeat(4 * 1024 * 1024) });
+    expectError(await p.request('POST', '/api/agent/v1/events', { headers: { 'content-type': 'application/json' }, raw: big }), 401, 'UNAUTHORIZED');
+  });
+
   test('POST /admin/nodes/:id/token issues a new token; the previous one stops working', async () => {
     const n = await createNode(p, admin.token);
     const signed = (token: string) =>

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunningAgent } from '../../src/agent/index.js';
+import { deriveNodeKey, signRequest } from '../../src/shared/node-protocol.js';
 import { ConsoleClient } from '../support/console-client.js';
 import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -54,6 +55,16 @@ describeRedis('two gateway instances with Redis', () => {
     const onB = await b.request('GET', '/api/v1/users/me', { token: u.token });
     expect(onA.status).toBe(429);
     expect(onB.status).toBe(429);
+  });
+
+  test('a signed node request taken by A cannot be replayed to B (the nonces are shared)', async () => {
+    const admin = await a.admin();
+    const node = await a.request('POST', '/api/v1/nodes', { token: admin.token, body: { name: 'replay-node', fqdn: '127.0.0.1', port: 9, memory: 1024, disk: 1024 } });
+    expect(node.status).toBe(201);
+    const authorization = signRequest(node.body.data.id, deriveNodeKey(node.body.data.token), 'GET', '/api/agent/v1/servers');
+    expect((await a.request('GET', '/api/agent/v1/servers', { headers: { authorization } })).status).toBe(200);
+    expect((await b.request('GET', '/api/agent/v1/servers', { headers: { authorization } })).status).toBe(401);
+    expect((await a.request('GET', '/api/agent/v1/servers', { headers: { authorization } })).status).toBe(401);
   });
 
   test('a subscriber on B gets the lines of a server whose single upstream A holds; B survives A stopping', async () => {
