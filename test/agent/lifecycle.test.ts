@@ -273,6 +273,7 @@ describe('who a server runs as', () => {
 
   test(asRoot ? 'an agent running as root runs each server as its own unprivileged user, kept out of the secrets and of other servers' : 'an agent that is not root runs servers as itself', async () => {
     writeFileSync(path.join(h.dataDir, 'secret.txt'), 'the master key', { mode: 0o600 });
+    await createServer(h, demoSpec(newId())); // one install log at least
     const other = newId();
     await createServer(h, specFor('shell-command', other, {}, { COMMAND: 'echo other > mine.txt; exec sleep 100000' }));
     await startRunning(h, other);
@@ -283,6 +284,7 @@ describe('who a server runs as', () => {
       'cat ../../state.json >/dev/null 2>&1 && echo READ-STATE || echo cannot-read-state',
       `cat ../${other}/mine.txt 2>/dev/null && echo READ-OTHER || echo cannot-read-other`,
       'echo mine > own.txt && echo wrote-own',
+      'ls ../../install-logs >/dev/null 2>&1 && echo LISTED-INSTALL-LOGS || echo cannot-list-install-logs',
       `cat ${path.join(h.dataDir, 'agent', 'assets', 'demo-game.js')} >/dev/null && echo read-assets`,
       'exec sleep 100000',
     ].join('; ');
@@ -295,7 +297,7 @@ describe('who a server runs as', () => {
     const uid = Number(/uid=(\d+)/.exec(out.join('\n'))?.[1]);
     if (asRoot) {
       expect(uid).toBeGreaterThanOrEqual(SERVER_UID_BASE);
-      expect(out).toEqual(expect.arrayContaining(['cannot-read-secret', 'cannot-read-state', 'cannot-read-other', 'wrote-own', 'read-assets']));
+      expect(out).toEqual(expect.arrayContaining(['cannot-read-secret', 'cannot-read-state', 'cannot-read-other', 'wrote-own', 'cannot-list-install-logs', 'read-assets']));
     } else {
       expect(uid).toBe(process.getuid?.());
     }

@@ -516,8 +516,10 @@ export class Server extends EventEmitter {
     }
     this.installed = false;
     this.desiredRunning = false;
-    await fsp.mkdir(this.opts.paths.installLogs, { recursive: true });
-    this.installLog = createWriteStream(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`));
+    // readable by the agent only: a server (another user id) must not read another's install log
+    await fsp.mkdir(this.opts.paths.installLogs, { recursive: true, mode: 0o700 });
+    await fsp.chmod(this.opts.paths.installLogs, 0o700);
+    this.installLog = createWriteStream(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`), { mode: 0o600 });
     this.installLog.on('error', () => {});
     this.setStatus('installing', { exitCode: null, reason: null });
     await ownDirectory(this.dir, this.identity);
