@@ -1,6 +1,7 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { Config } from '../config.js';
+import { ApiToken } from '../entities/ApiToken.js';
 import { Session } from '../entities/Session.js';
 import { User } from '../entities/User.js';
 import { readRows } from '../db/read-rows.js';
@@ -85,10 +86,14 @@ export class AuthService {
     return { user, session, token };
   }
 
-  /** Ends the current session (an API token is not a session: revoke it under /users/me/api-tokens). */
+  /**
+   * The credential of the request stops working at once: a session ends; an API token used to sign
+   * out is revoked (it used to answer 204 and go on working).
+   */
   async signout(actor: Actor | null): Promise<void> {
     const a = requireActor(actor);
     if (a.via === 'session') await this.em.nativeDelete(Session, { id: a.credentialId });
+    else await this.em.nativeUpdate(ApiToken, { id: a.credentialId, revokedAt: null }, { revokedAt: new Date() });
   }
 
   session(actor: Actor | null) {

@@ -81,12 +81,17 @@ export class UsersService {
     const a = requireActor(actor);
     const data = parseInput(createApiTokenInput, input);
     const secret = newSecret(API_TOKEN_PREFIX);
+    let expiresAt = data.expiresInDays ? new Date(Date.now() + data.expiresInDays * 86_400_000) : null;
+    // a token made with an expiring API token expires with it at the latest: a stolen short-lived
+    // token cannot mint itself a permanent one
+    const creatorExpiry = a.via === 'api_token' ? a.credentialExpiresAt : null;
+    if (creatorExpiry && (!expiresAt || expiresAt > creatorExpiry)) expiresAt = creatorExpiry;
     const token = this.em.create(ApiToken, {
       user: this.em.getReference(User, a.user.id),
       name: data.name,
       tokenHash: hashSecret(secret),
       prefix: secret.slice(0, 12),
-      expiresAt: data.expiresInDays ? new Date(Date.now() + data.expiresInDays * 86_400_000) : null,
+      expiresAt,
     });
     await this.em.flush();
     return { token, secret };

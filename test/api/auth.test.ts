@@ -230,6 +230,28 @@ describe('API tokens', () => {
     expectError(await p.request('DELETE', `/api/v1/users/me/api-tokens/not-a-uuid`, { token: u.token }), 404, 'NOT_FOUND');
   });
 
+  test('a token made with an expiring API token expires with it at the latest; a session may make a permanent one', async () => {
+    const u = await p.newUser();
+    const short = (await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: 'short', expiresInDays: 1 } })).body.data;
+    const minted = await p.request('POST', '/api/v1/users/me/api-tokens', { token: short.token, body: { name: 'forever' } });
+    expect(minted.status).toBe(201);
+    expect(minted.body.data.expiresAt).toBe(short.expiresAt);
+    const longer = await p.request('POST', '/api/v1/users/me/api-tokens', { token: short.token, body: { name: 'year', expiresInDays: 365 } });
+    expect(longer.body.data.expiresAt).toBe(short.expiresAt);
+    const shorter = await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: 'session-made' } });
+    expect(shorter.body.data.expiresAt).toBeNull();
+    const fromPermanent = await p.request('POST', '/api/v1/users/me/api-tokens', { token: shorter.body.data.token, body: { name: 'child' } });
+    expect(fromPermanent.body.data.expiresAt).toBeNull();
+  });
+
+  test('signing out with an API token revokes it (it stops working at once, like a session)', async () => {
+    const u = await p.newUser();
+    const t = (await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: 'out' } })).body.data;
+    expect((await p.request('POST', '/api/v1/auth/signout', { token: t.token })).status).toBe(204);
+    expectError(await p.request('GET', '/api/v1/users/me', { token: t.token }), 401, 'UNAUTHORIZED');
+    expect((await p.request('GET', '/api/v1/users/me', { token: u.token })).status).toBe(200); // the session is another credential
+  });
+
   test('validation and anonymous access', async () => {
     const u = await p.newUser();
     expectError(await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: '' } }), 422, 'VALIDATION_ERROR');
