@@ -54,10 +54,18 @@ export function createApp(deps: AppDeps): Express {
           scriptSrc: ["'self'"],
           styleSrc: ["'self'", "'unsafe-inline'"],
           imgSrc: ["'self'", 'data:'],
+          // helmet's default would make browsers fetch the page's own scripts over https, which a
+          // panel served over plain http (on a LAN address) does not speak: the page stayed blank
+          upgradeInsecureRequests: null,
         },
       },
     }),
   );
+  // answers that carry account data, tokens or console tickets are not kept by browsers or proxies
+  app.use(['/api', '/graphql', '/plants'], (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
   app.use(
     pinoHttp({
       logger: logger.child({ component: 'http' }),

@@ -96,6 +96,11 @@ export function authenticate(auth: AuthService, config: Config, opts: { checkOri
   };
 }
 
+/**
+ * `Secure` when the request came over https, directly or through a TLS proxy that says so
+ * (`X-Forwarded-Proto: https`; trusting it can only restrict the cookie, never widen it).
+ */
 export function sessionCookieOptions(req: Request, expires: Date) {
-  return { httpOnly: true, sameSite: 'lax' as const, secure: req.secure, path: '/', expires };
+  const forwarded = String(req.headers['x-forwarded-proto'] ?? '').split(',')[0]!.trim().toLowerCase();
+  return { httpOnly: true, sameSite: 'lax' as const, secure: req.secure || forwarded === 'https', path: '/', expires };
 }

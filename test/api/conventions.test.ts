@@ -94,6 +94,35 @@ describe('request conventions', () => {
     expect(r.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  test('the page works over plain http: no upgrade-insecure-requests in the CSP (a LAN address got a blank page)', async () => {
+    for (const path of ['/', '/sign-in', '/docs', '/api/v1/users/me']) {
+      const csp = (await p.request('GET', path, { token })).headers.get('content-security-policy') ?? '';
+      expect(csp).toContain("script-src 'self'");
+      expect(csp).not.toContain('upgrade-insecure-requests');
+    }
+  });
+
+  test('API and GraphQL answers are not stored by browsers (Cache-Control: no-store)', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/v1/users/me'],
+      ['GET', '/api/v1/auth/session'],
+      ['POST', '/graphql'],
+    ] as const) {
+      const r = await p.request(method, path, { token, ...(method === 'POST' ? { body: { query: '{ me { id } }' } } : {}) });
+      expect(r.status).toBe(200);
+      expect(r.headers.get('cache-control')).toBe('no-store');
+    }
+  });
+
+  test('the session cookie is Secure behind a TLS proxy (X-Forwarded-Proto: https), and not over plain http', async () => {
+    const u = await p.newUser();
+    const body = { email: u.email, password: u.password };
+    const proxied = await p.request('POST', '/api/v1/auth/signin', { body, headers: { 'x-forwarded-proto': 'https' } });
+    expect(proxied.headers.get('set-cookie')).toMatch(/; Secure/i);
+    const plain = await p.request('POST', '/api/v1/auth/signin', { body });
+    expect(plain.headers.get('set-cookie')).not.toMatch(/; Secure/i);
+  });
+
   test('/health reports the database', async () => {
     const r = await p.request('GET', '/health');
     expect(r.status).toBe(200);
