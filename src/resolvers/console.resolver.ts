@@ -61,7 +61,13 @@ function once<T>(map: (e: ConsoleEvent, serverId: string) => T | undefined) {
 
 const toLine = once((e, serverId): ConsoleLine | undefined =>
   e.type === 'console_output' || e.type === 'install_output'
-    ? { serverId, line: String(e.data?.line ?? ''), stream: e.type === 'install_output' ? 'install' : String(e.data?.stream ?? 'stdout'), ts: String(e.data?.ts ?? new Date().toISOString()) }
+    ? {
+        serverId,
+        line: String(e.data?.line ?? ''),
+        stream: e.type === 'install_output' ? 'install' : String(e.data?.stream ?? 'stdout'),
+        ts: String(e.data?.ts ?? new Date().toISOString()),
+        seq: Number.isInteger(e.data?.seq) ? (e.data.seq as number) : null,
+      }
     : undefined,
 );
 const toStatus = once((e, serverId): ServerStatusEvent | undefined =>

@@ -65,6 +65,11 @@ export class ConsoleLine {
   stream!: string;
   @Field({ description: 'ISO-8601 time the node saw the line.' })
   ts!: string;
+  @Field(() => Int, {
+    nullable: true,
+    description: "The node's number of the line: one more for each line of the server, from 1 when its node agent starts. Tells identical lines of one millisecond apart.",
+  })
+  seq!: number | null;
 }
 
 @ObjectType({ simpleResolvers: true })

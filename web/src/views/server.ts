@@ -12,6 +12,8 @@ interface Line {
   line: string;
   stream: string;
   ts: string;
+  /** the node's line number (absent for the page's own notices) */
+  seq?: number | null;
 }
 
 export const serverView: View = (main, params) => {
@@ -110,7 +112,7 @@ export const serverView: View = (main, params) => {
       h('div', { className: 'console-input-row' }, h('span', { className: 'prompt', 'aria-hidden': 'true' }, '>'), cmdInput, cmdButton),
       cmdHint,
     );
-    const clearBtn = h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => (clear(out), seen.clear()) }, 'Clear');
+    const clearBtn = h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => (clear(out), seen.clear(), (pending = [])) }, 'Clear');
 
     const deleteBtn = h('button', {
       type: 'button',
@@ -167,13 +169,16 @@ export const serverView: View = (main, params) => {
     apply(status);
 
     // ---- output from the consoleOutput subscription (history first, then live)
+    // Lines are drawn once per frame, all of that frame's lines in one go: one line at a time (and a
+    // layout read for each) capped a tab at about a thousand lines a second, and a fast server froze it.
     const seen = new Set<string>();
-    const addLine = (l: Line) => {
-      const key = `${l.ts}|${l.stream}|${l.line}`;
-      if (seen.has(key)) return; // history repeated after a reconnect
-      seen.add(key);
+    let pending: HTMLElement[] = [];
+    let frame = 0;
+    const flush = () => {
+      frame = 0;
       const atBottom = out.scrollHeight - out.scrollTop - out.clientHeight < 40;
-      out.append(h('div', { className: `line stream-${l.stream}`, 'data-key': key }, l.line));
+      out.append(...pending);
+      pending = [];
       while (out.childElementCount > MAX_LINES) out.firstElementChild!.remove();
       if (seen.size > MAX_LINES * 2) {
         seen.clear();
@@ -181,6 +186,17 @@ export const serverView: View = (main, params) => {
       }
       if (atBottom) out.scrollTop = out.scrollHeight;
     };
+    const addLine = (l: Line) => {
+      // the node numbers its lines: identical lines in one millisecond are still two lines
+      const key = l.seq != null ? `${l.seq}|${l.ts}` : `${l.ts}|${l.stream}|${l.line}`;
+      if (seen.has(key)) return; // history repeated after a reconnect
+      seen.add(key);
+      pending.push(h('div', { className: `line stream-${l.stream}`, 'data-key': key }, l.line));
+      // a hidden tab gets no frames: what waits is bounded to what the view would keep anyway
+      if (pending.length > MAX_LINES) pending = pending.slice(-MAX_LINES);
+      if (!frame) frame = requestAnimationFrame(flush);
+    };
+    cleanups.push(() => frame && cancelAnimationFrame(frame));
     const notice = (text: string) => addLine({ line: text, stream: 'notice', ts: new Date().toISOString() + Math.random() });
 
     cleanups.push(

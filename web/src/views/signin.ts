@@ -47,8 +47,7 @@ export const signInView: View = (main) => {
     try {
       const d = await gql<{ signIn: { user: User } }>(M_SIGN_IN, { input: { email: ev, password: pv } }, { quietAuth: true });
       signedIn(d.signIn.user);
-      const next = params.get('next');
-      navigate(next && next.startsWith('/') && !next.startsWith('//') ? next : '/', { replace: true });
+      navigate(sameOriginPath(params.get('next')), { replace: true });
     } catch (err) {
       if (err instanceof ApiError && err.code === 'UNAUTHORIZED') msg.error('Wrong email or password.');
       else if (err instanceof ApiError && err.code === 'VALIDATION_ERROR') {
@@ -67,3 +66,18 @@ export const signInView: View = (main) => {
   // first screen of a visit: put the cursor in the email box
   queueMicrotask(() => (email.control as HTMLInputElement).focus());
 };
+
+/**
+ * The page to go to after signing in: `next` when it is a path of this site, else `/`. Parsed as a URL
+ * (a browser reads `/\evil.example/` or `/\t/evil.example/` as another host; a prefix check let them
+ * through, and the navigation then failed with the user signed in).
+ */
+export function sameOriginPath(next: string | null): string {
+  if (!next) return '/';
+  try {
+    const url = new URL(next, location.origin);
+    return url.origin === location.origin ? url.pathname + url.search + url.hash : '/';
+  } catch {
+    return '/';
+  }
+}
