@@ -9,6 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
+import { until } from '../support/wait.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 // page.evaluate() callbacks run in the browser; this file is type-checked without the DOM lib
@@ -263,7 +264,7 @@ maybe('web page in headless Chromium', () => {
     const nodeId = await localNodeId(p, admin.token);
     const bp = await blueprintsByKey(p, admin.token);
     // 40 identical lines in a burst, then 900 more lines at once (drawn a frame at a time), all within the view's 1000
-    const command = 'for i in $(seq 40); do echo tick; done; i=0; while [ $i -lt 900 ]; do echo "burst $i"; i=$((i+1)); done; echo burst-done; exec sleep 1000';
+    const command = 'sleep 1; for i in $(seq 40); do echo tick; done; i=0; while [ $i -lt 900 ]; do echo "burst $i"; i=$((i+1)); done; echo burst-done; exec sleep 1000';
     const created = await p.request('POST', '/api/v1/servers', {
       token: admin.token,
       body: { name: 'ticker', nodeId, blueprintId: bp['shell-command'].id, variables: { COMMAND: command } },
@@ -274,8 +275,12 @@ maybe('web page in headless Chromium', () => {
 
     const page = await newPage();
     await signIn(page);
+    const feeds = p.services.console.hub.upstreamCount;
     await page.goto(`${p.url}/servers/${id}`);
     await page.locator('.status-line .status[data-status="offline"]').waitFor();
+    // the page's subscriptions have opened this server's feed (and the command waits a second more):
+    // a line printed before would reach the page only through the 150-line history
+    await until(() => p.services.console.hub.upstreamCount === feeds + 1, 10_000, "the page's console subscription");
     expect((await p.request('POST', `/api/v1/servers/${id}/start`, { token: admin.token })).status).toBe(200);
     await page.locator('.line', { hasText: 'burst-done' }).waitFor({ timeout: 30_000 });
     expect(await page.locator('.line', { hasText: /^tick$/ }).count()).toBe(40);
