@@ -64,6 +64,10 @@ function onFrame(phase, r, buf) {
     for (let i = buf.indexOf(HASH, si + SPAM.length) + 1; i > 0 && i < buf.length && buf[i] >= 48 && buf[i] <= 57; i++) k = k * 10 + buf[i] - 48;
     if (k > 0) {
       if (r.first === null) r.first = k;
+      // a gap right after the agent's output-rate notice is lines its flood guard dropped at the
+      // source (every reader misses them): not lines this reader skipped
+      if (r.afterNotice && r.last !== null && k > r.last + 1) r.floodDropped += k - r.last - 1;
+      r.afterNotice = false;
       if (r.last !== null && k <= r.last) r.repeated++;
       else r.last = k;
     }
@@ -73,11 +77,14 @@ function onFrame(phase, r, buf) {
   if (mi >= 0) {
     r.markers++;
     phase.markerHist.add(now - Number.parseInt(buf.toString('latin1', mi + 11, mi + 24), 10));
-  } else if (buf.indexOf(NOTICE) >= 0) r.notices = (r.notices ?? 0) + 1;
+  } else if (buf.indexOf(NOTICE) >= 0) {
+    r.notices = (r.notices ?? 0) + 1;
+    r.afterNotice = true;
+  }
 }
 
 /** A reader's record of the numbered spam lines it got while measuring: first and last number, repeats. */
-const numbered = () => ({ first: null, last: null, repeated: 0 });
+const numbered = () => ({ first: null, last: null, repeated: 0, floodDropped: 0, afterNotice: false });
 
 /** A console-channel reader (node agent or baseline). */
 function consoleReader(phase, url, token, { stall = false } = {}) {
@@ -272,9 +279,10 @@ function summarize(name, phase, measured, expected, subscribers) {
       skipped += published;
       continue;
     }
-    skipped += r.first - firstNo + (r.last - r.first + 1) - (r.lines - r.repeated);
+    skipped += r.first - firstNo + (r.last - r.first + 1) - (r.lines - r.repeated) - r.floodDropped;
     inFlight += lastNo - r.last;
   }
+  const floodDropped = Math.max(0, ...keptUp.map((r) => r.floodDropped));
   const delivered = phase.total();
   const seconds = measured.driven.elapsedMs / 1000;
   return {
@@ -296,6 +304,7 @@ function summarize(name, phase, measured, expected, subscribers) {
     linesInFlightAtEnd: inFlight,
     skippedPctKeptUp: keptUp.length && published > 0 ? Math.round((skipped / (keptUp.length * published)) * 10000) / 100 : null,
     floodNotices: Math.max(0, ...live.map((r) => r.notices ?? 0)),
+    linesDroppedByFloodGuard: floodDropped,
     // CPU the serving process spent per line delivered to one reader (load-robust)
     serverCpuUsPerDelivery: delivered ? Math.round(((measured.driven.serverCpuMs ?? 0) * 1000) / delivered * 10) / 10 : null,
     drive: measured.driven,
@@ -308,7 +317,7 @@ function logPhase(log, s) {
     `    ${s.name}: offered ${s.offeredLinesPerSec} lines/s; latency p50 ${s.latencyMs.p50} ms p99 ${s.latencyMs.p99} ms (markers e2e p99 ${s.markerLatencyMs.p99} ms); ` +
       `kept up ${s.readersKeptUp}/${s.subscribers} (complete ${s.readersComplete}), lines/reader min ${s.linesPerReader.min} median ${s.linesPerReader.median} max ${s.linesPerReader.max} ` +
       `of ${s.publishedLines} published (${s.offeredLines} offered); skipped ${s.linesSkippedByKeptUpReaders}, repeated ${s.linesRepeatedOrOutOfOrder}, in flight at the end ${s.linesInFlightAtEnd}` +
-      ` (flood notices ${s.floodNotices}); ` +
+      ` (flood notices ${s.floodNotices}, lines the agent's output rate limit dropped at the source ${s.linesDroppedByFloodGuard}); ` +
       `cores busy: server ${s.drive.cores?.server}, readers ${s.drive.cores?.readers}, machine ${s.drive.cores?.machine}; ` +
       `RSS ${s.rss.beforeMiB}→peak ${s.rss.peakMiB}→${s.rss.endMiB} MiB (2nd-half growth ${s.rss.secondHalfGrowthMiB} MiB)`,
   );

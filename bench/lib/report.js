@@ -40,6 +40,9 @@ function buildRows(r) {
       add('', `${label}: lines per reader min / median / max`, `${s.linesPerReader.min} / ${s.linesPerReader.median} / ${s.linesPerReader.max}`, `${b?.linesPerReader.min} / ${b?.linesPerReader.median} / ${b?.linesPerReader.max}`, null, '', null);
       const lossOf = (x) => (x ? `${x.linesSkippedByKeptUpReaders} = ${fmt(x.skippedPctKeptUp, '%')}; ${x.linesRepeatedOrOutOfOrder} / ${x.linesInFlightAtEnd}` : '—');
       add('', `${label}: lines skipped by readers that kept up; repeated / in flight at the end`, lossOf(s), lossOf(b), null, primary ? '0 skipped, 0 repeated' : '', gate(s.linesSkippedByKeptUpReaders === 0 && s.linesRepeatedOrOutOfOrder === 0));
+      if (s.linesDroppedByFloodGuard || b?.linesDroppedByFloodGuard) {
+        add('', `${label}: lines the agent's output rate limit (2000 per 100 ms) dropped at the source`, fmt(s.linesDroppedByFloodGuard ?? 0), fmt(b?.linesDroppedByFloodGuard ?? 0), null, '', null);
+      }
       add('', `${label}: panel RSS with 1 stalled reader (before → peak → end)`, `${fmt(s.rss.beforeMiB)} → ${fmt(s.rss.peakMiB)} → ${fmt(s.rss.endMiB)} MiB`, `${fmt(b?.rss.beforeMiB)} → ${fmt(b?.rss.peakMiB)} → ${fmt(b?.rss.endMiB)} MiB`, null, primary ? 'flat (2nd half ≤ +32 MiB)' : '', gate(s.rss.flat));
     }
   }
