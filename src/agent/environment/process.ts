@@ -49,6 +49,9 @@ function findable(cmd: string, env: Record<string, string>): boolean {
   });
 }
 
+/** Bytes written to a process's stdin and not yet read by it, past which commands are refused. */
+export const MAX_STDIN_BACKLOG = 256 * 1024;
+
 /**
  * One running process, spawned without a shell as the leader of its own process group
  * (`detached: true`) so that signals and kills reach the whole tree (`kill(-pid)`).
@@ -56,9 +59,6 @@ function findable(cmd: string, env: Record<string, string>): boolean {
  * Events: `line` (line, stream), `exit` ({ code, signal, error }) — emitted once, after the output is
  * drained. When the leader exits, the rest of its group is SIGKILLed.
  */
-/** Bytes written to a process's stdin and not yet read by it, past which commands are refused. */
-export const MAX_STDIN_BACKLOG = 256 * 1024;
-
 export class ManagedProcess extends EventEmitter {
   readonly child: ChildProcess;
   readonly pid: number | null;
