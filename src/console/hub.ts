@@ -97,6 +97,11 @@ export class ConsoleHub {
     return n;
   }
 
+  /** Number of this instance's subscribers of a server's console events (for tests and metrics). */
+  subscriberCount(serverId: string): number {
+    return this.entries.get(serverId)?.listeners.size ?? 0;
+  }
+
   async subscribe(serverId: string, listener: Listener): Promise<() => void> {
     let entry = this.entries.get(serverId);
     if (!entry) {
