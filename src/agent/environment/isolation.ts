@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import path from 'node:path';
+import { forEachEntry } from './proc';
 
 export interface ServerIdentity {
   uid: number;
@@ -37,14 +37,7 @@ export async function ownDirectory(dir: string, id: ServerIdentity | null): Prom
   if (!id) return;
   const st = await fsp.stat(dir);
   if (st.uid === id.uid && st.gid === id.gid && (st.mode & 0o777) === 0o700) return;
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await fsp.readdir(d, { withFileTypes: true })) {
-      const p = path.join(d, e.name);
-      await fsp.lchown(p, id.uid, id.gid).catch(() => undefined);
-      if (e.isDirectory()) await walk(p);
-    }
-  };
-  if (st.uid !== id.uid) await walk(dir);
+  if (st.uid !== id.uid) await forEachEntry(dir, (entry) => fsp.lchown(entry, id.uid, id.gid).catch(() => undefined));
   await fsp.chown(dir, id.uid, id.gid);
   await fsp.chmod(dir, 0o700);
 }

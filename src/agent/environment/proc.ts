@@ -145,23 +145,17 @@ export function killLeftover(pid: number, startTime: number | null): boolean {
   }
 }
 
-/** How many file system calls a size measurement has under way at once. */
-const SIZE_CONCURRENCY = 64;
+/** How many file system calls a walk of a directory tree has under way at once. */
+const WALK_CONCURRENCY = 64;
 
 /**
- * Apparent size of a directory tree in bytes (symlinks not followed). Directory by directory, the
- * files of each in slices of SIZE_CONCURRENCY: a tree of 150,000 small files used to start 150,000
- * lstat calls at once, which stalled the whole process (panel included) for seconds and took a
- * gigabyte of memory.
+ * Calls `visit` for every entry below `root` (not `root` itself; symlinks are not followed), directory
+ * by directory, at most WALK_CONCURRENCY calls at a time. A tree of 150,000 small files measured with
+ * one call per file all at once stalled the whole process (panel included) for seconds and took a
+ * gigabyte. Unreadable directories are skipped.
  */
-export async function dirSize(dir: string): Promise<number> {
-  let total = 0;
-  const dirs: string[] = [dir];
-  const size = (p: string) =>
-    fsp.lstat(p).then(
-      (st) => st.size,
-      () => 0, // gone meanwhile
-    );
+export async function forEachEntry(root: string, visit: (entry: string, isDir: boolean) => Promise<void>): Promise<void> {
+  const dirs: string[] = [root];
   for (let d = dirs.pop(); d !== undefined; d = dirs.pop()) {
     let entries: import('node:fs').Dirent[];
     try {
@@ -169,11 +163,26 @@ export async function dirSize(dir: string): Promise<number> {
     } catch {
       continue;
     }
-    const files: string[] = [];
-    for (const e of entries) (e.isDirectory() ? dirs : files).push(path.join(d, e.name));
-    for (let i = 0; i < files.length; i += SIZE_CONCURRENCY) {
-      for (const n of await Promise.all(files.slice(i, i + SIZE_CONCURRENCY).map(size))) total += n;
+    const here = entries.map((e) => ({ entry: path.join(d, e.name), isDir: e.isDirectory() }));
+    for (const h of here) if (h.isDir) dirs.push(h.entry);
+    for (let i = 0; i < here.length; i += WALK_CONCURRENCY) {
+      await Promise.all(here.slice(i, i + WALK_CONCURRENCY).map((h) => visit(h.entry, h.isDir)));
     }
   }
+}
+
+/** Apparent size of a directory tree in bytes (symlinks not followed). */
+export async function dirSize(dir: string): Promise<number> {
+  let total = 0;
+  await forEachEntry(dir, async (entry, isDir) => {
+    if (isDir) return;
+    // read first, then add: `total += await …` would read `total` before the wait and lose the
+    // sizes other visits add meanwhile
+    const size = await fsp.lstat(entry).then(
+      (st) => st.size,
+      () => 0, // gone meanwhile
+    );
+    total += size;
+  });
   return total;
 }
