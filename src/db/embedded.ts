@@ -9,6 +9,7 @@ import path from 'node:path';
 import exitHook from 'async-exit-hook';
 import { childLogger } from '../logger.js';
 import { makeTraversable } from '../shared/traversable.js';
+import { pidAlive } from '../agent/environment/proc.js';
 
 const log = childLogger('embedded-postgres');
 
@@ -29,15 +30,6 @@ async function portIsFree(port: number): Promise<boolean> {
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
 }
-
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 /** Whether `pid` is a PostgreSQL server running on `dataDir` (its command line names the directory). */
 function isPostgresOf(pid: number, dataDir: string): boolean {
@@ -60,15 +52,15 @@ async function clearLeftovers(dataDir: string): Promise<void> {
   if (!existsSync(pidFile)) return;
   const pid = Number((await fs.readFile(pidFile, 'utf8')).split('\n')[0]);
   const valid = Number.isInteger(pid) && pid > 0;
-  if (valid && isAlive(pid) && isPostgresOf(pid, dataDir)) {
+  if (valid && pidAlive(pid) && isPostgresOf(pid, dataDir)) {
     log.warn({ pid }, 'an embedded PostgreSQL from an earlier run is still running on the data directory; stopping it');
     process.kill(pid, 'SIGINT'); // fast shutdown: open transactions are rolled back, the data is safe
     const deadline = Date.now() + 30_000;
-    while (isAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    if (isAlive(pid)) throw new Error(`the embedded PostgreSQL of an earlier run (pid ${pid}) did not stop; stop it, then start again`);
+    while (pidAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    if (pidAlive(pid)) throw new Error(`the embedded PostgreSQL of an earlier run (pid ${pid}) did not stop; stop it, then start again`);
     return;
   }
-  if (!valid || !isAlive(pid)) {
+  if (!valid || !pidAlive(pid)) {
     log.warn({ pid }, 'removing a stale postmaster.pid from an earlier run');
     await fs.rm(pidFile, { force: true });
   }
