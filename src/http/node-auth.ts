@@ -6,14 +6,15 @@ import { Node } from '../entities/Node.js';
 import { AppError } from '../errors.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import type Redis from 'ioredis';
-import { MAX_CLOCK_SKEW_SECONDS, NonceCache, parseAuthHeader, verifyRequest } from '../shared/node-protocol.js';
-import { uuid } from '../validation/common.js';
-
-const isUuid = (s: string) => uuid.safeParse(s).success;
+import { MAX_CLOCK_SKEW_SECONDS, NonceCache, parseAuthHeader, verifyRequest, type ParsedAuth } from '../shared/node-protocol.js';
+import { isUuid } from '../validation/common.js';
 
 declare module 'http' {
   interface IncomingMessage {
+    /** The node whose signed request this is (after authenticateNode). */
     node?: Node;
+    /** The request's signature header and the registered node it names (after nodeHeaderCheck). */
+    signedBy?: { parsed: ParsedAuth; node: Node };
     rawBody?: Buffer;
   }
 }
@@ -42,15 +43,18 @@ async function firstUseEverywhere(shared: SharedNonces | undefined, nodeId: stri
   }
 }
 
-/** Before the body is read: a well-formed HPN1 header of a registered node, signed within the allowed skew. */
+/**
+ * Before the body is read: a well-formed HPN1 header, signed within the allowed skew, of a registered
+ * node. The node is kept for `authenticateNode`, which checks the signature once the body is in.
+ */
 export function nodeHeaderCheck(orm: MikroORM): RequestHandler {
   return async (req, _res, next) => {
     try {
       const parsed = parseAuthHeader(req.headers.authorization);
       const fresh = parsed && Math.abs(Math.floor(Date.now() / 1000) - parsed.ts) <= MAX_CLOCK_SKEW_SECONDS;
-      if (!parsed || !fresh || !isUuid(parsed.nodeId) || !(await orm.em.count(Node, { id: parsed.nodeId }))) {
-        throw AppError.unauthorized('A signed node request is required.');
-      }
+      const node = parsed && fresh && isUuid(parsed.nodeId) ? await orm.em.findOne(Node, { id: parsed.nodeId }) : null;
+      if (!parsed || !node) throw AppError.unauthorized('A signed node request is required.');
+      req.signedBy = { parsed, node };
       next();
     } catch (err) {
       next(err);
@@ -58,23 +62,22 @@ export function nodeHeaderCheck(orm: MikroORM): RequestHandler {
   };
 }
 
-export function authenticateNode(orm: MikroORM, agents: AgentClient, shared?: SharedNonces): RequestHandler {
+/** After the body: the signature over it, and a nonce no instance has seen. Sets `req.node`. */
+export function authenticateNode(agents: AgentClient, shared?: SharedNonces): RequestHandler {
   const nonces = new NonceCache();
   return async (req, _res, next) => {
     try {
-      const parsed = parseAuthHeader(req.headers.authorization);
-      if (!parsed || !isUuid(parsed.nodeId)) throw AppError.unauthorized('A signed node request is required.');
-      const node = await orm.em.findOne(Node, { id: parsed.nodeId });
-      const key = node ? agents.nodeKey(node) : null;
+      const signed = req.signedBy;
+      const key = signed ? agents.nodeKey(signed.node) : null;
       if (
-        !node ||
+        !signed ||
         !key ||
-        !verifyRequest(parsed, key, req.method, req.originalUrl, req.rawBody ?? '', nonces) ||
-        !(await firstUseEverywhere(shared, node.id, parsed.nonce))
+        !verifyRequest(signed.parsed, key, req.method, req.originalUrl, req.rawBody ?? '', nonces) ||
+        !(await firstUseEverywhere(shared, signed.node.id, signed.parsed.nonce))
       ) {
         throw AppError.unauthorized('Invalid, expired or replayed node signature.');
       }
-      req.node = node;
+      req.node = signed.node;
       next();
     } catch (err) {
       next(err);

@@ -12,7 +12,7 @@ export function agentRoutes(orm: MikroORM, agents: AgentClient, nodeAgent: NodeA
   // the body (up to 8 MB: a node's queued events) is read only for a fresh header of a known node
   r.use(nodeHeaderCheck(orm));
   r.use(express.json({ limit: '8mb', verify: keepRawBody }));
-  r.use(authenticateNode(orm, agents, shared));
+  r.use(authenticateNode(agents, shared));
   r.get('/servers', async (req, res) => sendData(res, await nodeAgent.serversOf(req.node!)));
   r.post('/events', async (req, res) => {
     await nodeAgent.applyEvents(req.node!, req.body);

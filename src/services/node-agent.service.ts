@@ -10,7 +10,7 @@ import { Server } from '../entities/Server.js';
 import { childLogger } from '../logger.js';
 import { serverSpec } from '../nodes/spec.js';
 import { SERVER_STATUSES, type NodeStats, type ServerSpec, type ServerStatus } from '../shared/node-protocol.js';
-import { parseInput, uuid } from '../validation/common.js';
+import { isUuid, parseInput } from '../validation/common.js';
 import type { ServerEvents } from './server-events.js';
 import type { ServerProvisioner } from './provisioner.js';
 
@@ -62,7 +62,7 @@ export class NodeAgentService {
   /** Applies state changes in order. Unknown servers (deleted meanwhile) are skipped. */
   async applyEvents(node: Node, input: unknown): Promise<number> {
     const { events } = parseInput(eventsInput, input);
-    const ids = [...new Set(events.map((e) => e.serverId))].filter((id) => uuid.safeParse(id).success);
+    const ids = [...new Set(events.map((e) => e.serverId))].filter(isUuid);
     const servers = new Map((await this.em.find(Server, { id: { $in: ids }, node: node.id })).map((s) => [s.id, s]));
     let applied = 0;
     for (const e of events) {

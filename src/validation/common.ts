@@ -41,6 +41,7 @@ export const password = z
   .meta({ example: 'correct-horse-battery' });
 
 export const uuid = z.uuid({ message: 'must be a UUID' });
+export const isUuid = (s: string): boolean => uuid.safeParse(s).success;
 
 /** Parses `input` or throws a 422 AppError. A non-object body is a 422 too (REST answers 400 earlier). */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
@@ -51,6 +52,6 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.ou
 
 /** Path ids: an id that is not a UUID cannot exist, so it is a 404 rather than a 422. */
 export function parseId(id: unknown, what: string): string {
-  if (typeof id !== 'string' || !uuid.safeParse(id).success) throw AppError.notFound(what);
+  if (typeof id !== 'string' || !isUuid(id)) throw AppError.notFound(what);
   return id;
 }
