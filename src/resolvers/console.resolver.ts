@@ -6,6 +6,7 @@
 import { Arg, ID, Resolver, Root, Subscription } from 'type-graphql';
 import { eventIterator } from '../console/iterator.js';
 import type { ConsoleEvent } from '../console/types.js';
+import type { Server } from '../entities/Server.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { ConsoleLine, ServerStatsEvent, ServerStatusEvent } from '../schema/console.js';
 
@@ -14,14 +15,26 @@ interface SubArgs {
   context: GraphQLContext;
 }
 
-async function feed<T>({ args, context }: SubArgs, map: (e: ConsoleEvent, serverId: string) => T | undefined) {
+/** How one subscriber sees its server's events: the mapping, and what it gets before any event. */
+interface View<T> {
+  map: (e: ConsoleEvent, serverId: string) => T | undefined;
+  initial?: T[];
+}
+
+async function feed<T>({ args, context }: SubArgs, view: (server: Server) => View<T>) {
   // Authorize first, so that a refused subscription is an error result rather than an empty stream.
   const server = await context.services.servers.get(context.actor, args.serverId);
+  const { map, initial } = view(server);
   return eventIterator(
     (listener) => context.services.console.subscribe(context.actor, server.id, listener),
     (e) => map(e, server.id),
+    undefined,
+    initial,
   );
 }
+
+/** Every subscriber sees the same values (see `once`). */
+const sameForAll = <T>(map: View<T>["map"]) => (): View<T> => ({ map });
 
 /**
  * Status changes, starting with the current status (the server's record, which the node's events keep
@@ -29,20 +42,17 @@ async function feed<T>({ args, context }: SubArgs, map: (e: ConsoleEvent, server
  * at the next change. A status equal to the last one sent (the node repeats it when a feed opens) is
  * not sent again.
  */
-async function statusFeed({ args, context }: SubArgs) {
-  const server = await context.services.servers.get(context.actor, args.serverId);
+function statusChanges(server: Server): View<ServerStatusEvent> {
   let last: string = server.status;
-  return eventIterator(
-    (listener) => context.services.console.subscribe(context.actor, server.id, listener),
-    (e) => {
-      const v = toStatus(e, server.id);
+  return {
+    initial: [{ serverId: server.id, status: server.status }],
+    map: (e, serverId) => {
+      const v = toStatus(e, serverId);
       if (!v || v.status === last) return undefined;
       last = v.status;
       return v;
     },
-    undefined,
-    [{ serverId: server.id, status: server.status }],
-  );
+  };
 }
 
 /**
@@ -83,7 +93,7 @@ const toStats = once((e, serverId): ServerStatsEvent | undefined =>
 export class ConsoleResolver {
   @Subscription(() => ConsoleLine, {
     description: 'Lines of a server console: the recent history (up to 150 lines) first, then live output and install output.',
-    subscribe: (async (a: SubArgs) => feed(a, toLine)) as any,
+    subscribe: (async (a: SubArgs) => feed(a, sameForAll(toLine))) as any,
   })
   consoleOutput(@Arg('serverId', () => ID) _serverId: string, @Root() line: ConsoleLine): ConsoleLine {
     return line;
@@ -91,7 +101,7 @@ export class ConsoleResolver {
 
   @Subscription(() => ServerStatusEvent, {
     description: 'Status changes of a server (the current status first).',
-    subscribe: (async (a: SubArgs) => statusFeed(a)) as any,
+    subscribe: (async (a: SubArgs) => feed(a, statusChanges)) as any,
   })
   serverStatus(@Arg('serverId', () => ID) _serverId: string, @Root() event: ServerStatusEvent): ServerStatusEvent {
     return event;
@@ -99,7 +109,7 @@ export class ConsoleResolver {
 
   @Subscription(() => ServerStatsEvent, {
     description: 'Resource use of a running server, about every 2 seconds.',
-    subscribe: (async (a: SubArgs) => feed(a, toStats)) as any,
+    subscribe: (async (a: SubArgs) => feed(a, sameForAll(toStats))) as any,
   })
   serverStats(@Arg('serverId', () => ID) _serverId: string, @Root() event: ServerStatsEvent): ServerStatsEvent {
     return event;

@@ -192,7 +192,6 @@ export class Server extends EventEmitter {
     };
   }
 
-  /** New spec; takes effect at the next start (or install). */
   /**
    * The memory and disk limits (MiB) the running process started with: a changed spec takes effect at
    * the next start (CONTRACT §3), so lowering the memory of a running server does not kill it.
@@ -208,6 +207,7 @@ export class Server extends EventEmitter {
     return this.spec.revision ?? 0;
   }
 
+  /** New spec; takes effect at the next start (or install). */
   updateSpec(spec: ServerSpec): void {
     this.spec = spec;
     this.readyRe = compileReady(spec.ready);
