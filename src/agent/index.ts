@@ -7,12 +7,17 @@ import { deriveConsoleKey, deriveNodeKey, NonceCache } from '../shared/node-prot
 import { childLogger } from '../logger';
 import { makeTraversable } from '../shared/traversable';
 import { agentPaths, assetsDir, type AgentPaths } from './paths';
-import { sharedCpuLimiter, CpuLimiter, enforcedLimits } from './environment/cgroup';
+import { sharedCgroups, ServerCgroups, enforcedLimits } from './environment/cgroup';
+import { isolationWarning } from './environment/isolation';
 import { ServerManager } from './server/manager';
 import type { ServerRuntimeOptions } from './server/server';
 import { PanelClient } from './panel-client';
 import { SystemStats } from './system';
 import { createApiHandler } from './http/api';
+import { Revocations } from './http/revocations';
+import { Disposers } from '../shared/disposers';
+import { FailureCounter } from './http/failures';
+import { FileWorkers, installWorker } from './filesystem/workers';
 import { ConsoleGateway } from './http/console';
 
 const log = childLogger('agent');
@@ -25,6 +30,16 @@ export interface AgentOptions {
   host?: string;
   dataDir: string;
   stopGraceSeconds?: number;
+  /** console sockets per user (WS_MAX_CONNECTIONS_PER_USER; default 20) */
+  wsMaxConnectionsPerUser?: number;
+  /** console sockets per address before they authenticate (WS_MAX_ANONYMOUS_PER_ADDRESS; default 10) */
+  wsMaxAnonymousPerAddress?: number;
+  /** the most a file opened in the editor may hold (FILE_EDIT_MAX_BYTES; default 4 MiB) */
+  fileEditMaxBytes?: number;
+  /** processes (and threads) per server, its cgroup's pids.max (default 512) */
+  serverPidsMax?: number;
+  /** run servers as the agent's own user when it is not root (default false: refused) */
+  allowUnisolatedServers?: boolean;
   /** PEM contents (not paths) of the certificate and key; the console then is wss:// */
   tls?: { cert: string; key: string };
   heartbeatSeconds?: number;
@@ -52,9 +67,12 @@ export interface AgentTuning {
   historyLines?: number; // 150
   panelRetryMinMs?: number; // 250
   panelRetryMaxMs?: number; // 15000
-  /** cgroup filesystem root (default /sys/fs/cgroup); `false` disables cpu limits */
+  /** cgroup filesystem root (default /sys/fs/cgroup); `false` disables the cgroup limits */
   cgroupRoot?: string | false;
 }
+
+/** Processes per server when not configured: plenty for a game server, far from what takes a node down. */
+export const DEFAULT_PIDS_MAX = 512;
 
 export interface RunningAgent {
   port: number;
@@ -66,7 +84,7 @@ export type { ServerState } from './server/server';
 
 /**
  * What every server user must reach (see environment/isolation.ts): its own directory below
- * `servers/`, and ASSETS_DIR, a copy of the repository's assets/ (the repository itself may sit in a
+ * `servers/` (0711), and ASSETS_DIR, a copy of the repository's assets/ (the repository itself may sit in a
  * folder only root can enter).
  */
 async function prepareSharedPaths(paths: AgentPaths): Promise<void> {
@@ -78,7 +96,11 @@ async function prepareSharedPaths(paths: AgentPaths): Promise<void> {
     await fsp.chmod(target, 0o644);
   }
   await makeTraversable(path.join(paths.servers, 'any-server'));
+  // servers reach their own directory below but cannot list the others (nor learn their owners' uids)
+  await fsp.chmod(paths.servers, 0o711);
   await makeTraversable(path.join(paths.assets, 'any-file'));
+  await fsp.mkdir(paths.run, { recursive: true, mode: 0o711 });
+  await fsp.chmod(paths.run, 0o711);
 }
 
 /** Starts the node agent: HTTP API + console WebSocket on one port, panel sync, server restore. */
@@ -90,12 +112,14 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   mkdirSync(paths.servers, { recursive: true });
   await prepareSharedPaths(paths);
 
-  const cpuLimiter =
-    t.cgroupRoot === false ? new CpuLimiter('/nonexistent-cgroup-root') : t.cgroupRoot ? new CpuLimiter(t.cgroupRoot) : sharedCpuLimiter();
+  const cgroups =
+    t.cgroupRoot === false ? new ServerCgroups('/nonexistent-cgroup-root') : t.cgroupRoot ? new ServerCgroups(t.cgroupRoot) : sharedCgroups();
   const runtime: ServerRuntimeOptions = {
     paths,
-    cpuLimiter,
+    cgroups,
+    pidsMax: opts.serverPidsMax ?? DEFAULT_PIDS_MAX,
     stopGraceSeconds: opts.stopGraceSeconds ?? 30,
+    allowUnisolated: opts.allowUnisolatedServers ?? false,
     statsIntervalMs: opts.statsIntervalMs ?? 1000,
     statsPushIntervalMs: t.statsPushIntervalMs ?? 2000,
     diskCheckIntervalMs: t.diskCheckIntervalMs ?? 10000,
@@ -115,10 +139,20 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     minBackoffMs: t.panelRetryMinMs,
     maxBackoffMs: t.panelRetryMaxMs,
   });
+  // what the agent opens, closed once in reverse by close() or by a start that fails (src/shared/disposers.ts)
+  const disposers = new Disposers((name, err) => log.warn({ err: (err as Error)?.message ?? String(err), resource: name }, 'could not close a resource cleanly'));
+  disposers.add('stop message', () => log.info('node agent stopped'));
+  disposers.add('panel client', async () => {
+    await panel.drain(2000);
+    panel.close();
+  });
+  let stopServers = true;
   const manager = new ServerManager(runtime, (e) => panel.enqueue(e));
+  disposers.add('servers', () => manager.shutdown(stopServers));
   const system = new SystemStats(paths.root);
-  const limits = enforcedLimits(cpuLimiter);
-  log.info({ cpu: limits.cpuMechanism }, 'resource limits: memory and disk enforced, cpu ' + (limits.cpuMechanism === 'none' ? 'NOT enforced' : `via ${limits.cpuMechanism}`));
+  const unisolated = isolationWarning(runtime.allowUnisolated);
+  if (unisolated) log.warn(unisolated);
+  log.info(enforcedLimits(cgroups), 'resource limits of servers on this node');
 
   // --- learn the servers (panel first, state.json as fallback) and restore them
   let panelServers = null;
@@ -163,10 +197,25 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   };
   void beat();
   const heartbeatTimer = setInterval(() => void beat(), (opts.heartbeatSeconds ?? 10) * 1000);
+  disposers.add('heartbeat and sync', () => {
+    closed = true;
+    clearInterval(heartbeatTimer);
+    if (syncTimer) clearTimeout(syncTimer);
+  });
 
   // --- HTTP(S) server: API + /console
-  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system });
+  const revocations = new Revocations();
+  const workerScript = installWorker(paths.lib);
+  workerScript.catch((err: Error) => log.warn({ err: err.message }, 'the file manager\'s worker could not be installed: file requests will fail'));
+  const fileWorkers = new FileWorkers(paths.run, workerScript);
+  disposers.add('file workers', () => fileWorkers.close());
+  const files = { manager, workers: fileWorkers, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
+  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) });
   const gateway = new ConsoleGateway({
+    revocations,
+    maxPerUser: opts.wsMaxConnectionsPerUser ?? 20,
+    maxAnonymousPerAddress: opts.wsMaxAnonymousPerAddress ?? 10,
+    report: (r) => panel.enqueue(r),
     nodeId: opts.nodeId,
     consoleKey,
     manager,
@@ -176,6 +225,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     maxPayload: t.consoleMaxPayload ?? 64 * 1024,
     expiringLeadSeconds: t.tokenExpiringLeadSeconds ?? 60,
   });
+  disposers.add('console sockets', () => gateway.close());
   const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, api) : http.createServer(api);
   server.requestTimeout = 30000;
   server.headersTimeout = 15000;
@@ -190,31 +240,22 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       });
     });
   } catch (e) {
-    clearInterval(heartbeatTimer);
-    if (syncTimer) clearTimeout(syncTimer);
-    panel.close();
-    gateway.close();
-    await manager.shutdown(true);
+    await disposers.disposeAll();
     throw e;
   }
+  disposers.add('HTTP server', () => {
+    const done = new Promise<void>((r) => server.close(() => r()));
+    server.closeAllConnections();
+    return done;
+  });
   const port = (server.address() as AddressInfo).port;
   log.info({ port, tls: !!opts.tls, nodeId: opts.nodeId }, 'node agent listening (API + /console)');
 
   return {
     port,
     async close(closeOpts?: { stopServers?: boolean }): Promise<void> {
-      if (closed) return;
-      closed = true;
-      clearInterval(heartbeatTimer);
-      if (syncTimer) clearTimeout(syncTimer);
-      gateway.close();
-      const httpClosed = new Promise<void>((r) => server.close(() => r()));
-      server.closeAllConnections();
-      await manager.shutdown(closeOpts?.stopServers ?? true);
-      await panel.drain(2000);
-      panel.close();
-      await httpClosed;
-      log.info('node agent stopped');
+      if (!closed) stopServers = closeOpts?.stopServers ?? true;
+      await disposers.disposeAll();
     },
   };
 }

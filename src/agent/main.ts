@@ -3,7 +3,10 @@
  *
  * Environment: PANEL_URL, NODE_ID, NODE_TOKEN (required); AGENT_PORT (5000); AGENT_HOST (0.0.0.0);
  * DATA_DIR (./.data, agent files under <DATA_DIR>/agent/); STOP_GRACE_SECONDS (30);
- * AGENT_TLS_CERT / AGENT_TLS_KEY (PEM file paths, both or neither); HEARTBEAT_SECONDS (10); LOG_LEVEL.
+ * AGENT_TLS_CERT / AGENT_TLS_KEY (PEM file paths, both or neither); HEARTBEAT_SECONDS (10); LOG_LEVEL;
+ * ALLOW_UNISOLATED_SERVERS (false: an agent not running as root refuses to install and start servers);
+ * SERVER_PIDS_MAX (512: processes and threads per server), WS_MAX_CONNECTIONS_PER_USER (20) and
+ * WS_MAX_ANONYMOUS_PER_ADDRESS (10) (console sockets), FILE_EDIT_MAX_BYTES (4194304: the editor's limit).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -38,7 +41,14 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { options?: AgentOptions;
   if (nodeToken && !nodeToken.startsWith('hpn_')) errors.push('NODE_TOKEN does not look like a node token (expected the hpn_… value from POST /admin/nodes/:id/token)');
   const port = int('AGENT_PORT', 5000, 0, 65535);
   const stopGraceSeconds = int('STOP_GRACE_SECONDS', 30, 0, 3600);
+  const serverPidsMax = int('SERVER_PIDS_MAX', 512, 16, 4194304);
+  const wsMaxConnectionsPerUser = int('WS_MAX_CONNECTIONS_PER_USER', 20, 1, 100000);
+  const wsMaxAnonymousPerAddress = int('WS_MAX_ANONYMOUS_PER_ADDRESS', 10, 1, 100000);
+  const fileEditMaxBytes = int('FILE_EDIT_MAX_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024);
   const heartbeatSeconds = int('HEARTBEAT_SECONDS', 10, 1, 3600);
+  const allowRaw = env.ALLOW_UNISOLATED_SERVERS?.trim().toLowerCase() ?? '';
+  if (!['', 'true', 'false', '1', '0', 'yes', 'no'].includes(allowRaw)) errors.push(`ALLOW_UNISOLATED_SERVERS must be true or false (got "${env.ALLOW_UNISOLATED_SERVERS}")`);
+  const allowUnisolatedServers = allowRaw === 'true' || allowRaw === '1' || allowRaw === 'yes';
   const dataDir = path.resolve(env.DATA_DIR?.trim() || './.data');
   let tls: AgentOptions['tls'];
   const cert = env.AGENT_TLS_CERT?.trim();
@@ -52,7 +62,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { options?: AgentOptions;
   if (errors.length) return { errors };
   return {
     errors,
-    options: { panelUrl, nodeId, nodeToken, port, host: env.AGENT_HOST?.trim() || undefined, dataDir, stopGraceSeconds, heartbeatSeconds, tls },
+    options: { panelUrl, nodeId, nodeToken, port, host: env.AGENT_HOST?.trim() || undefined, dataDir, stopGraceSeconds, heartbeatSeconds, tls, allowUnisolatedServers, serverPidsMax, wsMaxConnectionsPerUser, wsMaxAnonymousPerAddress, fileEditMaxBytes },
   };
 }
 

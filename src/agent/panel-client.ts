@@ -1,4 +1,4 @@
-import type { NodeStats, ServerSpec, ServerStateEvent, ServerStatus } from '../shared/node-protocol';
+import type { AgentEvent, NodeStats, ServerSpec, ServerStatus } from '../shared/node-protocol';
 import { signRequest } from '../shared/node-protocol';
 import { childLogger } from '../logger';
 
@@ -38,7 +38,7 @@ export class PanelRequestError extends Error {
  * first only when it overflows).
  */
 export class PanelClient {
-  private queue: ServerStateEvent[] = [];
+  private queue: AgentEvent[] = [];
   private sending = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private backoff: number;
@@ -88,8 +88,8 @@ export class PanelClient {
     await this.request('POST', '/api/agent/v1/heartbeat', { stats });
   }
 
-  /** Queues a state event and sends it right away (or as soon as the panel is reachable). */
-  enqueue(event: ServerStateEvent): void {
+  /** Queues an event (a state change, a console action) and sends it right away (or as soon as the panel is reachable). */
+  enqueue(event: AgentEvent): void {
     if (this.closed) return;
     this.queue.push(event);
     const max = this.opts.maxQueue ?? 10000;

@@ -30,6 +30,10 @@ export interface AgentPaths {
   assets: string; // <dataDir>/agent/assets
   installLogs: string; // <dataDir>/agent/install-logs
   stateFile: string; // <dataDir>/agent/state.json
+  /** a copy of the file worker's compiled code that every server user can read */
+  lib: string; // <dataDir>/agent/lib
+  /** one folder per server (its user's alone) for its file worker's socket */
+  run: string; // <dataDir>/agent/run
 }
 
 export function agentPaths(dataDir: string): AgentPaths {
@@ -40,6 +44,8 @@ export function agentPaths(dataDir: string): AgentPaths {
     assets: path.join(root, 'assets'),
     installLogs: path.join(root, 'install-logs'),
     stateFile: path.join(root, 'state.json'),
+    lib: path.join(root, 'lib'),
+    run: path.join(root, 'run'),
   };
 }
 

@@ -39,6 +39,11 @@ export interface BlueprintDefinition {
   variables: BlueprintVariable[];
   /** memory and disk in MiB, cpu in percent of one core */
   defaults: { memory: number; cpu: number; disk: number };
+  /**
+   * The server runs a command its user chooses (not a fixed program): whoever creates one runs
+   * arbitrary code on the node. `USER_COMMAND_BLUEPRINTS=admins` keeps these to administrators.
+   */
+  runsUserCommand?: boolean;
 }
 
 const NODE_RUNNER_DEFAULT_SCRIPT = `// Written by the HostPanel "Node.js script" blueprint install step. Replace it with your own code.
@@ -121,8 +126,16 @@ export const BUILTIN_BLUEPRINTS: BlueprintDefinition[] = [
       },
     ],
     defaults: { memory: 128, cpu: 100, disk: 256 },
+    runsUserCommand: true,
   },
 ];
+
+const USER_COMMAND_KEYS = new Set(BUILTIN_BLUEPRINTS.filter((d) => d.runsUserCommand).map((d) => d.key));
+
+/** True for a seeded built-in blueprint that runs a command chosen by the server's user. */
+export function runsUserCommand(blueprint: { key: string; builtin: boolean }): boolean {
+  return blueprint.builtin && USER_COMMAND_KEYS.has(blueprint.key);
+}
 
 /** Checks one value against a rules string. Returns null when valid, else a message. */
 export function validateVariable(rules: string, value: string | null | undefined): string | null {

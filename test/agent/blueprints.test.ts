@@ -1,5 +1,6 @@
 import { BUILTIN_BLUEPRINTS, validateVariable } from '../../src/blueprints/builtin';
 import { createServer, logs, newId, power, specFor, startHarness, startRunning, waitStatus, type Harness } from './helpers';
+import { sleep } from '../support/wait.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -43,7 +44,7 @@ describe('built-in blueprints', () => {
       await h.request('POST', `/api/servers/${id}/commands`, { command: 'ping-42' });
       await waitStatus(h, id, 'running');
       const deadline = Date.now() + 5000;
-      while (!(await logs(h, id)).some((l) => l.includes('ping-42')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      while (!(await logs(h, id)).some((l) => l.includes('ping-42')) && Date.now() < deadline) await sleep(50);
       expect((await logs(h, id)).some((l) => l.includes('ping-42') && !l.startsWith('[panel]'))).toBe(true);
     } else {
       await h.request('POST', `/api/servers/${id}/commands`, { command: 'help' });

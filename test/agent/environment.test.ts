@@ -1,13 +1,13 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { dirSize } from '../../src/agent/environment/proc';
+import { diskUsage, MIN_ENTRY_BYTES } from '../../src/agent/environment/proc';
 import { buildArgv, splitTemplate, TemplateError } from '../../src/agent/environment/template';
 import { childEnv, templateVariablesFor } from '../../src/agent/environment/env';
 import { LineSplitter } from '../../src/agent/environment/line-splitter';
 import { ConsoleBuffer, FloodGuard } from '../../src/agent/server/console-buffer';
-import { parseStop } from '../../src/agent/server/server';
+import { parseStop } from '../../src/agent/server/power';
 import { enforcedLimits } from '../../src/agent';
 import { configFromEnv } from '../../src/agent/main';
 import type { ServerSpec } from '../../src/shared/node-protocol';
@@ -132,30 +132,38 @@ describe('small pieces', () => {
     expect(configFromEnv({ PANEL_URL: 'ftp://x', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', AGENT_PORT: 'abc' }).errors.join('\n')).toMatch(/PANEL_URL.*\n.*AGENT_PORT/s);
     const ok = configFromEnv({ PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', DATA_DIR: '/tmp/d' });
     expect(ok.options).toMatchObject({ port: 5000, stopGraceSeconds: 30, dataDir: '/tmp/d', heartbeatSeconds: 10 });
+    expect(ok.options).toMatchObject({ allowUnisolatedServers: false, serverPidsMax: 512 });
+    const base = { PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x' };
+    expect(configFromEnv({ ...base, ALLOW_UNISOLATED_SERVERS: 'true', SERVER_PIDS_MAX: '64' }).options).toMatchObject({ allowUnisolatedServers: true, serverPidsMax: 64 });
+    const bad = configFromEnv({ ...base, ALLOW_UNISOLATED_SERVERS: 'maybe', SERVER_PIDS_MAX: '3' }).errors;
+    expect(bad).toEqual(expect.arrayContaining([expect.stringMatching(/ALLOW_UNISOLATED_SERVERS must be true or false/), expect.stringMatching(/SERVER_PIDS_MAX must be an integer/)]));
   });
 });
 
-describe('dirSize (the disk limit)', () => {
-  test('sums the apparent size of every file of a tree, in directories of many files too; symlinks count as links', async () => {
+describe('diskUsage (the disk limit)', () => {
+  test('counts allocated blocks, every entry at least 4 KiB, in directories of many files too; symlinks count as links', async () => {
     const root = mkdtempSync(path.join(os.tmpdir(), 'hp-size-'));
     try {
-      let expected = 0;
       for (let d = 0; d < 3; d++) {
         mkdirSync(path.join(root, `d${d}`, 'deep', 'er'), { recursive: true });
         // more files in one directory than the measurement looks at in one go
-        for (let i = 0; i < 300; i++) {
-          writeFileSync(path.join(root, `d${d}`, 'deep', 'er', `f${i}`), 'x'.repeat(i % 11));
-          expected += i % 11;
-        }
+        for (let i = 0; i < 300; i++) writeFileSync(path.join(root, `d${d}`, 'deep', 'er', `f${i}`), 'x'.repeat(i % 11));
       }
-      writeFileSync(path.join(root, 'top.bin'), Buffer.alloc(4096));
-      expected += 4096;
+      const entries = 3 * (3 + 300);
+      expect(await diskUsage(root)).toBe(entries * MIN_ENTRY_BYTES);
+      // a sparse file counts what is written, not its apparent size
+      writeFileSync(path.join(root, 'sparse.bin'), '');
+      truncateSync(path.join(root, 'sparse.bin'), 100 * 1024 * 1024);
+      expect(await diskUsage(root)).toBe((entries + 1) * MIN_ENTRY_BYTES);
+      // a real 1 MiB file counts its blocks
+      writeFileSync(path.join(root, 'full.bin'), Buffer.alloc(1024 * 1024, 1));
+      const withFull = await diskUsage(root);
+      expect(withFull).toBeGreaterThanOrEqual((entries + 1) * MIN_ENTRY_BYTES + 1024 * 1024);
       const big = path.join(os.tmpdir(), `hp-size-outside-${process.pid}`);
-      writeFileSync(big, Buffer.alloc(100_000));
+      writeFileSync(big, Buffer.alloc(100_000, 1));
       symlinkSync(big, path.join(root, 'link'));
-      expected += lstatSync(path.join(root, 'link')).size; // the link itself, not its 100 kB target
-      expect(await dirSize(root)).toBe(expected);
-      expect(await dirSize(path.join(root, 'missing'))).toBe(0);
+      expect(await diskUsage(root)).toBe(withFull + MIN_ENTRY_BYTES); // the link, not its 100 kB target
+      expect(await diskUsage(path.join(root, 'missing'))).toBe(0);
       rmSync(big);
     } finally {
       rmSync(root, { recursive: true, force: true });

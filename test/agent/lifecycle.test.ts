@@ -2,6 +2,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SERVER_UID_BASE } from '../../src/agent/environment/isolation';
 import { createServer, demoSpec, getState, logs, newId, power, specFor, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
+import { sleep } from '../support/wait.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -93,7 +94,7 @@ describe('demo game lifecycle', () => {
     expect(st.reason).toBe('crashed');
     await waitFor(() => h.panel.eventsFor(id).some((e) => e.status === 'offline' && e.reason === 'crashed' && e.exitCode === 3), 'crash event');
     // no auto-restart without autoRestart
-    await new Promise((r) => setTimeout(r, 400));
+    await sleep(400);
     expect((await getState(h, id)).status).toBe('offline');
 
     // with autoRestart: first crash restarts, a second crash within the window does not
@@ -105,7 +106,7 @@ describe('demo game lifecycle', () => {
     await waitStatus(h, id2, 'running');
     await h.request('POST', `/api/servers/${id2}/commands`, { command: 'crash 8' });
     await waitFor(() => h.panel.eventsFor(id2).filter((e) => e.reason === 'crashed').length === 2, 'second crash');
-    await new Promise((r) => setTimeout(r, 600));
+    await sleep(600);
     expect((await getState(h, id2)).status).toBe('offline');
     expect((await logs(h, id2)).some((l) => l.includes('not restarting automatically'))).toBe(true);
   });
@@ -129,7 +130,7 @@ describe('demo game lifecycle', () => {
     await waitFor(async () => (await logs(h, id)).some((l) => /150/.test(l) && /MiB/.test(l) && !/over its limit/.test(l)), 'the memory to be taken');
     expect((await h.request('PUT', `/api/servers/${id}`, demoSpec(id, { memory: 100, revision: 1 }))).status).toBe(200);
     // several memory checks (one a second) later, the process still runs with the limit it started with
-    await new Promise((r) => setTimeout(r, 2500));
+    await sleep(2500);
     expect((await getState(h, id)).status).toBe('running');
     expect((await logs(h, id)).some((l) => /over its limit/.test(l))).toBe(false);
     // the next start runs under the new limit
@@ -218,6 +219,8 @@ describe('demo game lifecycle', () => {
       install: null,
     });
     await startRunning(h, id);
+    // running at once (no ready line), but the trap is set only once the shell prints "up"
+    await waitFor(async () => (await logs(h, id)).includes('up'), 'the trap to be set');
     const t0 = Date.now();
     await power(h, id, 'stop');
     const st = await waitStatus(h, id, 'offline', 10000);
@@ -283,6 +286,7 @@ describe('who a server runs as', () => {
       'cat ../../../secret.txt 2>/dev/null && echo READ-SECRET || echo cannot-read-secret',
       'cat ../../state.json >/dev/null 2>&1 && echo READ-STATE || echo cannot-read-state',
       `cat ../${other}/mine.txt 2>/dev/null && echo READ-OTHER || echo cannot-read-other`,
+      'ls .. >/dev/null 2>&1 && echo LISTED-SERVERS || echo cannot-list-servers',
       'echo mine > own.txt && echo wrote-own',
       'ls ../../install-logs >/dev/null 2>&1 && echo LISTED-INSTALL-LOGS || echo cannot-list-install-logs',
       `cat ${path.join(h.dataDir, 'agent', 'assets', 'demo-game.js')} >/dev/null && echo read-assets`,
@@ -297,7 +301,7 @@ describe('who a server runs as', () => {
     const uid = Number(/uid=(\d+)/.exec(out.join('\n'))?.[1]);
     if (asRoot) {
       expect(uid).toBeGreaterThanOrEqual(SERVER_UID_BASE);
-      expect(out).toEqual(expect.arrayContaining(['cannot-read-secret', 'cannot-read-state', 'cannot-read-other', 'wrote-own', 'cannot-list-install-logs', 'read-assets']));
+      expect(out).toEqual(expect.arrayContaining(['cannot-read-secret', 'cannot-read-state', 'cannot-read-other', 'cannot-list-servers', 'wrote-own', 'cannot-list-install-logs', 'read-assets']));
     } else {
       expect(uid).toBe(process.getuid?.());
     }

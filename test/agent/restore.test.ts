@@ -3,6 +3,7 @@ import path from 'node:path';
 import { startAgent } from '../../src/agent';
 import { pidAlive } from '../../src/agent/environment/proc';
 import { createServer, demoSpec, getState, logs, newId, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
+import { sleep } from '../support/wait.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -70,7 +71,7 @@ describe('agent restart finds the true state', () => {
     await h.request('POST', `/api/servers/${id}/power`, { action: 'stop' });
     await waitStatus(h, id, 'offline');
     await h.restartAgent();
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     expect((await getState(h, id)).status).toBe('offline');
   });
 

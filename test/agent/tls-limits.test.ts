@@ -4,7 +4,7 @@ import https from 'node:https';
 import path from 'node:path';
 import WebSocket from 'ws';
 import { signRequest } from '../../src/shared/node-protocol';
-import { CpuLimiter, enforcedLimits } from '../../src/agent/environment/cgroup';
+import { ServerCgroups, enforcedLimits } from '../../src/agent/environment/cgroup';
 import { createServer, demoSpec, newId, specFor, startHarness, startRunning, tmpDir, waitFor, waitStatus, type Harness } from './helpers';
 
 const hasOpenssl = (() => {
@@ -93,7 +93,7 @@ describe('cpu limit', () => {
     const id = newId();
     await createServer(h, demoSpec(id, { cpu: 50 }));
     await startRunning(h, id);
-    const dir = new CpuLimiter().groupDir(id);
+    const dir = new ServerCgroups().groupDir(id);
     if (mechanism === 'cgroup-v1') {
       expect(readFileSync(path.join(dir!, 'cpu.cfs_quota_us'), 'utf8').trim()).toBe('50000');
       expect(readFileSync(path.join(dir!, 'cpu.cfs_period_us'), 'utf8').trim()).toBe('100000');
@@ -132,7 +132,7 @@ describe('cpu limit', () => {
     await startRunning(h, id);
     const serverDir = path.join(h.dataDir, 'agent', 'servers', id);
     const inDir = await waitFor(() => (processesIn(serverDir).length >= 4 ? processesIn(serverDir) : null), 'the command and its children');
-    const procs = readFileSync(path.join(new CpuLimiter().groupDir(id)!, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number);
+    const procs = readFileSync(path.join(new ServerCgroups().groupDir(id)!, 'cgroup.procs'), 'utf8').trim().split('\n').map(Number);
     expect(inDir.filter((pid) => !procs.includes(pid))).toEqual([]);
     await h.request('POST', `/api/servers/${id}/power`, { action: 'kill' });
     await waitStatus(h, id, 'offline');

@@ -171,15 +171,22 @@ export async function forEachEntry(root: string, visit: (entry: string, isDir: b
   }
 }
 
-/** Apparent size of a directory tree in bytes (symlinks not followed). */
-export async function dirSize(dir: string): Promise<number> {
+/** What one file, directory or link counts at least: an inode and its directory entry cost disk too. */
+export const MIN_ENTRY_BYTES = 4096;
+
+/**
+ * Disk a directory tree takes, in bytes: the blocks allocated to every entry (`st_blocks` × 512, so a
+ * file grown with `fallocate --keep-size` counts what it holds, and a sparse file only what is written),
+ * each entry at least MIN_ENTRY_BYTES (a million empty files take space too). Symlinks are not
+ * followed; the root itself is not counted.
+ */
+export async function diskUsage(dir: string): Promise<number> {
   let total = 0;
-  await forEachEntry(dir, async (entry, isDir) => {
-    if (isDir) return;
+  await forEachEntry(dir, async (entry) => {
     // read first, then add: `total += await …` would read `total` before the wait and lose the
     // sizes other visits add meanwhile
     const size = await fsp.lstat(entry).then(
-      (st) => st.size,
+      (st) => Math.max(st.blocks * 512, MIN_ENTRY_BYTES),
       () => 0, // gone meanwhile
     );
     total += size;

@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { LineSplitter } from './line-splitter';
 import type { ServerIdentity } from './isolation';
+import { sandboxArgv, sandboxEnv, type PrivateTmp } from './sandbox';
 import { signalGroup } from './proc';
 
 export type OutputStream = 'stdout' | 'stderr';
@@ -31,6 +32,11 @@ export interface SpawnOptions {
    * fails the usual way (ENOENT).
    */
   gate?: boolean;
+  /**
+   * A private /tmp and /dev/shm (see sandbox.ts); only with an identity, and for a command that can
+   * be found (a missing one is spawned as is).
+   */
+  privateTmp?: PrivateTmp | null;
 }
 
 /** The waiting shell of a gated command: `$@` is the command, fd 3 the pipe `release()` writes to. */
@@ -71,13 +77,20 @@ export class ManagedProcess extends EventEmitter {
 
   constructor(opts: SpawnOptions) {
     super();
-    const gated = opts.gate === true && findable(opts.argv[0]!, opts.env);
-    const [cmd, ...args] = gated ? ['/bin/sh', '-c', GATE, 'hostpanel-gate', ...opts.argv] : opts.argv;
+    const found = findable(opts.argv[0]!, opts.env);
+    const gated = opts.gate === true && found;
+    // the sandbox starts as the agent (root) and switches to the identity itself, after its mounts
+    const sandboxed = found && !!opts.identity && !!opts.privateTmp;
+    const [cmd, ...args] = sandboxed
+      ? sandboxArgv(opts.argv, opts.identity!, opts.privateTmp!, gated)
+      : gated
+        ? ['/bin/sh', '-c', GATE, 'hostpanel-gate', ...opts.argv]
+        : opts.argv;
     this.child = spawn(cmd!, args, {
       cwd: opts.cwd,
-      env: opts.env,
+      env: sandboxed ? sandboxEnv(opts.env) : opts.env,
       // libuv also drops the agent's supplementary groups when it switches user
-      ...(opts.identity ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
+      ...(opts.identity && !sandboxed ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
       shell: false,
       detached: true,
       stdio: gated ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],

@@ -1,11 +1,12 @@
-import { existsSync, promises as fsp } from 'node:fs';
-import path from 'node:path';
+import { existsSync } from 'node:fs';
 import type { ServerSpec, ServerStateEvent } from '../../shared/node-protocol';
 import { childLogger } from '../../logger';
-import { notFound } from '../errors';
+import { AgentError, notFound } from '../errors';
+import { NOT_ISOLATED, UidAllocator } from '../environment/isolation';
 import { killLeftover, pidAlive } from '../environment/proc';
 import type { PanelServerEntry } from '../panel-client';
-import { Server, TRASH_PREFIX, type PersistedServer, type ServerRuntimeOptions } from './server';
+import { removeLeftoverTrash } from './removal';
+import { Server, type PersistedServer, type ServerRuntimeOptions } from './server';
 import { StateStore } from './state-store';
 
 const log = childLogger('agent');
@@ -23,6 +24,9 @@ export class ServerManager {
    * DELETE), and would bring a deleted server back to life with its files.
    */
   private readonly removed = new Set<string>();
+  private readonly uids = new UidAllocator();
+  /** uids from state.json, claimed at boot before any new server gets one */
+  private readonly restoredUids = new Map<string, number>();
 
   constructor(
     private readonly opts: ServerRuntimeOptions,
@@ -56,7 +60,9 @@ export class ServerManager {
   }
 
   private create(spec: ServerSpec): Server {
-    const server = new Server(spec, this.opts);
+    const kept = this.restoredUids.get(spec.id);
+    this.restoredUids.delete(spec.id);
+    const server = new Server(spec, this.opts, kept ?? this.uids.claim());
     server.on('state', (e: ServerStateEvent) => this.onEvent(e));
     server.on('persist', () => this.persist());
     this.servers.set(spec.id, server);
@@ -73,7 +79,10 @@ export class ServerManager {
     }
     const server = this.create(spec);
     this.persist();
-    await server.install();
+    // a server that cannot be isolated is kept, not installed: its start gives the reason
+    await server.install().catch((e: unknown) => {
+      if (!(e instanceof AgentError && e.code === NOT_ISOLATED)) throw e;
+    });
     return server;
   }
 
@@ -98,6 +107,7 @@ export class ServerManager {
     this.removed.add(id);
     if (this.removed.size > REMEMBERED_REMOVALS) this.removed.delete(this.removed.values().next().value!);
     await server.destroy();
+    this.uids.release(server.uid);
     this.persist();
   }
 
@@ -109,10 +119,9 @@ export class ServerManager {
    */
   async restore(panel: PanelServerEntry[] | null): Promise<void> {
     const persisted = this.store.load();
+    for (const [id, p] of Object.entries(persisted)) this.restoredUids.set(id, this.uids.claim(p?.uid));
     // the files of servers deleted while the previous run was still removing them
-    for (const name of await fsp.readdir(this.opts.paths.servers).catch(() => [] as string[])) {
-      if (name.startsWith(TRASH_PREFIX)) void fsp.rm(path.join(this.opts.paths.servers, name), { recursive: true, force: true }).catch(() => undefined);
-    }
+    await removeLeftoverTrash(this.opts.paths.servers);
     const killed: number[] = [];
     for (const [id, p] of Object.entries(persisted)) {
       if (p.pid && killLeftover(p.pid, p.pidStart ?? null)) {
@@ -120,7 +129,7 @@ export class ServerManager {
         killed.push(p.pid);
       }
       // and what its processes had started outside their process group
-      const strays = this.opts.cpuLimiter.killAll(id);
+      const strays = this.opts.cgroups.killAll(id);
       if (strays) log.info({ serverId: id, strays }, 'killed leftover processes of the previous agent run in the server\'s cgroup');
     }
     const deadline = Date.now() + 3000;

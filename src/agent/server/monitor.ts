@@ -1,4 +1,5 @@
-import { dirSize, treeUsage } from '../environment/proc';
+import type { CgroupMemory } from '../environment/cgroup';
+import { diskUsage, treeUsage } from '../environment/proc';
 
 const MIB = 1024 * 1024;
 
@@ -18,6 +19,8 @@ export interface MonitorHooks {
   onMemoryExceeded(usedMib: number): void;
   onDiskExceeded(usedMib: number): void;
   limits(): { memory: number; disk: number };
+  /** what the server's memory cgroup holds, or null without one */
+  cgroupMemory(): CgroupMemory | null;
 }
 
 export interface MonitorOptions {
@@ -29,8 +32,8 @@ export interface MonitorOptions {
 const round1 = (n: number): number => Math.round(n * 10) / 10;
 
 /**
- * Polls the process tree of a running server: RSS and cpu time from /proc every `statsIntervalMs`
- * (killing over the memory limit), the server directory size every `diskCheckIntervalMs`, and pushes
+ * Polls a running server: cpu time from /proc and memory (its cgroup's, else the RSS of its process
+ * tree) every `statsIntervalMs` (killing over the memory limit), the server directory size every `diskCheckIntervalMs`, and pushes
  * a stats snapshot every `statsPushIntervalMs`.
  */
 export class ResourceMonitor {
@@ -97,11 +100,15 @@ export class ResourceMonitor {
         this.cpu = Math.max(0, ((usage.cpuSeconds - this.lastCpu.seconds) / ((now - this.lastCpu.at) / 1000)) * 100);
       }
       this.lastCpu = { seconds: usage.cpuSeconds, at: now };
-      this.memoryBytes = usage.rssBytes;
+      // the cgroup holds what left the process tree and the private /tmp too; the kernel keeps it
+      // under the limit by killing a process in it, which ends the server as well
+      const cgroup = this.hooks.cgroupMemory();
+      this.memoryBytes = cgroup ? cgroup.bytes : usage.rssBytes;
       const limit = this.hooks.limits().memory;
-      if (!this.limitHit && limit > 0 && usage.rssBytes > limit * MIB) {
+      const over = limit > 0 && (this.memoryBytes > limit * MIB || (cgroup?.oomKills ?? 0) > 0);
+      if (!this.limitHit && over) {
         this.limitHit = true;
-        this.hooks.onMemoryExceeded(Math.round(usage.rssBytes / MIB));
+        this.hooks.onMemoryExceeded(Math.round(this.memoryBytes / MIB));
       }
     } finally {
       this.polling = false;
@@ -112,7 +119,7 @@ export class ResourceMonitor {
     if (this.diskPolling || this.pid === null) return;
     this.diskPolling = true;
     try {
-      this.diskBytes = await dirSize(this.dir);
+      this.diskBytes = await diskUsage(this.dir);
       const limit = this.hooks.limits().disk;
       if (this.pid !== null && limit > 0 && this.diskBytes > limit * MIB) this.hooks.onDiskExceeded(Math.round(this.diskBytes / MIB));
     } finally {

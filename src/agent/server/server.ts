@@ -1,18 +1,22 @@
 import { EventEmitter } from 'node:events';
-import { createWriteStream, promises as fsp, type WriteStream } from 'node:fs';
-import path from 'node:path';
-import { constants as osConstants } from 'node:os';
+import { promises as fsp } from 'node:fs';
 import type { ServerSpec, ServerStateEvent, ServerStatus } from '../../shared/node-protocol';
 import { childLogger } from '../../logger';
 import { AgentError, invalidState } from '../errors';
 import { type AgentPaths, serverDir } from '../paths';
 import { buildArgv, TemplateError } from '../environment/template';
-import { childEnv, templateVariablesFor } from '../environment/env';
-import { identityFor, ownDirectory, type ServerIdentity } from '../environment/isolation';
-import { ManagedProcess, type ExitInfo, type OutputStream } from '../environment/process';
-import { dirSize, processStartTime } from '../environment/proc';
-import type { CpuLimiter } from '../environment/cgroup';
-import { ConsoleBuffer, FloodGuard, type ConsoleLine, type ConsoleStream } from './console-buffer';
+import { templateVariablesFor } from '../environment/env';
+import type { ExitInfo, ManagedProcess, OutputStream } from '../environment/process';
+import { diskUsage, processStartTime } from '../environment/proc';
+import type { ServerIdentity } from '../environment/isolation';
+import type { ServerCgroups } from '../environment/cgroup';
+import type { ConsoleBuffer } from './console-buffer';
+import { ServerConsole } from './console';
+import { CrashGuard } from './crash';
+import { ServerEnvironment } from './environment';
+import { InstallRun, openInstallLog, removeInstallLog } from './install';
+import { requestStop } from './power';
+import { removeInBackground } from './removal';
 import { ResourceMonitor, type ServerStats } from './monitor';
 
 const log = childLogger('agent');
@@ -20,8 +24,12 @@ const MIB = 1024 * 1024;
 
 export interface ServerRuntimeOptions {
   paths: AgentPaths;
-  cpuLimiter: CpuLimiter;
+  cgroups: ServerCgroups;
+  /** processes (and threads) one server may have: its cgroup's pids.max */
+  pidsMax: number;
   stopGraceSeconds: number;
+  /** run servers as the agent's own user when the agent cannot give them one (see isolation.ts) */
+  allowUnisolated: boolean;
   /** resource poll (memory limit check, cpu %) */
   statsIntervalMs: number;
   /** `stats` push to console clients while running */
@@ -45,6 +53,8 @@ export interface PersistedServer {
   /** the server should be running (restored at agent boot) */
   desiredRunning: boolean;
   status: ServerStatus;
+  /** the uid (and gid) its processes run as, unique on the node (see isolation.ts) */
+  uid?: number;
   pid: number | null;
   pidStart: number | null;
   exitCode: number | null;
@@ -60,24 +70,6 @@ export interface ServerState {
   stats: ServerStats;
 }
 
-export type StopMethod = { kind: 'stdin'; line: string } | { kind: 'signal'; signal: NodeJS.Signals } | { kind: 'eof' };
-
-/** `stop` of a blueprint: `SIGTERM`/`SIGINT`/…, `^C` (SIGINT), `^\` (SIGQUIT), `^D` (close stdin), else a stdin line. */
-export function parseStop(stop: string | null | undefined): StopMethod {
-  const s = (stop ?? '').trim();
-  if (!s) return { kind: 'signal', signal: 'SIGTERM' };
-  const caret: Record<string, StopMethod> = {
-    '^C': { kind: 'signal', signal: 'SIGINT' },
-    '^\\': { kind: 'signal', signal: 'SIGQUIT' },
-    '^D': { kind: 'eof' },
-    '^Z': { kind: 'signal', signal: 'SIGTSTP' },
-  };
-  if (caret[s.toUpperCase()]) return caret[s.toUpperCase()]!;
-  const sig = s.toUpperCase();
-  if (/^SIG[A-Z0-9]+$/.test(sig) && sig in osConstants.signals) return { kind: 'signal', signal: sig as NodeJS.Signals };
-  return { kind: 'stdin', line: s };
-}
-
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
 function compileReady(ready: string | null): RegExp | null {
@@ -89,23 +81,8 @@ function compileReady(ready: string | null): RegExp | null {
   }
 }
 
-/** Prefix of a deleted server's directory while it is being removed (leftovers are removed at boot). */
-export const TRASH_PREFIX = '.deleted-';
-
-/** Renames `dir` to a trash name next to it and removes that in the background. */
-async function removeInBackground(dir: string): Promise<void> {
-  const trash = path.join(path.dirname(dir), `${TRASH_PREFIX}${path.basename(dir)}-${Date.now()}`);
-  try {
-    await fsp.rename(dir, trash);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw e;
-  }
-  void fsp.rm(trash, { recursive: true, force: true }).catch((err: Error) => log.warn({ dir: trash, err: err.message }, 'could not remove a deleted server\'s files'));
-}
-
 /**
- * One server: its process, state machine (CONTRACT §3), console history and resource limits.
+ * One server: its process, state machine, console history and resource limits.
  *
  * Events: `state` (ServerStateEvent, every status change, for the panel), `status` (status),
  * `console` (ConsoleLine, also install lines with kind 'install'), `stats` (ServerStats), `persist`.
@@ -115,30 +92,41 @@ export class Server extends EventEmitter {
   status: ServerStatus = 'offline';
   exitCode: number | null = null;
   reason: string | null = null;
-  private lineSeq = 0;
   startedAt: Date | null = null;
   installed = false;
   desiredRunning = false;
   pid: number | null = null;
   pidStart: number | null = null;
 
-  readonly buffer: ConsoleBuffer;
+  private readonly console: ServerConsole;
   readonly dir: string;
-  /** Who its processes run as (see environment/isolation.ts). */
-  private readonly identity: ServerIdentity | null;
-  private readonly flood: FloodGuard;
+  /** Where its processes run (user, cgroup, private /tmp). */
+  private readonly env: ServerEnvironment;
+  /** Its own uid on the node, allocated by the manager. */
+  readonly uid: number;
+  /**
+   * Readies the server's directory for its file worker: refused like a start when the server cannot
+   * run as a user of its own (unless the node allows that), and the directory made the server's own.
+   */
+  async prepareFiles(): Promise<void> {
+    const refusal = this.env.refusal();
+    if (refusal) throw refusal;
+    await this.env.own();
+  }
+
+  /** The user its processes and its file worker run as (null: unisolated, as the agent). */
+  get identity(): ServerIdentity | null {
+    return this.env.identity;
+  }
   private readyRe: RegExp | null;
   private proc: ManagedProcess | null = null;
-  private installProc: ManagedProcess | null = null;
-  private installLog: WriteStream | null = null;
+  private installRun: InstallRun | null = null;
   private expectedExit: string | null = null;
   private restartPending = false;
   private startPromise: Promise<void> | null = null;
   private startToken = 0;
   private stopTimer: NodeJS.Timeout | null = null;
-  private autoRestartTimer: NodeJS.Timeout | null = null;
-  private installTimer: NodeJS.Timeout | null = null;
-  private lastCrashAt: number | null = null;
+  private readonly crashes: CrashGuard;
   private readonly monitor: ResourceMonitor;
   private closing = false;
   deleted = false;
@@ -146,15 +134,17 @@ export class Server extends EventEmitter {
   constructor(
     spec: ServerSpec,
     private readonly opts: ServerRuntimeOptions,
+    uid: number,
   ) {
     super();
     this.setMaxListeners(0);
     this.spec = spec;
     this.dir = serverDir(opts.paths, spec.id);
-    this.identity = identityFor(spec.id);
+    this.uid = uid;
+    this.env = new ServerEnvironment(spec.id, this.dir, uid, opts);
     this.readyRe = compileReady(spec.ready);
-    this.buffer = new ConsoleBuffer(opts.historyLines);
-    this.flood = new FloodGuard(opts.floodLines, opts.floodWindowMs);
+    this.console = new ServerConsole(opts.historyLines, opts.floodLines, opts.floodWindowMs, (entry) => this.emit('console', entry));
+    this.crashes = new CrashGuard(opts.crashLoopWindowMs, opts.autoRestartDelayMs);
     this.monitor = new ResourceMonitor(this.dir, opts, {
       onStats: (s) => this.emit('stats', s),
       onMemoryExceeded: (mib) => this.limitKill('memory_limit', `Server is using ${mib} MiB of memory, over its limit of ${this.limits.memory} MiB; killing it`),
@@ -163,6 +153,7 @@ export class Server extends EventEmitter {
         void this.stop('disk_limit');
       },
       limits: () => this.limits,
+      cgroupMemory: () => this.opts.cgroups.memory(this.spec.id),
     });
   }
 
@@ -185,6 +176,7 @@ export class Server extends EventEmitter {
       installed: this.installed,
       desiredRunning: this.desiredRunning,
       status: this.status,
+      uid: this.uid,
       pid: this.pid,
       pidStart: this.pidStart,
       exitCode: this.exitCode,
@@ -194,7 +186,7 @@ export class Server extends EventEmitter {
 
   /**
    * The memory and disk limits (MiB) the running process started with: a changed spec takes effect at
-   * the next start (CONTRACT §3), so lowering the memory of a running server does not kill it.
+   * the next start, so lowering the memory of a running server does not kill it.
    */
   private startedLimits: { memory: number; disk: number } | null = null;
 
@@ -236,31 +228,18 @@ export class Server extends EventEmitter {
   // ------------------------------------------------------------------------------------------
   // console
 
-  systemLine(text: string): void {
-    this.pushLine(`[panel] ${text}`, 'system', 'console', true);
+  /** The console history (the last lines, install output included). */
+  get buffer(): ConsoleBuffer {
+    return this.console.buffer;
   }
 
-  private pushLine(line: string, stream: ConsoleStream, kind: ConsoleLine['kind'], force = false): void {
-    if (!force) {
-      const verdict = this.flood.check();
-      if (verdict === 'drop') return;
-      if (verdict === 'notice') {
-        this.pushLine('[panel] Output rate limit exceeded: some lines were dropped', 'system', kind, true);
-        return;
-      }
-    }
-    const entry: ConsoleLine = { line, stream, ts: new Date().toISOString(), kind, seq: ++this.lineSeq };
-    this.buffer.push(entry);
-    this.emit('console', entry);
+  systemLine(text: string): void {
+    this.console.system(text);
   }
 
   private onOutput(line: string, stream: OutputStream): void {
-    if (this.status === 'starting' && this.readyRe && this.readyRe.test(line.replace(ANSI_RE, ''))) {
-      this.pushLine(line, stream, 'console');
-      this.setStatus('running');
-      return;
-    }
-    this.pushLine(line, stream, 'console');
+    this.console.push(line, stream, 'console');
+    if (this.status === 'starting' && this.readyRe && this.readyRe.test(line.replace(ANSI_RE, ''))) this.setStatus('running');
   }
 
   /** Writes a command to stdin. Only while running. */
@@ -308,17 +287,31 @@ export class Server extends EventEmitter {
     if (this.status === 'install_failed') throw invalidState('Installation failed; reinstall the server first');
     if (this.status === 'starting' || this.status === 'running') return;
     if (this.status === 'stopping') throw invalidState('Server is stopping; use restart to start it again');
+    this.refuseUnisolated('starting');
     if (this.startPromise) return this.startPromise;
     this.startPromise = this.doStart().finally(() => (this.startPromise = null));
     return this.startPromise;
+  }
+
+  /**
+   * Throws (and says so in the console) when the server would run with the agent's own privileges.
+   * A refused install reports the server offline with reason `not_isolated` (the panel shows why it
+   * is not installed).
+   */
+  private refuseUnisolated(what: 'starting' | 'installing'): void {
+    const refusal = this.env.refusal();
+    if (!refusal) return;
+    this.systemLine(`Not ${what}: ${refusal.message}`);
+    if (what === 'installing') this.setStatus('offline', { exitCode: null, reason: 'not_isolated' });
+    throw refusal;
   }
 
   private async doStart(): Promise<void> {
     const token = ++this.startToken;
     this.cancelAutoRestart();
     await fsp.mkdir(this.dir, { recursive: true });
-    await ownDirectory(this.dir, this.identity);
-    const bytes = await dirSize(this.dir);
+    await this.env.own();
+    const bytes = await diskUsage(this.dir);
     this.monitor.setDisk(bytes);
     if (token !== this.startToken || this.status !== 'offline' || this.deleted || this.closing) return;
     const usedMib = Math.ceil(bytes / MIB);
@@ -347,14 +340,7 @@ export class Server extends EventEmitter {
     this.startedLimits = { memory: this.spec.memory, disk: this.spec.disk };
     this.startedAt = new Date();
     this.setStatus('starting', { exitCode: null, reason: null });
-    const proc = new ManagedProcess({
-      argv,
-      cwd: this.dir,
-      env: childEnv(this.spec, this.dir),
-      maxLineLength: this.opts.maxLineLength,
-      identity: this.identity,
-      gate: this.opts.cpuLimiter.detect() !== 'none',
-    });
+    const proc = this.env.spawn(this.spec, argv);
     this.proc = proc;
     proc.on('line', (l: string, s: OutputStream) => this.onOutput(l, s));
     proc.on('exit', (info: ExitInfo) => this.onExit(proc, info));
@@ -362,8 +348,6 @@ export class Server extends EventEmitter {
     if (proc.pid) {
       this.pid = proc.pid;
       this.pidStart = processStartTime(proc.pid);
-      this.opts.cpuLimiter.apply(this.spec.id, proc.pid, this.spec.cpu);
-      proc.release(); // in its cgroup now: the command may run
       this.monitor.start(proc.pid);
     }
     this.emit('persist');
@@ -378,9 +362,11 @@ export class Server extends EventEmitter {
     this.monitor.stop();
     if (this.stopTimer) clearTimeout(this.stopTimer);
     this.stopTimer = null;
-    const strays = this.opts.cpuLimiter.killAll(this.spec.id);
-    if (strays) log.info({ serverId: this.spec.id, strays }, 'killed processes the server left running outside its process group');
-    this.opts.cpuLimiter.release(this.spec.id);
+    if (!this.expectedExit && this.env.oomKills()) {
+      this.systemLine(`Server ran out of memory: over its limit of ${this.limits.memory} MiB, a process of it was killed`);
+      this.expectedExit = 'memory_limit';
+    }
+    this.env.empty();
     const reason = this.expectedExit ?? 'crashed';
     this.expectedExit = null;
     this.startedAt = null;
@@ -397,27 +383,21 @@ export class Server extends EventEmitter {
       this.start().catch((e: Error) => this.systemLine(`Restart failed: ${e.message}`));
       return;
     }
-    if (reason === 'crashed' && this.spec.autoRestart) {
-      const now = Date.now();
-      const loop = this.lastCrashAt !== null && now - this.lastCrashAt < this.opts.crashLoopWindowMs;
-      this.lastCrashAt = now;
-      if (loop) {
-        this.systemLine(`Server crashed again within ${Math.round(this.opts.crashLoopWindowMs / 1000)} s of the previous crash; not restarting automatically`);
-        return;
-      }
-      this.systemLine('Restarting the server after the crash...');
-      this.autoRestartTimer = setTimeout(() => {
-        this.autoRestartTimer = null;
-        if (this.status === 'offline') this.start().catch((e: Error) => this.systemLine(`Automatic restart failed: ${e.message}`));
-      }, this.opts.autoRestartDelayMs);
-    } else if (reason === 'crashed') {
-      this.lastCrashAt = Date.now();
+    if (reason !== 'crashed') return;
+    const verdict = this.crashes.crashed();
+    if (!this.spec.autoRestart) return;
+    if (verdict === 'loop') {
+      this.systemLine(`Server crashed again within ${Math.round(this.opts.crashLoopWindowMs / 1000)} s of the previous crash; not restarting automatically`);
+      return;
     }
+    this.systemLine('Restarting the server after the crash...');
+    this.crashes.schedule(() => {
+      if (this.status === 'offline') this.start().catch((e: Error) => this.systemLine(`Automatic restart failed: ${e.message}`));
+    });
   }
 
   private cancelAutoRestart(): void {
-    if (this.autoRestartTimer) clearTimeout(this.autoRestartTimer);
-    this.autoRestartTimer = null;
+    this.crashes.cancel();
   }
 
   /** Graceful stop: stop command / signal, SIGKILL after the grace period. No-op unless starting/running. */
@@ -434,11 +414,7 @@ export class Server extends EventEmitter {
     if (reason !== 'agent_restart') this.desiredRunning = false;
     this.expectedExit = reason;
     this.setStatus('stopping');
-    const method = parseStop(this.spec.stop);
-    if (method.kind === 'stdin') {
-      if (proc.write(method.line) !== 'ok') proc.signal('SIGTERM');
-    } else if (method.kind === 'eof') proc.closeStdin();
-    else proc.signal(method.signal);
+    requestStop(proc, this.spec.stop);
     const grace = this.opts.stopGraceSeconds;
     this.stopTimer = setTimeout(() => {
       this.stopTimer = null;
@@ -455,7 +431,7 @@ export class Server extends EventEmitter {
     this.startToken++;
     this.restartPending = false;
     this.desiredRunning = false;
-    if (this.installProc) await this.killInstall();
+    if (this.installRun) await this.killInstall();
     const proc = this.proc;
     if (!proc) return;
     this.expectedExit = reason;
@@ -504,8 +480,9 @@ export class Server extends EventEmitter {
 
   /** Runs the install script (if any). Resolves once the install is under way (status installing). */
   async install(): Promise<void> {
+    this.refuseUnisolated('installing');
     if (this.proc) await this.kill('killed');
-    if (this.installProc) await this.killInstall();
+    if (this.installRun) await this.killInstall();
     this.cancelAutoRestart();
     await fsp.mkdir(this.dir, { recursive: true });
     if (this.deleted) return;
@@ -516,54 +493,35 @@ export class Server extends EventEmitter {
     }
     this.installed = false;
     this.desiredRunning = false;
-    // readable by the agent only: a server (another user id) must not read another's install log
-    await fsp.mkdir(this.opts.paths.installLogs, { recursive: true, mode: 0o700 });
-    await fsp.chmod(this.opts.paths.installLogs, 0o700);
-    this.installLog = createWriteStream(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`), { mode: 0o600 });
-    this.installLog.on('error', () => {});
+    const log = await openInstallLog(this.opts.paths.installLogs, this.spec.id);
     this.setStatus('installing', { exitCode: null, reason: null });
-    await ownDirectory(this.dir, this.identity);
-    const proc = new ManagedProcess({
-      argv: ['/bin/sh', '-c', this.spec.install],
-      cwd: this.dir,
-      env: childEnv(this.spec, this.dir),
-      maxLineLength: this.opts.maxLineLength,
-      identity: this.identity,
+    await this.env.own();
+    const run: InstallRun = new InstallRun(this.env.spawn(this.spec, ['/bin/sh', '-c', this.spec.install]), log, this.opts.installTimeoutMs, {
+      line: (l, stream) => this.console.push(l, stream, 'install'),
+      notice: (text) => this.console.system(text, 'install'),
+      exit: (info) => this.onInstallExit(run, info),
     });
-    this.installProc = proc;
-    proc.on('line', (l: string, s: OutputStream) => {
-      this.installLog?.write(l + '\n');
-      this.pushLine(l, s, 'install');
-    });
-    this.installTimer = setTimeout(() => {
-      this.pushLine(`[panel] Install script did not finish within ${Math.round(this.opts.installTimeoutMs / 1000)} s; killing it`, 'system', 'install', true);
-      proc.kill();
-    }, this.opts.installTimeoutMs);
-    proc.on('exit', (info: ExitInfo) => {
-      if (this.installProc !== proc) return;
-      this.installProc = null;
-      if (this.installTimer) clearTimeout(this.installTimer);
-      this.installTimer = null;
-      this.installLog?.end();
-      this.installLog = null;
-      if (this.deleted || this.closing) return;
-      if (info.code === 0) {
-        this.pushLine('[panel] Installation completed', 'system', 'install', true);
-        this.installed = true;
-        this.setStatus('offline', { exitCode: 0, reason: null });
-      } else {
-        const how = info.error ? info.error.message : info.code !== null ? `exit code ${info.code}` : `signal ${info.signal}`;
-        this.pushLine(`[panel] Installation failed (${how})`, 'system', 'install', true);
-        this.setStatus('install_failed', { exitCode: info.code, reason: 'install_failed' });
-      }
-    });
+    this.installRun = run;
+  }
+
+  private onInstallExit(run: InstallRun, info: ExitInfo): void {
+    if (this.installRun !== run) return;
+    this.installRun = null;
+    this.env.empty();
+    if (this.deleted || this.closing) return;
+    if (info.code === 0) {
+      this.console.system('Installation completed', 'install');
+      this.installed = true;
+      this.setStatus('offline', { exitCode: 0, reason: null });
+    } else {
+      const how = info.error ? info.error.message : info.code !== null ? `exit code ${info.code}` : `signal ${info.signal}`;
+      this.console.system(`Installation failed (${how})`, 'install');
+      this.setStatus('install_failed', { exitCode: info.code, reason: 'install_failed' });
+    }
   }
 
   private async killInstall(): Promise<void> {
-    const proc = this.installProc;
-    if (!proc) return;
-    proc.kill();
-    await Promise.race([proc.done, new Promise((r) => setTimeout(r, 5000).unref())]);
+    await this.installRun?.kill();
   }
 
   // ------------------------------------------------------------------------------------------
@@ -575,11 +533,10 @@ export class Server extends EventEmitter {
     await this.kill('killed');
     this.deleted = true;
     this.monitor.stop();
-    this.opts.cpuLimiter.release(this.spec.id);
-    // moved aside at once (one rename), removed in the background: a directory of 150,000 files takes
-    // seconds to remove, and the panel's call would time out and report the node unreachable
+    // nothing of the server runs any more when its files are removed
+    this.env.empty();
     await removeInBackground(this.dir);
-    await fsp.rm(path.join(this.opts.paths.installLogs, `${this.spec.id}.log`), { force: true });
+    await removeInstallLog(this.opts.paths.installLogs, this.spec.id);
     this.emit('deleted');
     this.removeAllListeners();
   }
@@ -593,7 +550,7 @@ export class Server extends EventEmitter {
     this.cancelAutoRestart();
     this.closing = true;
     this.startToken++;
-    if (this.installProc) await this.killInstall();
+    if (this.installRun) await this.killInstall();
     if (stopServers) {
       const proc = this.proc;
       if (proc) {

@@ -1,0 +1,83 @@
+/**
+ * A private /tmp and /dev/shm per server process: the agent (root) starts the command through
+ * `unshare --mount --propagation private` (a mount namespace of its own, same pid), mounts a tmpfs
+ * on each, then drops to the server's user with `setpriv` and execs the command. What a server
+ * writes there is memory: it counts against the server's memory cgroup, and each tmpfs is at most
+ * half the server's memory limit. The namespace (and its files) goes away with the server's processes.
+ *
+ * When the agent's own directory lies below /tmp (a DATA_DIR in /tmp), that directory is mounted
+ * again at its place inside the new /tmp, so that the server still reaches its directory and the
+ * assets; nothing else of the host's /tmp is visible.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { childLogger } from '../../logger';
+import type { ServerIdentity } from './isolation';
+
+const log = childLogger('agent');
+
+export interface PrivateTmp {
+  /** size of each tmpfs, MiB */
+  sizeMib: number;
+  /** the agent's directory, kept visible when it lies below /tmp */
+  agentRoot: string;
+}
+
+/** `$1` uid, `$2` gid, `$3` size (MiB), `$4` path below /tmp to keep ('' for none), `$5` 'gate' or ''; then the command. */
+const SCRIPT = [
+  'uid=$1 gid=$2 size=$3 keep=$4 gate=$5; shift 5',
+  'opts="size=${size}m,mode=1777,nosuid,nodev"',
+  'mount -t tmpfs -o "$opts" hostpanel-shm /dev/shm || exit 125',
+  'if [ -n "$keep" ]; then mkdir /dev/shm/.host-tmp && mount --bind /tmp /dev/shm/.host-tmp || exit 125; fi',
+  'mount -t tmpfs -o "$opts" hostpanel-tmp /tmp || exit 125',
+  'if [ -n "$keep" ]; then mkdir -p "/tmp/$keep" && mount --bind "/dev/shm/.host-tmp/$keep" "/tmp/$keep" && umount -l /dev/shm/.host-tmp && rmdir /dev/shm/.host-tmp || exit 125; fi',
+  'if [ -n "$gate" ]; then read -r _ <&3; exec 3<&-; fi',
+  'exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"',
+].join('\n');
+
+let available: boolean | null = null;
+
+/** Whether this node can give servers a private /tmp (root, with unshare, setpriv and mount namespaces). */
+export function privateTmpAvailable(): boolean {
+  if (available !== null) return available;
+  try {
+    // the whole way once: a namespace, a tmpfs in it, setpriv
+    const probe = 'mount -t tmpfs -o size=1m hostpanel-probe /dev/shm && exec setpriv --version';
+    available = process.getuid?.() === 0 && execFileSync('unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', probe], { stdio: 'pipe', timeout: 5000 }).length > 0;
+  } catch {
+    available = false;
+  }
+  if (!available && process.getuid?.() === 0) log.warn('servers share the host /tmp and /dev/shm: unshare --mount, a tmpfs mount or setpriv does not work here');
+  return available;
+}
+
+/** Variables that change what a shell does (startup files, tracing, word splitting): the sandbox's shell runs as root. */
+const SHELL_VARS = /^(ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|PS4|CDPATH|GLOBIGNORE|POSIXLY_CORRECT|BASH_FUNC_.*)$/;
+
+/** The server's environment without what could steer the sandbox's root shell. */
+export function sandboxEnv(env: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !SHELL_VARS.test(k)));
+}
+
+/** The argv that runs `argv` as `identity` with a private /tmp and /dev/shm (held until fd 3 gets a line when `gated`). */
+export function sandboxArgv(argv: string[], identity: ServerIdentity, tmp: PrivateTmp, gated: boolean): string[] {
+  const rel = path.relative('/tmp', tmp.agentRoot);
+  const keep = rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : '';
+  return [
+    'unshare',
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    SCRIPT,
+    'hostpanel-sandbox',
+    String(identity.uid),
+    String(identity.gid),
+    String(Math.max(1, Math.round(tmp.sizeMib))),
+    keep,
+    gated ? 'gate' : '',
+    ...argv,
+  ];
+}
