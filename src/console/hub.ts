@@ -4,7 +4,7 @@
  * subscriber and closed with the last. History lines first, then live events.
  *
  * A new feed (the first subscriber after a quiet spell, or another instance taking over) starts with
- * the node's replay of its recent lines (CONTRACT §4). Lines that were relayed before are in the
+ * the node's replay of its recent lines. Lines that were relayed before are in the
  * bus's history already, and subscribers got them from there: the replay relays only the lines the
  * history lacks (those printed while no feed was open), see {@link ReplayFilter}.
  */

@@ -1,6 +1,8 @@
 /**
- * Turns a hub subscription into a bounded async iterator for GraphQL subscriptions: a subscriber
- * that does not keep up is ended (with an error) instead of letting its queue grow without bound.
+ * Turns a subscription (a console hub's, or any event source) into a bounded async iterator for
+ * GraphQL subscriptions: a subscriber that does not keep up is ended (with an error) instead of
+ * letting its queue grow without bound. Console events of type `gone` complete it, `revoked` ends it
+ * with FORBIDDEN.
  */
 import { GraphQLError } from 'graphql';
 import { MAX_BATCH_EVENTS, type ConsoleEvent } from './types.js';
@@ -15,15 +17,16 @@ export const MAX_QUEUED_EVENTS = 2 * MAX_BATCH_EVENTS;
 /** The `extensions.code` of the error that ends a subscriber that fell behind. */
 export const SUBSCRIBER_TOO_SLOW = 'SUBSCRIBER_TOO_SLOW';
 
-export function eventIterator<T>(
-  subscribe: (listener: (e: ConsoleEvent) => void) => Promise<() => void>,
-  map: (e: ConsoleEvent) => T | undefined,
+export function eventIterator<T, E extends object = ConsoleEvent>(
+  subscribe: (listener: (e: E) => void) => Promise<() => void>,
+  map: (e: E) => T | undefined,
   maxQueued = MAX_QUEUED_EVENTS,
   /** Values the subscriber gets first, before any event (e.g. the current status). */
   initial: T[] = [],
 ): AsyncIterableIterator<T> {
   const queue: T[] = [...initial];
   let waiting: ((r: IteratorResult<T>) => void) | null = null;
+  let waitingFail: ((err: unknown) => void) | null = null;
   let failed: GraphQLError | null = null;
   let done = false;
   let unsubscribe: (() => void) | null = null;
@@ -37,7 +40,16 @@ export function eventIterator<T>(
   let subscribed = false;
   const ready = subscribe((e) => {
     if (done) return;
-    if (e.type === 'gone') {
+    const control = (e as { type?: unknown }).type;
+    if (control === 'revoked') {
+      failed = new GraphQLError('Your permission to watch this server was revoked.', { extensions: { code: 'FORBIDDEN', details: {} } });
+      queue.length = 0;
+      finish();
+      waitingFail?.(failed);
+      waiting = waitingFail = null;
+      return;
+    }
+    if (control === 'gone') {
       // the server was deleted: the subscription completes once the queued events are out
       finish();
       waiting?.({ value: undefined, done: true });
@@ -69,7 +81,10 @@ export function eventIterator<T>(
     if (queue.length) return Promise.resolve({ value: queue.shift()!, done: false });
     if (failed) return Promise.reject(failed);
     if (done) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => (waiting = resolve));
+    return new Promise((resolve, reject) => {
+      waiting = resolve;
+      waitingFail = reject;
+    });
   };
 
   return {

@@ -1,5 +1,5 @@
 /** Events of a server's console as the gateway relays them (the node's channel message types). */
-export type ConsoleEventType = 'console_output' | 'install_output' | 'status' | 'stats' | 'gone';
+export type ConsoleEventType = 'console_output' | 'install_output' | 'status' | 'stats' | 'gone' | 'access' | 'revoked' | 'activity';
 
 export interface ConsoleEvent {
   type: ConsoleEventType;
@@ -11,6 +11,15 @@ export interface ConsoleEvent {
  * stops and every subscription to it ends. It travels on the bus like the rest, to every instance.
  */
 export const GONE: ConsoleEvent = { type: 'gone', data: {} };
+
+/**
+ * `access` is the gateway's own too: a user's rights on the server changed (`data.userId`), so every
+ * instance re-checks that user's subscriptions to it. `revoked` never travels: it is what one
+ * subscriber gets when that check finds it may no longer watch, and it ends the subscription.
+ */
+export const accessChanged = (userId: string): ConsoleEvent => ({ type: 'access', data: { userId } });
+export const REVOKED: ConsoleEvent = { type: 'revoked', data: {} };
+/** `activity` carries a new activity-log entry of the server to the instances that have its subscribers. */
 
 export const RELAYED_TYPES: ReadonlySet<string> = new Set<ConsoleEventType>(['console_output', 'install_output', 'status', 'stats']);
 export const HISTORY_LINES = 150;

@@ -1,6 +1,6 @@
 import { OptionalProps, Entity, PrimaryKey, Property } from '@mikro-orm/core';
 
-/** The sample plant store (seed 001). The id is an int64 kept exactly (a string in JS). */
+/** The sample plant store. The id is an int64 kept exactly (a string in JS). */
 @Entity({ tableName: 'plants' })
 export class Plant {
   [OptionalProps]?: 'createdAt' | 'tag';

@@ -78,6 +78,9 @@ export class Server implements ServerRecord {
   @Property({ type: 'datetime', onUpdate: () => new Date() })
   updatedAt: Date = new Date();
 
+  /** The keys the caller holds on this server (`["*"]`: every key), set by the service that read it; not persisted. */
+  permissions?: string[];
+
   /** The relations as ids (the ServerRecord shape); not persisted properties. */
   get ownerId(): string {
     return this.owner.id;

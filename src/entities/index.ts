@@ -1,10 +1,12 @@
+import { Activity } from './Activity.js';
 import { ApiToken } from './ApiToken.js';
 import { Blueprint } from './Blueprint.js';
 import { Node } from './Node.js';
 import { Plant } from './Plant.js';
 import { Server } from './Server.js';
 import { Session } from './Session.js';
+import { Subuser } from './Subuser.js';
 import { User } from './User.js';
 
-export { ApiToken, Blueprint, Node, Plant, Server, Session, User };
-export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant];
+export { Activity, ApiToken, Blueprint, Node, Plant, Server, Session, Subuser, User };
+export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant, Subuser, Activity];

@@ -1,5 +1,5 @@
 /**
- * Console subscriptions over graphql-ws. Each one is authorized (owner or admin) before it starts,
+ * Console subscriptions over graphql-ws. Each one is authorized (`websocket.connect`) before it starts,
  * fed by the gateway's console hub (one upstream per server, history first), and bounded: a
  * subscriber that falls too far behind is ended instead of growing the gateway's memory.
  */
@@ -23,10 +23,11 @@ interface View<T> {
 
 async function feed<T>({ args, context }: SubArgs, view: (server: Server) => View<T>) {
   // Authorize first, so that a refused subscription is an error result rather than an empty stream.
-  const server = await context.services.servers.get(context.actor, args.serverId);
+  const server = await context.services.console.authorize(context.actor, args.serverId);
+  const actor = context.actor!;
   const { map, initial } = view(server);
   return eventIterator(
-    (listener) => context.services.console.subscribe(context.actor, server.id, listener),
+    (listener) => context.services.console.subscribe(actor, server, listener),
     (e) => map(e, server.id),
     undefined,
     initial,

@@ -11,5 +11,7 @@ import { ServersResolver } from './servers.resolver.js';
 import { UsersResolver } from './users.resolver.js';
 import { PowerResolver } from './power.resolver.js';
 import { ConsoleResolver } from './console.resolver.js';
+import { AccessResolver } from './access.resolver.js';
+import { FilesResolver } from './files.resolver.js';
 
-export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver] as const;
+export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver] as const;

@@ -80,7 +80,7 @@ export class ServersResolver {
     @Ctx() ctx: GraphQLContext,
     @Arg('force', () => Boolean, { nullable: true }) force?: boolean,
   ): Promise<boolean> {
-    await ctx.services.servers.remove(ctx.actor, id, { force: typeof force === 'boolean' ? String(force) : undefined });
+    await ctx.services.servers.remove(ctx.actor, id, { force: force ?? false });
     return true;
   }
 

@@ -15,7 +15,7 @@ export const ServerStatus = {
   running: 'running',
   stopping: 'stopping',
 } as const;
-registerEnumType(ServerStatus, { name: 'ServerStatus', description: 'Lifecycle state of a server (CONTRACT §3).' });
+registerEnumType(ServerStatus, { name: 'ServerStatus', description: 'Lifecycle state of a server.' });
 
 export const NodeStatus = { online: 'online', offline: 'offline' } as const;
 registerEnumType(NodeStatus, { name: 'NodeStatus' });

@@ -55,6 +55,9 @@ export class ServerType {
   @Field(() => Int)
   crashCount!: number;
 
+  @Field(() => [String], { description: 'The permission keys you hold on this server: ["*"] (every key) for its owner and administrators, the granted keys for a subuser.' })
+  permissions!: string[];
+
   @Field()
   createdAt!: Date;
 

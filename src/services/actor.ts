@@ -14,6 +14,8 @@ export interface Actor {
   credentialId: string;
   credentialCreatedAt: Date;
   credentialExpiresAt: Date | null;
+  /** The client address the request came from (behind a trusted proxy: the one it reports); for the activity log. */
+  ip?: string | null;
 }
 
 export function requireActor(actor: Actor | null | undefined): Actor {

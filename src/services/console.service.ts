@@ -1,12 +1,16 @@
 /** Console subscriptions at the gateway: authorization, then the shared fan-out hub. */
 import { AppError } from '../errors.js';
+import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Server } from '../entities/Server.js';
 import { ConsoleHub } from '../console/hub.js';
 import type { ConsoleBus } from '../console/bus.js';
-import type { ConsoleEvent } from '../console/types.js';
+import { accessChanged, REVOKED, type ConsoleEvent } from '../console/types.js';
 import type { Actor } from './actor.js';
+import { CONSOLE_CONNECT } from '../permissions/keys.js';
+import { demand } from '../permissions/policy.js';
 import type { PowerService } from './power.service.js';
+import type { ServersService } from './servers.service.js';
 
 export class ConsoleService {
   readonly hub: ConsoleHub;
@@ -14,7 +18,8 @@ export class ConsoleService {
   constructor(
     private readonly orm: MikroORM,
     private readonly power: PowerService,
-    bus: ConsoleBus,
+    private readonly servers: ServersService,
+    private readonly bus: ConsoleBus,
   ) {
     this.hub = new ConsoleHub(bus, (serverId) => this.upstreamTicket(serverId));
   }
@@ -22,15 +27,41 @@ export class ConsoleService {
   private async upstreamTicket(serverId: string) {
     const server = await this.orm.em.fork().findOne(Server, { id: serverId }, { populate: ['node'] });
     if (!server) throw AppError.notFound('Server'); // deleted: the feed ends (src/console/upstream.ts)
-    return this.power.mintConsoleToken(server.node, server.id, `gateway:${this.hub.instanceId}`, ['console']);
+    return this.power.mintConsoleToken(server.node, server.id, `gateway:${this.hub.instanceId}`, [CONSOLE_CONNECT]);
+  }
+
+  /** The server, when the actor may watch its console (`websocket.connect`); 404 or 403 otherwise. */
+  async authorize(actor: Actor | null, serverId: unknown): Promise<Server> {
+    const { server, access } = await this.servers.access(actor, serverId);
+    demand(access, CONSOLE_CONNECT);
+    return server;
   }
 
   /**
-   * Subscribes to a server's console events (history first). Only its owner or an admin:
-   * anyone else gets NOT_FOUND, as on REST. Resolves with the unsubscribe function.
+   * Subscribes an authorized actor to a server's console events (history first); resolves with the
+   * unsubscribe function. When the actor's rights on the server change (an `access` event, from any
+   * instance), they are checked again, and a subscriber who may no longer watch gets `revoked`.
    */
-  async subscribe(actor: Actor | null, serverId: unknown, listener: (e: ConsoleEvent) => void): Promise<() => void> {
-    const server = await this.power.visibleServer(actor, serverId);
-    return this.hub.subscribe(server.id, listener);
+  subscribe(actor: Actor, server: Server, listener: (e: ConsoleEvent) => void): Promise<() => void> {
+    let checking = false;
+    const guarded = (e: ConsoleEvent): void => {
+      if (e.type !== 'access') return listener(e);
+      if (e.data?.userId !== actor.user.id || checking) return;
+      checking = true;
+      // the event may come from another instance, outside any request: a context of its own
+      RequestContext.create(this.orm.em, () => this.authorize(actor, server.id)).then(
+        () => (checking = false),
+        (err: unknown) => {
+          checking = false;
+          if (err instanceof AppError && err.status < 500) listener(REVOKED);
+        },
+      );
+    };
+    return this.hub.subscribe(server.id, guarded);
+  }
+
+  /** Tells every instance that `userId`'s rights on the server changed. */
+  accessChanged(serverId: string, userId: string): Promise<void> {
+    return this.bus.publish(serverId, accessChanged(userId));
   }
 }

@@ -6,6 +6,7 @@ import { AgentProvisioner } from '../nodes/agent-provisioner.js';
 import { AdminService } from './admin.service.js';
 import { AuthService } from './auth.service.js';
 import { BlueprintsService } from './blueprints.service.js';
+import { LookupService } from './lookup.service.js';
 import { NodeAgentService } from './node-agent.service.js';
 import { NodesService } from './nodes.service.js';
 import { PlantsService } from './plants.service.js';
@@ -15,6 +16,10 @@ import { ConsoleService } from './console.service.js';
 import { LocalBus, type ConsoleBus } from '../console/bus.js';
 import { ServersService } from './servers.service.js';
 import { UsersService } from './users.service.js';
+import { AccessService } from './access.service.js';
+import { ActivityService } from './activity.service.js';
+import { SubusersService } from './subusers.service.js';
+import { FilesService } from './files.service.js';
 
 /** The domain layer: REST routes and GraphQL resolvers call these and nothing below them. */
 export interface Services {
@@ -29,6 +34,11 @@ export interface Services {
   nodeAgent: NodeAgentService;
   events: ServerEvents;
   console: ConsoleService;
+  subusers: SubusersService;
+  files: FilesService;
+  activity: ActivityService;
+  /** Rows by id in batches (GraphQL relations). */
+  lookup: LookupService;
   /** Transport to node agents (used by the agent routes to verify signatures). */
   agents: AgentClient;
 }
@@ -38,20 +48,33 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const agents = new AgentClient(orm, masterKey);
   // ServersService gets this: it pushes server specs to (and removes servers from) their node agent.
   const provisioner = new AgentProvisioner(orm, agents);
-  const servers = new ServersService(orm, provisioner);
-  const power = new PowerService(orm, agents, config, events, servers);
+  const access = new AccessService(orm);
+  const activity = new ActivityService(orm, access, bus);
+  const servers = new ServersService(orm, provisioner, { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota }, activity);
+  const power = new PowerService(orm, agents, config, events, servers, activity);
+  const consoles = new ConsoleService(orm, power, servers, bus);
+  const subusers = new SubusersService(orm, access, activity);
+  // a subuser who lost rights is re-checked by every live subscription and console socket at once
+  subusers.onAccessChanged(({ serverId, userId }) => {
+    void consoles.accessChanged(serverId, userId).catch(() => undefined);
+    void power.accessChanged(serverId, userId);
+  });
   return {
-    auth: new AuthService(orm, config),
-    users: new UsersService(orm),
+    auth: new AuthService(orm, config, activity),
+    users: new UsersService(orm, activity),
     servers,
-    nodes: new NodesService(orm, masterKey),
+    nodes: new NodesService(orm, masterKey, activity),
     blueprints: new BlueprintsService(orm),
     admin: new AdminService(orm),
     plants: new PlantsService(orm),
     power,
-    console: new ConsoleService(orm, power, bus),
-    nodeAgent: new NodeAgentService(orm, events, provisioner),
+    console: consoles,
+    subusers,
+    activity,
+    files: new FilesService(servers, agents, activity, config),
+    nodeAgent: new NodeAgentService(orm, events, provisioner, activity),
     events,
     agents,
+    lookup: new LookupService(orm),
   };
 }

@@ -7,7 +7,8 @@ import jwt from 'jsonwebtoken';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import { Node } from '../entities/Node.js';
-import type { Server } from '../entities/Server.js';
+import { Server } from '../entities/Server.js';
+import { childLogger } from '../logger.js';
 import { AppError } from '../errors.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import {
@@ -18,10 +19,13 @@ import {
   type PowerAction,
   type ServerStatus,
 } from '../shared/node-protocol.js';
+import { CONSOLE_CONNECT, CONSOLE_KEYS, POWER_KEYS } from '../permissions/keys.js';
+import { demand, may } from '../permissions/policy.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Actor } from './actor.js';
 import { requireActor, requireAdmin } from './actor.js';
 import type { ServersService } from './servers.service.js';
+import type { ActivityRecorder } from './activity.service.js';
 import type { ServerEvents } from './server-events.js';
 
 const powerInput = z.object({ action: z.enum(POWER_ACTIONS as [PowerAction, ...PowerAction[]], { message: 'must be start, stop, restart or kill' }) });
@@ -31,6 +35,8 @@ export interface ConsoleTicket {
   socket: string;
   expiresAt: Date;
 }
+
+const log = childLogger('power');
 
 export const OFFLINE_STATS: NodeStats = {
   online: false,
@@ -48,20 +54,17 @@ export class PowerService {
     private readonly config: Config,
     private readonly events: ServerEvents,
     private readonly servers: ServersService,
+    private readonly activity: ActivityRecorder,
   ) {}
 
   private get em() {
     return this.orm.em;
   }
 
-  /** A server the actor may act on: their own, or any for admins. Others' servers are 404. */
-  visibleServer(actor: Actor | null, id: unknown): Promise<Server> {
-    return this.servers.get(actor, id);
-  }
-
   async power(actor: Actor | null, id: unknown, action: PowerAction): Promise<Server> {
-    const server = await this.visibleServer(actor, id);
+    const { server, access } = await this.servers.access(actor, id);
     parseInput(powerInput, { action });
+    demand(access, POWER_KEYS[action]);
     if (server.status === 'installing' && action !== 'kill') {
       throw AppError.invalidState('The server is still installing.');
     }
@@ -71,6 +74,7 @@ export class PowerService {
       `/api/servers/${server.id}/power`,
       { action },
     );
+    await this.activity.record({ event: `server:power.${action}`, serverId: server.id, actor: requireActor(actor) });
     if (state?.status && state.status !== server.status) {
       server.status = state.status;
       // A kill answers once the process is gone: record how it ended now, not only when the event lands.
@@ -86,17 +90,34 @@ export class PowerService {
 
   /** A short-lived JWT for the node's console channel, bound to this server and user, signed with Kc. */
   async consoleToken(actor: Actor | null, id: unknown): Promise<ConsoleTicket> {
-    const server = await this.visibleServer(actor, id);
-    return this.mintConsoleToken(server.node, server.id, requireActor(actor).user.id, ['console', 'command', 'power']);
+    const { server, access } = await this.servers.access(actor, id);
+    demand(access, CONSOLE_CONNECT);
+    const keys = CONSOLE_KEYS.filter((k) => may(access, k));
+    return this.mintConsoleToken(server.node, server.id, requireActor(actor).user.id, keys);
   }
 
   mintConsoleToken(node: Node, serverId: string, subject: string, perms: string[], ttlSeconds = this.config.consoleTokenTtlSeconds): ConsoleTicket {
     const key = this.agents.nodeKey(node);
     if (!key) throw AppError.nodeUnavailable('This node has no token yet, so it cannot verify console tokens.');
-    const claims: ConsoleTokenClaims = { sub: subject, srv: serverId, node: node.id, perms };
+    const claims: ConsoleTokenClaims = { sub: subject, srv: serverId, node: node.id, perms, issuedAt: Date.now() };
     const ttl = Math.min(ttlSeconds, 600);
     const token = jwt.sign(claims, deriveConsoleKey(key), { algorithm: 'HS256', expiresIn: ttl, audience: `node:${node.id}` });
     return { token, socket: this.agents.consoleUrl(node), expiresAt: new Date(Date.now() + ttl * 1000) };
+  }
+
+  /**
+   * Tells the server's node that `userId`'s rights changed: it closes that user's console sockets
+   * to the server and refuses the console tokens issued before now (best effort: a node that cannot
+   * be reached has no socket of the server open through it either, and its tokens expire in minutes).
+   */
+  async accessChanged(serverId: string, userId: string): Promise<void> {
+    const server = await this.orm.em.fork().findOne(Server, { id: serverId }, { populate: ['node'] });
+    if (!server) return;
+    try {
+      await this.agents.call(server.node, 'POST', `/api/servers/${serverId}/revoke`, { userId });
+    } catch (err) {
+      log.warn({ serverId, userId, err: (err as Error).message }, 'could not tell the node to close a revoked user\'s console sockets');
+    }
   }
 
   /** Live figures from the node; `online: false` with nulls when it cannot be reached. */

@@ -5,16 +5,22 @@ import { validateVariable } from '../blueprints/builtin.js';
 import { Blueprint } from '../entities/Blueprint.js';
 import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
+import { Subuser } from '../entities/Subuser.js';
 import { User } from '../entities/User.js';
+import { ALL_PERMISSIONS } from '../permissions/keys.js';
+import { demand, demandOwner, keysOf, type ServerAccess } from '../permissions/policy.js';
+import { accessOf } from './access.service.js';
+import { noRecorder, type ActivityRecorder } from './activity.service.js';
 import { readRows } from '../db/read-rows.js';
 import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 import { parseId, parseInput } from '../validation/common.js';
 import { parsePagination, type Paginated } from '../validation/pagination.js';
-import { createServerInput, deleteServerQuery, serverListQuery, updateServerInput } from '../validation/servers.js';
+import { createServerInput, serverListQuery, updateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
+import { assertMayChangeVariables, assertMayUseBlueprint, assertWithinQuota, OPEN_RULES, type ServerRules } from './server-rules.js';
 import {
   BLUEPRINT_RECORDS,
   jsonObjectOf,
@@ -74,12 +80,15 @@ export function maxCpuOf(node: Node): number {
 /**
  * Servers: users see and act on their own servers, admins on all. Another user's server is a 404
  * (its existence is not leaked). Capacity is checked with the node row locked (SELECT … FOR UPDATE),
- * so concurrent creates and resizes never overbook a node.
+ * so concurrent creates and resizes never overbook a node; the owner's quota is checked after it,
+ * under a lock per owner (src/services/server-rules.ts).
  */
 export class ServersService {
   constructor(
     private readonly orm: MikroORM,
     private readonly provisioner: ServerProvisioner = noProvisioner,
+    private readonly rules: ServerRules = OPEN_RULES,
+    private readonly activity: ActivityRecorder = noRecorder,
   ) {}
 
   private get em() {
@@ -100,15 +109,19 @@ export class ServersService {
     // are joined by primary key, one JSON object per distinct related row. Only a page past the end
     // (no row to carry the total) needs a second query. The rows come back as read-only records
     // (src/services/records.ts). A window count would have to read and sort every matching row.
-    const filter: [column: string, value: unknown][] = [];
-    if (!isAdmin(a)) filter.push(['owner_id', a.user.id]);
-    if (filters.status) filter.push(['status', filters.status]);
-    if (filters.nodeId) filter.push(['node_id', filters.nodeId]);
-    const where = (alias: string) => (filter.length ? `where ${filter.map(([c], i) => `${alias}.${c} = $${i + 1}`).join(' and ')}` : '');
+    // A user sees the servers they own and those shared with them (subusers); `$1` is the user's id.
+    const filter: [condition: (alias: string, n: number) => string, value: unknown][] = [];
+    const admin = isAdmin(a);
+    if (!admin) filter.push([(t, i) => `(${t}.owner_id = $${i} or ${t}.id in (select su.server_id from subusers su where su.user_id = $${i}))`, a.user.id]);
+    if (filters.status) filter.push([(t, i) => `${t}.status = $${i}`, filters.status]);
+    if (filters.nodeId) filter.push([(t, i) => `${t}.node_id = $${i}`, filters.nodeId]);
+    const where = (alias: string) => (filter.length ? `where ${filter.map(([c], i) => c(alias, i + 1)).join(' and ')}` : '');
     const params = filter.map(([, v]) => v);
     const n = params.length;
+    // the caller's keys on a shared server ride on its row; null on the servers they own
+    const shared = admin ? '' : `, (select su.permissions from subusers su where su.server_id = s.id and su.user_id = $1 and s.owner_id <> $1) as "$permissions"`;
     // the page is cut first (index walk + limit); included relations are read for the page's ids only
-    const pageSql = `select ${selectList(SERVER_RECORDS, 's')}, (select count(*) from servers c ${where('c')}) as "$total"
+    const pageSql = `select ${selectList(SERVER_RECORDS, 's')}${shared}, (select count(*) from servers c ${where('c')}) as "$total"
       from servers s ${where('s')} order by s.created_at asc, s.id asc limit $${n + 1} offset $${n + 2}`;
     const wanted = INCLUDABLE.filter(([key]) => include[key]);
     // Included rows ride on the page's first row only, as one JSON array per relation: each a sub-select
@@ -139,8 +152,10 @@ export class ServersService {
     }
     const items = rows.map((row) => {
       // a new object without the extra columns (`delete` would leave V8 a slow dictionary object)
-      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, ...record } = row;
-      return reviveDates(SERVER_RECORDS, record);
+      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, $permissions: keys, ...record } = row;
+      const server = reviveDates(SERVER_RECORDS, record) as ServerRecord;
+      server.permissions = (keys as string[] | null | undefined) ?? [ALL_PERMISSIONS];
+      return server;
     });
     return {
       items,
@@ -149,13 +164,24 @@ export class ServersService {
     };
   }
 
-  /** The server if the actor may see it (owner or admin), else 404. Node and blueprint are loaded. */
-  async get(actor: Actor | null, id: unknown): Promise<Server> {
+  /**
+   * The server and what the actor holds on it: its owner, an administrator, or a subuser (with the
+   * keys granted). Anyone else gets a 404. Node and blueprint are loaded; `permissions` is set.
+   */
+  async access(actor: Actor | null, id: unknown): Promise<{ server: Server; access: ServerAccess }> {
     const a = requireActor(actor);
     const serverId = parseId(id, 'Server');
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'] });
-    if (!server || (!isAdmin(a) && server.owner.id !== a.user.id)) throw AppError.notFound('Server');
-    return server;
+    if (!server) throw AppError.notFound('Server');
+    const shared = isAdmin(a) || server.owner.id === a.user.id ? null : await this.em.findOne(Subuser, { server: serverId, user: a.user.id });
+    const access = accessOf(a, server.id, server.owner.id, shared?.permissions ?? null, shared?.paths ?? null);
+    server.permissions = keysOf(access);
+    return { server, access };
+  }
+
+  /** The server if the actor may see it (owner, admin or subuser), else 404. */
+  async get(actor: Actor | null, id: unknown): Promise<Server> {
+    return (await this.access(actor, id)).server;
   }
 
   async create(actor: Actor | null, input: unknown): Promise<Server> {
@@ -171,6 +197,7 @@ export class ServersService {
     }
     const blueprint = await this.em.findOne(Blueprint, { id: data.blueprintId });
     if (!blueprint) fields.blueprintId = 'no blueprint with this id';
+    else assertMayUseBlueprint(a, blueprint, this.rules);
     if (!(await this.em.count(Node, { id: data.nodeId }))) fields.nodeId = 'no node with this id';
     let variables: Record<string, string> = {};
     if (blueprint) variables = resolveVariables(blueprint, {}, data.variables ?? {}, fields);
@@ -188,7 +215,8 @@ export class ServersService {
       }
       cpu = Math.max(1, cpu);
       await assertFits(em, node, { memory, disk }, { memory: 0, disk: 0 });
-      return em.create(Server, {
+      await assertWithinQuota(em, a, ownerId, { memory, cpu, disk }, this.rules);
+      const server = em.create(Server, {
         name: data.name,
         description: data.description ?? '',
         owner: em.getReference(User, ownerId),
@@ -201,13 +229,21 @@ export class ServersService {
         autoRestart: data.autoRestart ?? false,
         status: blueprint.install && blueprint.install.trim() ? 'installing' : 'offline',
       });
+      const properties = { name: data.name, nodeId: data.nodeId, blueprintId: blueprint.id, ownerId, memory, cpu, disk };
+      await this.activity.record({ event: 'server:create', serverId: server.id, actor: a, properties }, em);
+      return server;
     });
     return this.afterWrite(server.id);
   }
 
   async update(actor: Actor | null, id: unknown, input: unknown): Promise<Server> {
-    const current = await this.get(actor, id);
+    const a = requireActor(actor);
+    const { server: current, access } = await this.access(a, id);
     const data = parseInput(updateServerInput, input);
+    const changesSettings = data.memory !== undefined || data.cpu !== undefined || data.disk !== undefined || data.variables !== undefined || data.autoRestart !== undefined;
+    if (changesSettings) demandOwner(access, 'change its memory, cpu, disk, variables or auto-restart');
+    if (data.name !== undefined || data.description !== undefined) demand(access, 'settings.rename');
+    if (data.variables) assertMayChangeVariables(a, current.blueprint, this.rules);
 
     // Every update of a node's servers holds the node row's lock (capacity), so the server row read
     // after it is the latest: variables merge into what concurrent updates have committed.
@@ -227,6 +263,10 @@ export class ServersService {
       if (next.memory > server.memory || next.disk > server.disk) {
         await assertFits(em, node, next, server, server.id);
       }
+      const cpu = data.cpu ?? server.cpu;
+      if (next.memory > server.memory || next.disk > server.disk || cpu > server.cpu) {
+        await assertWithinQuota(em, a, server.owner.id, { ...next, cpu }, this.rules, { id: server.id, had: server });
+      }
       if (data.name !== undefined) server.name = data.name;
       if (data.description !== undefined) server.description = data.description;
       if (data.cpu !== undefined) server.cpu = data.cpu;
@@ -235,18 +275,21 @@ export class ServersService {
       server.memory = next.memory;
       server.disk = next.disk;
       server.specRevision += 1;
+      // the names of what changed; variable values can be secrets (passwords of the game's admin console)
+      const changed = Object.keys(data).filter((k) => (data as Record<string, unknown>)[k] !== undefined);
+      await this.activity.record({ event: 'server:update', serverId: server.id, actor, properties: { fields: changed, variables: Object.keys(data.variables ?? {}) } }, em);
     });
-    return this.afterWrite(current.id);
+    return this.afterWrite(current.id, access);
   }
 
   /**
    * The node kills the process and removes the files first; when it cannot be reached the record
    * stays (422 NODE_UNAVAILABLE) so that nothing is left running without a record. Administrators
-   * may pass `force=true` to drop the record anyway (e.g. the node is gone for good).
+   * may pass `force` to drop the record anyway (e.g. the node is gone for good).
    */
-  async remove(actor: Actor | null, id: unknown, query: unknown = {}): Promise<void> {
-    const server = await this.get(actor, id);
-    const { force } = parseInput(deleteServerQuery, { force: ((query ?? {}) as Record<string, unknown>).force });
+  async remove(actor: Actor | null, id: unknown, { force = false }: { force?: boolean } = {}): Promise<void> {
+    const { server, access } = await this.access(actor, id);
+    demandOwner(access, 'delete it');
     if (force && !isAdmin(requireActor(actor))) throw AppError.forbidden('Only administrators may force-delete a server.');
     try {
       await this.provisioner.remove(server);
@@ -254,17 +297,20 @@ export class ServersService {
       if (!(force && err instanceof AppError && err.code === 'NODE_UNAVAILABLE')) throw err;
       log.warn({ serverId: server.id, nodeId: server.node.id }, 'node unreachable: server record force-deleted by an administrator');
     }
-    this.em.remove(server);
-    await this.em.flush();
+    await this.em.transactional(async (em) => {
+      em.remove(em.getReference(Server, server.id));
+      await this.activity.record({ event: 'server:delete', serverId: server.id, actor, properties: { name: server.name, force: force ?? false } }, em);
+    });
   }
 
   /**
    * Reloads the committed server and tells its node (best effort: errors are logged). A server
    * deleted meanwhile (a DELETE racing this write) is a 404.
    */
-  private async afterWrite(serverId: string): Promise<Server> {
+  private async afterWrite(serverId: string, access?: ServerAccess): Promise<Server> {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
     if (!server) throw AppError.notFound('Server');
+    server.permissions = access ? keysOf(access) : [ALL_PERMISSIONS];
     try {
       await this.provisioner.sync(server);
     } catch (err) {

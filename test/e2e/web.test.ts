@@ -5,8 +5,9 @@
  * keyboard-only sign-in. Needs web/dist (`npm test` builds it; or `npm run build:web`).
  * Screenshots go to test-artifacts/web/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, describeWithBrowser } from '../support/browser.js';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { until } from '../support/wait.js';
@@ -17,14 +18,7 @@ declare const document: any;
 declare const window: any;
 declare function getComputedStyle(el: unknown): { outlineStyle: string };
 
-const CHROMIUM = '/usr/bin/chromium';
-const INDEX = path.resolve(__dirname, '../../web/dist/index.html');
-const ARTIFACTS = path.resolve(__dirname, '../../test-artifacts/web');
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-quic', '--no-first-run', '--disable-sync'];
-
-const missing = [!existsSync(INDEX) && `${INDEX} (run \`npm run build:web\`)`, !existsSync(CHROMIUM) && `${CHROMIUM} (apt-get install chromium)`].filter(Boolean);
-if (missing.length) console.warn(`web e2e tests skipped: missing ${missing.join(' and ')}`);
-const maybe = missing.length ? describe.skip : describe;
+const maybe = describeWithBrowser('test/e2e/web.test.ts');
 
 maybe('web page in headless Chromium', () => {
   let p: TestPlatform;
@@ -36,7 +30,7 @@ maybe('web page in headless Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
     p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS, timeout: 60_000 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
   }, 120_000);
 
   afterAll(async () => {

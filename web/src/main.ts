@@ -9,6 +9,9 @@ import { M_SIGN_OUT, Q_SESSION, type User } from './queries';
 import { adminView } from './views/admin';
 import { createServerView } from './views/create-server';
 import { serverView } from './views/server';
+import { serverActivityView } from './views/server-activity';
+import { serverUsersView } from './views/server-users';
+import { adminActivityView } from './views/admin-activity';
 import { serversView } from './views/servers';
 import { signInView } from './views/signin';
 
@@ -20,7 +23,10 @@ const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin
   { pattern: /^\/(servers\/?)?$/, view: serversView, title: 'Servers', auth: true },
   { pattern: /^\/servers\/new\/?$/, view: createServerView, title: 'New server', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/?$/, view: serverView, title: 'Server', auth: true },
+  { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/users\/?$/, view: serverUsersView, title: 'Users', auth: true },
+  { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/activity\/?$/, view: serverActivityView, title: 'Activity', auth: true },
   { pattern: /^\/admin\/?$/, view: adminView, title: 'Administration', auth: true, admin: true },
+  { pattern: /^\/admin\/activity\/?$/, view: adminActivityView, title: 'Activity', auth: true, admin: true },
 ];
 
 let cleanup: Cleanup | void;

@@ -47,6 +47,8 @@ export interface Server {
   blueprint: { id: string; name: string; key: string };
   node: { id: string; name: string };
   owner: { id: string; name: string; email: string };
+  /** the keys you hold on it: ["*"] for its owner and administrators */
+  permissions: string[];
 }
 
 export interface NodeStats {
@@ -68,7 +70,7 @@ export interface PlatformStats {
 }
 
 const USER = 'id name email role';
-const SERVER = `id name description status memory cpu disk createdAt lastStopReason lastExitCode crashCount
+const SERVER = `id name description status memory cpu disk createdAt lastStopReason lastExitCode crashCount permissions
   blueprint { id name key } node { id name } owner { id name email }`;
 
 export const Q_SESSION = `query Session { session { user { ${USER} } } }`;
@@ -114,3 +116,42 @@ export const STATUS_LABEL: Record<ServerStatus, string> = {
   running: 'Running',
   stopping: 'Stopping',
 };
+
+// ---- shared access and the activity log
+
+export interface Permission {
+  key: string;
+  description: string;
+}
+
+export interface Subuser {
+  userId: string;
+  email: string;
+  name: string;
+  permissions: string[];
+  paths: string[];
+  createdAt: string;
+}
+
+export interface ActivityEntry {
+  id: string;
+  event: string;
+  serverId: string | null;
+  actor: { id: string; email: string } | null;
+  apiTokenId: string | null;
+  ip: string | null;
+  properties: Record<string, unknown>;
+  createdAt: string;
+}
+
+const SUBUSER = 'userId email name permissions paths createdAt';
+const ACTIVITY = 'id event serverId actor { id email } apiTokenId ip properties createdAt';
+
+export const Q_PERMISSIONS = `query Permissions { permissions { key description } }`;
+export const Q_SUBUSERS = `query Subusers($serverId: ID!) { subusers(serverId: $serverId, limit: 100) { total items { ${SUBUSER} } } }`;
+export const M_CREATE_SUBUSER = `mutation CreateSubuser($serverId: ID!, $input: CreateSubuserInput!) { createSubuser(serverId: $serverId, input: $input) { ${SUBUSER} } }`;
+export const M_UPDATE_SUBUSER = `mutation UpdateSubuser($serverId: ID!, $userId: ID!, $input: UpdateSubuserInput!) { updateSubuser(serverId: $serverId, userId: $userId, input: $input) { ${SUBUSER} } }`;
+export const M_DELETE_SUBUSER = `mutation DeleteSubuser($serverId: ID!, $userId: ID!) { deleteSubuser(serverId: $serverId, userId: $userId) }`;
+export const Q_SERVER_ACTIVITY = `query ServerActivity($serverId: ID!, $filter: ActivityFilter, $page: Int) { serverActivity(serverId: $serverId, filter: $filter, page: $page, limit: 50) { total page limit items { ${ACTIVITY} } } }`;
+export const Q_ADMIN_ACTIVITY = `query AdminActivity($filter: ActivityFilter, $page: Int) { adminActivity(filter: $filter, page: $page, limit: 50) { total page limit items { ${ACTIVITY} } } }`;
+export const S_SERVER_ACTIVITY = `subscription ServerActivity($serverId: ID!) { serverActivity(serverId: $serverId) { ${ACTIVITY} } }`;

@@ -3,7 +3,7 @@
  * One GraphQL request per refresh (aliases), so the admin rate-limit bucket is spent sparingly.
  */
 import { describe, gql } from '../api';
-import type { View } from '../app';
+import { link, type View } from '../app';
 import { clear, duration, h, mib, messageBox } from '../dom';
 import { STATUS_LABEL, type NodeInfo, type NodeStats, type PlatformStats, type ServerStatus } from '../queries';
 
@@ -38,7 +38,7 @@ export const adminView: View = (main) => {
   nodesSection.append(nodesList);
   const updated = h('p', { className: 'muted', role: 'status' });
   const refreshBtn = h('button', { type: 'button', className: 'btn', onclick: () => void load() }, 'Refresh');
-  main.append(h('div', { className: 'page-head' }, h('h1', null, 'Administration'), refreshBtn), msg.el, updated, platform, nodesSection);
+  main.append(h('div', { className: 'page-head' }, h('h1', null, 'Administration'), refreshBtn), msg.el, h('p', null, link('/admin/activity', 'Activity log of the whole platform →')), updated, platform, nodesSection);
 
   let disposed = false;
   let timer: ReturnType<typeof setTimeout> | null = null;

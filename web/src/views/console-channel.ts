@@ -1,5 +1,5 @@
 /**
- * The command side of a server console: the node agent's console WebSocket (CONTRACT §4).
+ * The command side of a server console: the node agent's console WebSocket.
  * A short-lived token comes from GraphQL `consoleToken`; the socket is opened on the first command,
  * authenticated with `{type:"auth"}`, renewed on `token_expiring`, and reopened when it dropped.
  * (The output shown on the page comes from the GraphQL `consoleOutput` subscription, not from here.)

@@ -5,6 +5,10 @@ import { clear, duration, h, mib, messageBox } from '../dom';
 import { M_DELETE_SERVER, Q_SERVER, S_CONSOLE, S_STATS, type Server, type ServerStatus } from '../queries';
 import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
 import { ConsoleChannel } from './console-channel';
+import { can, serverTabs } from './server-tabs';
+
+/** The permission key each power button needs. */
+const POWER_KEY = { start: 'control.start', stop: 'control.stop', restart: 'control.restart', kill: 'control.stop' } as const;
 
 const MAX_LINES = 1000;
 
@@ -45,108 +49,34 @@ export const serverView: View = (main, params) => {
     const title = main.querySelector('h1')!;
     title.textContent = server.name;
     const badge = statusBadge(server.status);
-    title.after(h('p', { className: 'status-line' }, 'Status: ', badge));
+    title.after(serverTabs(server.id, server.permissions, 'console'), h('p', { className: 'status-line' }, 'Status: ', badge));
+    const isDisposed = () => disposed;
 
-    // ---- power
+    // the power buttons the user's keys allow
     const power = powerButtons(
       server.id,
       server.name,
-      ['start', 'stop', 'restart', 'kill'],
+      (['start', 'stop', 'restart', 'kill'] as const).filter((a) => can(server.permissions, POWER_KEY[a])),
       (s) => apply(s),
       (m) => msg.error(m),
     );
-
-    // ---- details
-    const stopInfo = h('dd', null);
-    const details = h(
-      'dl',
-      { className: 'details' },
-      h('dt', null, 'Blueprint'),
-      h('dd', null, server.blueprint.name),
-      h('dt', null, 'Node'),
-      h('dd', null, server.node.name),
-      h('dt', null, 'Memory'),
-      h('dd', null, mib(server.memory)),
-      h('dt', null, 'CPU'),
-      h('dd', null, `${server.cpu}% of one core`),
-      h('dt', null, 'Disk'),
-      h('dd', null, mib(server.disk)),
-      isAdmin() ? [h('dt', null, 'Owner'), h('dd', null, `${server.owner.name} (${server.owner.email})`)] : null,
-      h('dt', null, 'Last stop'),
-      stopInfo,
-    );
-    const showStop = (s: Server) => {
-      stopInfo.textContent = s.lastStopReason ? `${s.lastStopReason}${s.lastExitCode !== null ? ` (exit code ${s.lastExitCode})` : ''}${s.crashCount ? `, ${s.crashCount} crash${s.crashCount === 1 ? '' : 'es'}` : ''}` : '—';
-    };
-    showStop(server);
-
-    // ---- live stats
-    const statCpu = h('dd', null, '—');
-    const statMem = h('dd', null, '—');
-    const statUp = h('dd', null, '—');
-    const stats = h('dl', { className: 'stats' }, h('dt', null, 'CPU'), statCpu, h('dt', null, 'Memory'), statMem, h('dt', null, 'Uptime'), statUp);
-    const resetStats = () => {
-      statCpu.textContent = '—';
-      statMem.textContent = '—';
-      statUp.textContent = '—';
-    };
-
-    // ---- console
-    const out = h('div', {
-      className: 'console-output',
-      id: 'console-output',
-      role: 'log',
-      'aria-live': 'polite',
-      'aria-relevant': 'additions',
-      'aria-label': `Console output of ${server.name}`,
-      tabindex: '0',
-    });
-    const cmdInput = h('input', { type: 'text', id: 'console-command', name: 'command', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off', maxlength: '4096', enterkeyhint: 'send' });
-    const cmdHint = h('p', { className: 'hint', id: 'console-command-hint' });
-    const cmdButton = h('button', { type: 'submit', className: 'btn btn-primary' }, 'Send');
-    cmdInput.setAttribute('aria-describedby', 'console-command-hint');
-    const cmdForm = h(
-      'form',
-      { className: 'console-form', 'aria-label': 'Send a console command' },
-      h('label', { for: 'console-command' }, 'Command'),
-      h('div', { className: 'console-input-row' }, h('span', { className: 'prompt', 'aria-hidden': 'true' }, '>'), cmdInput, cmdButton),
-      cmdHint,
-    );
-    const clearBtn = h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => (clear(out), seen.clear(), (pending = [])) }, 'Clear');
-
-    const deleteBtn = h('button', {
-      type: 'button',
-      className: 'btn btn-danger',
-      onclick: async () => {
-        if (!confirm(`Delete ${server.name}? Its process is killed and its files are removed. This cannot be undone.`)) return;
-        deleteBtn.disabled = true;
-        try {
-          await gql(M_DELETE_SERVER, { id: server.id });
-          navigate('/');
-        } catch (err) {
-          deleteBtn.disabled = false;
-          msg.error(`Delete failed: ${describe(err)}`);
-        }
-      },
-    }, 'Delete server');
+    const details = detailsCard(server);
+    const usage = usageCard(server);
+    const output = consoleOutput(server, cleanups);
+    const commands = can(server.permissions, 'control.console') ? commandLine(server, output.notice, cleanups) : null;
 
     main.append(
       h('section', { className: 'card', 'aria-labelledby': 'power-title' }, h('h2', { id: 'power-title' }, 'Power'), power.el),
-      h(
-        'div',
-        { className: 'two-col' },
-        h('section', { className: 'card', 'aria-labelledby': 'details-title' }, h('h2', { id: 'details-title' }, 'Details'), details),
-        h('section', { className: 'card', 'aria-labelledby': 'stats-title' }, h('h2', { id: 'stats-title' }, 'Live usage'), stats),
-      ),
+      h('div', { className: 'two-col' }, details.el, usage.el),
       h(
         'section',
         { className: 'card console', 'aria-labelledby': 'console-title' },
-        h('div', { className: 'console-head' }, h('h2', { id: 'console-title' }, 'Console'), clearBtn),
-        out,
-        cmdForm,
+        h('div', { className: 'console-head' }, h('h2', { id: 'console-title' }, 'Console'), output.clearButton),
+        output.el,
+        commands ? commands.el : h('p', { className: 'hint' }, 'You can watch this console; sending commands needs the control.console permission.'),
       ),
-      h('section', { className: 'card danger-zone', 'aria-labelledby': 'danger-title' }, h('h2', { id: 'danger-title' }, 'Danger zone'), deleteBtn),
     );
+    if (can(server.permissions, '*')) main.append(dangerZone(server, msg));
 
     let status: ServerStatus = server.status;
     function apply(s: ServerStatus): void {
@@ -154,93 +84,17 @@ export const serverView: View = (main, params) => {
       status = s;
       setBadge(badge, s);
       power.update(s);
-      const canCommand = s === 'running' || s === 'starting';
-      cmdInput.disabled = !canCommand;
-      cmdButton.disabled = !canCommand;
-      cmdHint.textContent = canCommand ? 'Press Enter to send. Up and Down recall earlier commands.' : 'Start the server to send commands.';
-      if (s !== 'running' && s !== 'starting') resetStats();
-      if (prev !== s && s === 'offline') {
-        // refresh the stop reason / exit code
-        gql<{ server: Server }>(Q_SERVER, { id: server.id })
-          .then((d) => !disposed && showStop(d.server))
-          .catch(() => undefined);
-      }
+      commands?.enable(s === 'running' || s === 'starting');
+      if (s !== 'running' && s !== 'starting') usage.reset();
+      // refresh the stop reason and exit code
+      if (prev !== s && s === 'offline') refreshStop(server.id, details.showStop, isDisposed);
     }
     apply(status);
 
-    // ---- output from the consoleOutput subscription (history first, then live)
-    // Lines are drawn once per frame, all of that frame's lines in one go: one line at a time (and a
-    // layout read for each) capped a tab at about a thousand lines a second, and a fast server froze it.
-    const seen = new Set<string>();
-    let pending: HTMLElement[] = [];
-    let frame = 0;
-    const flush = () => {
-      frame = 0;
-      const atBottom = out.scrollHeight - out.scrollTop - out.clientHeight < 40;
-      out.append(...pending);
-      pending = [];
-      while (out.childElementCount > MAX_LINES) out.firstElementChild!.remove();
-      if (seen.size > MAX_LINES * 2) {
-        seen.clear();
-        for (const el of out.children) seen.add((el as HTMLElement).dataset.key ?? '');
-      }
-      if (atBottom) out.scrollTop = out.scrollHeight;
-    };
-    const addLine = (l: Line) => {
-      // the node numbers its lines: identical lines in one millisecond are still two lines
-      const key = l.seq != null ? `${l.seq}|${l.ts}` : `${l.ts}|${l.stream}|${l.line}`;
-      if (seen.has(key)) return; // history repeated after a reconnect
-      seen.add(key);
-      pending.push(h('div', { className: `line stream-${l.stream}`, 'data-key': key }, l.line));
-      // a hidden tab gets no frames: what waits is bounded to what the view would keep anyway
-      if (pending.length > MAX_LINES) pending = pending.slice(-MAX_LINES);
-      if (!frame) frame = requestAnimationFrame(flush);
-    };
-    cleanups.push(() => frame && cancelAnimationFrame(frame));
-    const notice = (text: string) => addLine({ line: text, stream: 'notice', ts: new Date().toISOString() + Math.random() });
-
     cleanups.push(
-      subscribe<{ consoleOutput: Line }>(S_CONSOLE, { serverId: server.id }, (d) => addLine(d.consoleOutput), (err) => notice(`[panel] Live console unavailable: ${describe(err)}`)),
       watchStatus(server.id, () => server.name, apply, (m) => msg.error(`Live status unavailable: ${m}`)),
-      subscribe<{ serverStats: { cpu: number; memory: number; uptime: number } }>(S_STATS, { serverId: server.id }, (d) => {
-        const st = d.serverStats;
-        statCpu.textContent = `${st.cpu.toFixed(1)}%`;
-        statMem.textContent = `${Math.round(st.memory)} MiB of ${mib(server.memory)}`;
-        statUp.textContent = duration(st.uptime);
-      }),
+      subscribe<{ serverStats: { cpu: number; memory: number; uptime: number } }>(S_STATS, { serverId: server.id }, (d) => usage.show(d.serverStats)),
     );
-
-    // ---- commands over the node console socket
-    const channel = new ConsoleChannel(server.id, (m) => notice(`[node] ${m}`));
-    cleanups.push(() => channel.close());
-    const history: string[] = [];
-    let histPos = 0;
-    cmdInput.addEventListener('keydown', (e) => {
-      if (e.key === 'ArrowUp' && histPos > 0) {
-        histPos--;
-        cmdInput.value = history[histPos]!;
-        e.preventDefault();
-      } else if (e.key === 'ArrowDown' && histPos < history.length) {
-        histPos++;
-        cmdInput.value = history[histPos] ?? '';
-        e.preventDefault();
-      }
-    });
-    cmdForm.addEventListener('submit', async (e) => {
-      e.preventDefault();
-      const cmd = cmdInput.value.trim();
-      if (!cmd) return;
-      if (/[\r\n\0]/.test(cmd)) return notice('[panel] A command is a single line.');
-      if (history[history.length - 1] !== cmd) history.push(cmd);
-      histPos = history.length;
-      cmdInput.value = '';
-      try {
-        await channel.send(cmd);
-      } catch (err) {
-        notice(`[panel] Command not sent: ${describe(err)}`);
-        cmdInput.value = cmd;
-      }
-    });
   }
 
   return () => {
@@ -248,3 +102,177 @@ export const serverView: View = (main, params) => {
     cleanups.forEach((c) => c());
   };
 };
+
+function refreshStop(serverId: string, show: (s: Server) => void, disposed: () => boolean): void {
+  gql<{ server: Server }>(Q_SERVER, { id: serverId })
+    .then((d) => !disposed() && show(d.server))
+    .catch(() => undefined);
+}
+
+/** Blueprint, node, resources, owner (for administrators) and how the process last ended. */
+function detailsCard(server: Server): { el: HTMLElement; showStop: (s: Server) => void } {
+  const stopInfo = h('dd', null);
+  const details = h(
+    'dl',
+    { className: 'details' },
+    h('dt', null, 'Blueprint'),
+    h('dd', null, server.blueprint.name),
+    h('dt', null, 'Node'),
+    h('dd', null, server.node.name),
+    h('dt', null, 'Memory'),
+    h('dd', null, mib(server.memory)),
+    h('dt', null, 'CPU'),
+    h('dd', null, `${server.cpu}% of one core`),
+    h('dt', null, 'Disk'),
+    h('dd', null, mib(server.disk)),
+    isAdmin() ? [h('dt', null, 'Owner'), h('dd', null, `${server.owner.name} (${server.owner.email})`)] : null,
+    h('dt', null, 'Last stop'),
+    stopInfo,
+  );
+  const showStop = (s: Server) => {
+    stopInfo.textContent = s.lastStopReason ? `${s.lastStopReason}${s.lastExitCode !== null ? ` (exit code ${s.lastExitCode})` : ''}${s.crashCount ? `, ${s.crashCount} crash${s.crashCount === 1 ? '' : 'es'}` : ''}` : '—';
+  };
+  showStop(server);
+  return { el: h('section', { className: 'card', 'aria-labelledby': 'details-title' }, h('h2', { id: 'details-title' }, 'Details'), details), showStop };
+}
+
+/** Live CPU, memory and uptime (from the serverStats subscription). */
+function usageCard(server: Server): { el: HTMLElement; show(s: { cpu: number; memory: number; uptime: number }): void; reset(): void } {
+  const cpu = h('dd', null, '—');
+  const memory = h('dd', null, '—');
+  const up = h('dd', null, '—');
+  const stats = h('dl', { className: 'stats' }, h('dt', null, 'CPU'), cpu, h('dt', null, 'Memory'), memory, h('dt', null, 'Uptime'), up);
+  return {
+    el: h('section', { className: 'card', 'aria-labelledby': 'stats-title' }, h('h2', { id: 'stats-title' }, 'Live usage'), stats),
+    show(s) {
+      cpu.textContent = `${s.cpu.toFixed(1)}%`;
+      memory.textContent = `${Math.round(s.memory)} MiB of ${mib(server.memory)}`;
+      up.textContent = duration(s.uptime);
+    },
+    reset() {
+      cpu.textContent = memory.textContent = up.textContent = '—';
+    },
+  };
+}
+
+/**
+ * The console's output, from the consoleOutput subscription (history first, then live). Lines are
+ * drawn once per frame, all of that frame's lines in one go: one line at a time (and a layout read for
+ * each) capped a tab at about a thousand lines a second, and a fast server froze it.
+ */
+function consoleOutput(server: Server, cleanups: (() => void)[]): { el: HTMLElement; clearButton: HTMLButtonElement; notice: (text: string) => void } {
+  const out = h('div', {
+    className: 'console-output',
+    id: 'console-output',
+    role: 'log',
+    'aria-live': 'polite',
+    'aria-relevant': 'additions',
+    'aria-label': `Console output of ${server.name}`,
+    tabindex: '0',
+  });
+  const seen = new Set<string>();
+  let pending: HTMLElement[] = [];
+  let frame = 0;
+  const flush = () => {
+    frame = 0;
+    const atBottom = out.scrollHeight - out.scrollTop - out.clientHeight < 40;
+    out.append(...pending);
+    pending = [];
+    while (out.childElementCount > MAX_LINES) out.firstElementChild!.remove();
+    if (seen.size > MAX_LINES * 2) {
+      seen.clear();
+      for (const el of out.children) seen.add((el as HTMLElement).dataset.key ?? '');
+    }
+    if (atBottom) out.scrollTop = out.scrollHeight;
+  };
+  const addLine = (l: Line) => {
+    // the node numbers its lines: identical lines in one millisecond are still two lines
+    const key = l.seq != null ? `${l.seq}|${l.ts}` : `${l.ts}|${l.stream}|${l.line}`;
+    if (seen.has(key)) return; // history repeated after a reconnect
+    seen.add(key);
+    pending.push(h('div', { className: `line stream-${l.stream}`, 'data-key': key }, l.line));
+    // a hidden tab gets no frames: what waits is bounded to what the view would keep anyway
+    if (pending.length > MAX_LINES) pending = pending.slice(-MAX_LINES);
+    if (!frame) frame = requestAnimationFrame(flush);
+  };
+  const notice = (text: string) => addLine({ line: text, stream: 'notice', ts: new Date().toISOString() + Math.random() });
+  const clearButton = h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => (clear(out), seen.clear(), (pending = [])) }, 'Clear');
+  cleanups.push(
+    () => frame && cancelAnimationFrame(frame),
+    subscribe<{ consoleOutput: Line }>(S_CONSOLE, { serverId: server.id }, (d) => addLine(d.consoleOutput), (err) => notice(`[panel] Live console unavailable: ${describe(err)}`)),
+  );
+  return { el: out, clearButton, notice };
+}
+
+/** The command line: commands go over the node's console socket; Up and Down recall earlier ones. */
+function commandLine(server: Server, notice: (text: string) => void, cleanups: (() => void)[]): { el: HTMLFormElement; enable(on: boolean): void } {
+  const input = h('input', { type: 'text', id: 'console-command', name: 'command', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'off', maxlength: '4096', enterkeyhint: 'send' });
+  const hint = h('p', { className: 'hint', id: 'console-command-hint' });
+  const button = h('button', { type: 'submit', className: 'btn btn-primary' }, 'Send');
+  input.setAttribute('aria-describedby', 'console-command-hint');
+  const form = h(
+    'form',
+    { className: 'console-form', 'aria-label': 'Send a console command' },
+    h('label', { for: 'console-command' }, 'Command'),
+    h('div', { className: 'console-input-row' }, h('span', { className: 'prompt', 'aria-hidden': 'true' }, '>'), input, button),
+    hint,
+  );
+  const channel = new ConsoleChannel(server.id, (m) => notice(`[node] ${m}`));
+  cleanups.push(() => channel.close());
+  const history: string[] = [];
+  let pos = 0;
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'ArrowUp' && pos > 0) {
+      pos--;
+      input.value = history[pos]!;
+      e.preventDefault();
+    } else if (e.key === 'ArrowDown' && pos < history.length) {
+      pos++;
+      input.value = history[pos] ?? '';
+      e.preventDefault();
+    }
+  });
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const cmd = input.value.trim();
+    if (!cmd) return;
+    if (/[\r\n\0]/.test(cmd)) return notice('[panel] A command is a single line.');
+    if (history[history.length - 1] !== cmd) history.push(cmd);
+    pos = history.length;
+    input.value = '';
+    try {
+      await channel.send(cmd);
+    } catch (err) {
+      notice(`[panel] Command not sent: ${describe(err)}`);
+      input.value = cmd;
+    }
+  });
+  return {
+    el: form,
+    enable(on) {
+      input.disabled = !on;
+      button.disabled = !on;
+      hint.textContent = on ? 'Press Enter to send. Up and Down recall earlier commands.' : 'Start the server to send commands.';
+    },
+  };
+}
+
+/** Deleting the server (its owner and administrators). */
+function dangerZone(server: Server, msg: ReturnType<typeof messageBox>): HTMLElement {
+  const button = h('button', {
+    type: 'button',
+    className: 'btn btn-danger',
+    onclick: async () => {
+      if (!confirm(`Delete ${server.name}? Its process is killed and its files are removed. This cannot be undone.`)) return;
+      button.disabled = true;
+      try {
+        await gql(M_DELETE_SERVER, { id: server.id });
+        navigate('/');
+      } catch (err) {
+        button.disabled = false;
+        msg.error(`Delete failed: ${describe(err)}`);
+      }
+    },
+  }, 'Delete server');
+  return h('section', { className: 'card danger-zone', 'aria-labelledby': 'danger-title' }, h('h2', { id: 'danger-title' }, 'Danger zone'), button);
+}

@@ -1,0 +1,23 @@
+/** Filters of the activity lists: event prefix, server, actor, and a time range. */
+import { z } from 'zod';
+import { uuid } from './common.js';
+
+const instant = z
+  .string({ message: 'must be an ISO-8601 timestamp' })
+  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO-8601 timestamp')
+  .transform((s) => new Date(s));
+
+export const activityFilter = z.object({
+  event: z
+    .string({ message: 'must be a string' })
+    .max(64, 'must be at most 64 characters')
+    .regex(/^[a-z:.\-|]*$/, 'must be an event name or its prefix, e.g. server:file')
+    .optional()
+    .meta({ description: 'Event name prefix, e.g. `server:power` or `auth:signin`.' }),
+  serverId: uuid.optional(),
+  actorId: uuid.optional(),
+  since: instant.optional().meta({ description: 'Only entries at or after this time.' }),
+  until: instant.optional().meta({ description: 'Only entries before this time.' }),
+});
+
+export type ActivityFilter = z.output<typeof activityFilter>;

@@ -1,0 +1,173 @@
+/**
+ * The permission matrix of every server-scoped operation, REST and GraphQL alike: a subuser holding
+ * exactly one key (each key of the catalogue in turn) and a subuser holding none. An operation whose
+ * key the subuser holds gets past authorization (its answer is whatever the operation gives: 2xx, or
+ * 422 from an unreachable node); every other subuser gets 403; a stranger gets 404. Operations kept to
+ * the owner (delete, resources) are 403 for every subuser. The expectations are written here, apart
+ * from the code, so that the code cannot agree with itself by mistake.
+ */
+import { randomBytes } from 'node:crypto';
+import { blueprintsByKey, createNode } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { gql } from '../graphql/gql.js';
+import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { until } from '../support/wait.js';
+
+let p: TestPlatform;
+let owner: { token: string; user: any };
+let stranger: { token: string };
+let serverId: string;
+let keys: string[];
+/** key → a subuser holding only that key; '' → a subuser holding none */
+const holders = new Map<string, { token: string; user: any; email: string }>();
+
+type Outcome = 'allowed' | 'forbidden' | 'hidden';
+interface Op {
+  name: string;
+  /** the key that lets a subuser through; 'owner' for the owner's alone */
+  key: string;
+  rest: (token: string) => Promise<{ status: number; body: any }>;
+  graphql: (token: string) => Promise<{ status: number; body: any }>;
+}
+
+const uniq = () => randomBytes(4).toString('hex');
+
+async function freshAccount(): Promise<{ email: string; user: any }> {
+  const u = await p.newUser(`target ${uniq()}`);
+  return { email: u.email, user: u.user };
+}
+
+/** A subuser of the server with no keys, to be changed or removed by the operation under test. */
+async function freshSubuser(): Promise<string> {
+  const t = await freshAccount();
+  const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: t.email, permissions: [] } });
+  if (r.status !== 201) throw new Error(r.text);
+  return t.user.id;
+}
+
+const rest = (method: string, path: string, body?: (() => Promise<unknown>) | unknown) => async (token: string) => {
+  const b = typeof body === 'function' ? await (body as () => Promise<unknown>)() : body;
+  return p.request(method, `/api/v1${path.replace(':id', serverId)}`, { token, ...(b !== undefined ? { body: b } : {}) });
+};
+const graph = (query: string, vars: (() => Promise<Record<string, unknown>>) | Record<string, unknown> = {}) => async (token: string) => {
+  const v = typeof vars === 'function' ? await vars() : vars;
+  return gql(p, query, { id: serverId, ...v }, { token });
+};
+
+function outcomeOf(r: { status: number; body: any }, protocol: 'rest' | 'graphql'): Outcome {
+  if (protocol === 'rest') return r.status === 403 ? 'forbidden' : r.status === 404 ? 'hidden' : 'allowed';
+  const code = r.body.errors?.[0]?.extensions?.code;
+  return code === 'FORBIDDEN' ? 'forbidden' : code === 'NOT_FOUND' ? 'hidden' : 'allowed';
+}
+
+const OPS: Op[] = [
+  { name: 'get server', key: '', rest: rest('GET', '/servers/:id'), graphql: graph('query($id: ID!) { server(id: $id) { id permissions } }') },
+  { name: 'rename', key: 'settings.rename', rest: rest('PATCH', '/servers/:id', { name: 'renamed' }), graphql: graph('mutation($id: ID!) { updateServer(id: $id, input: { description: "d" }) { id } }') },
+  { name: 'resize', key: 'owner', rest: rest('PATCH', '/servers/:id', { memory: 96 }), graphql: graph('mutation($id: ID!) { updateServer(id: $id, input: { memory: 96 }) { id } }') },
+  { name: 'start', key: 'control.start', rest: rest('POST', '/servers/:id/start'), graphql: graph('mutation($id: ID!) { startServer(id: $id) { id } }') },
+  { name: 'stop', key: 'control.stop', rest: rest('POST', '/servers/:id/stop'), graphql: graph('mutation($id: ID!) { stopServer(id: $id) { id } }') },
+  { name: 'restart', key: 'control.restart', rest: rest('POST', '/servers/:id/restart'), graphql: graph('mutation($id: ID!) { restartServer(id: $id) { id } }') },
+  { name: 'kill', key: 'control.stop', rest: rest('POST', '/servers/:id/kill'), graphql: graph('mutation($id: ID!) { killServer(id: $id) { id } }') },
+  { name: 'console token', key: 'websocket.connect', rest: rest('GET', '/servers/:id/console-token'), graphql: graph('query($id: ID!) { consoleToken(serverId: $id) { token } }') },
+  { name: 'list subusers', key: 'user.read', rest: rest('GET', '/servers/:id/subusers'), graphql: graph('query($id: ID!) { subusers(serverId: $id) { total } }') },
+  {
+    name: 'add subuser',
+    key: 'user.create',
+    rest: rest('POST', '/servers/:id/subusers', async () => ({ email: (await freshAccount()).email, permissions: [] })),
+    graphql: graph('mutation($id: ID!, $email: String!) { createSubuser(serverId: $id, input: { email: $email, permissions: [] }) { userId } }', async () => ({ email: (await freshAccount()).email })),
+  },
+  {
+    name: 'change subuser',
+    key: 'user.update',
+    rest: async (token) => rest('PATCH', `/servers/:id/subusers/${await freshSubuser()}`, { permissions: [] })(token),
+    graphql: graph('mutation($id: ID!, $u: ID!) { updateSubuser(serverId: $id, userId: $u, input: { permissions: [] }) { userId } }', async () => ({ u: await freshSubuser() })),
+  },
+  {
+    name: 'remove subuser',
+    key: 'user.delete',
+    rest: async (token) => rest('DELETE', `/servers/:id/subusers/${await freshSubuser()}`)(token),
+    graphql: graph('mutation($id: ID!, $u: ID!) { deleteSubuser(serverId: $id, userId: $u) }', async () => ({ u: await freshSubuser() })),
+  },
+  { name: 'activity', key: 'activity.read', rest: rest('GET', '/servers/:id/activity'), graphql: graph('query($id: ID!) { serverActivity(serverId: $id) { total } }') },
+  // last: deleting the server (refused for everyone but the owner, who is not run here)
+  { name: 'delete server', key: 'owner', rest: rest('DELETE', '/servers/:id'), graphql: graph('mutation($id: ID!) { deleteServer(id: $id) }') },
+];
+
+beforeAll(async () => {
+  p = await startTestPlatform({ rateLimits: { general: 1_000_000, auth: 1_000_000, admin: 1_000_000 } });
+  const admin = await p.admin();
+  owner = await p.newUser('owner');
+  stranger = await p.newUser('stranger');
+  const node = await createNode(p, admin.token);
+  const bp = (await blueprintsByKey(p, owner.token))['shell-command'].id;
+  const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'matrix', nodeId: node.id, blueprintId: bp, memory: 64, cpu: 10, disk: 128 } });
+  serverId = created.body.data.id;
+  keys = (await p.request('GET', '/api/v1/permissions', { token: owner.token })).body.data.map((k: any) => k.key);
+  for (const key of ['', ...keys]) {
+    const u = await p.newUser(`holder ${key || 'none'}`);
+    const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions: key ? [key] : [] } });
+    if (r.status !== 201) throw new Error(r.text);
+    holders.set(key, u);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await p?.stop();
+});
+
+for (const protocol of ['rest', 'graphql'] as const) {
+  test(`${protocol}: every server operation lets through exactly the holders of its key`, async () => {
+    const wrong: string[] = [];
+    for (const op of OPS) {
+      for (const [key, holder] of holders) {
+        const expected: Outcome = op.key === '' || op.key === key ? 'allowed' : 'forbidden';
+        const got = outcomeOf(await op[protocol](holder.token), protocol);
+        if (got !== expected) wrong.push(`${op.name} as holder of "${key || 'no key'}": expected ${expected}, got ${got}`);
+      }
+      const asStranger = outcomeOf(await op[protocol](stranger.token), protocol);
+      if (asStranger !== 'hidden') wrong.push(`${op.name} as a stranger: expected hidden, got ${asStranger}`);
+    }
+    expect(wrong).toEqual([]);
+  }, 120_000);
+}
+
+test('subscriptions: console and status need websocket.connect, the activity feed activity.read', async () => {
+  const subs = [
+    { key: 'websocket.connect', query: 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }' },
+    { key: 'websocket.connect', query: 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }' },
+    { key: 'websocket.connect', query: 'subscription($id: ID!) { serverStats(serverId: $id) { cpu } }' },
+    { key: 'activity.read', query: 'subscription($id: ID!) { serverActivity(serverId: $id) { event } }' },
+  ];
+  for (const { key, query } of subs) {
+    for (const who of [key, '', 'control.console']) {
+      const c = gqlWsClient(p.url, holders.get(who)!.token);
+      try {
+        const sub = subscribe(c, query, { id: serverId });
+        if (who === key) {
+          // allowed: the subscription is live (a rename reaches the activity feed; the others open the console feed)
+          if (key === 'activity.read') {
+            await until(async () => {
+              await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { description: uniq() } });
+              return sub.items.length > 0;
+            }, 10_000, 'an activity entry');
+            expect(sub.items[0].serverActivity.event).toBe('server:update');
+          } else await until(() => p.services.console.hub.subscriberCount(serverId) > 0, 10_000, 'the console subscription');
+          expect(sub.errors).toEqual([]);
+        } else {
+          await until(() => sub.errors.length > 0 || sub.done, 10_000, 'the refusal');
+          expect(sub.errors.map((e: any) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+        }
+        sub.stop();
+      } finally {
+        await c.dispose();
+      }
+    }
+  }
+});
+
+test('the owner passes every operation (the server is deleted last)', async () => {
+  for (const op of OPS) {
+    const r = await op.rest(owner.token);
+    expect([r.status, outcomeOf(r, 'rest')]).toEqual([r.status, 'allowed']);
+  }
+});

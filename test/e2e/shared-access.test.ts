@@ -1,0 +1,102 @@
+/**
+ * Shared access in the web page, in headless Chromium: the owner invites a friend from the Users tab
+ * with a few permissions; the friend's page shows only what those keys allow; the owner's Activity tab
+ * lists the invitation and shows new entries live; the admin sees the whole log.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, describeWithBrowser } from '../support/browser.js';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createLocalDemoServer } from '../support/fixtures.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
+
+const maybe = describeWithBrowser('test/e2e/shared-access.test.ts');
+
+maybe('shared access in the web page', () => {
+  let p: TestPlatform;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const problems: string[] = [];
+  let owner: { token: string; email: string; password: string };
+  let friend: { token: string; email: string; password: string };
+  let serverId: string;
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    p = await startTestPlatform({ localAgent: true, agentPort: 0 });
+    const admin = await p.admin();
+    owner = await p.newUser('Owner');
+    friend = await p.newUser('Friend');
+    serverId = await createLocalDemoServer(p, admin.token, owner.token, 'Shared world');
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => undefined);
+    await browser?.close().catch(() => undefined);
+    await p?.stop();
+  }, 60_000);
+
+  async function signedInPage(email: string, password: string): Promise<Page> {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    page.on('dialog', (d) => void d.accept());
+    await page.goto(p.url + '/sign-in');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1 }).filter({ hasText: /servers/i }).waitFor();
+    return page;
+  }
+
+  test('the owner invites a friend with a few keys; the friend sees only what they allow', async () => {
+    const page = await signedInPage(owner.email, owner.password);
+    await page.goto(`${p.url}/servers/${serverId}`);
+    await page.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('heading', { name: 'Invite someone' }).waitFor();
+    await page.getByLabel('Email of their account').fill(friend.email);
+    // websocket.connect is ticked by default; add start
+    await page.locator('#invite-control\\.start').check();
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.locator('.subuser', { hasText: friend.email }).waitFor();
+    await page.screenshot({ path: path.join(ARTIFACTS, 'shared-users.png'), fullPage: true });
+    const api = await p.request('GET', `/api/v1/servers/${serverId}/subusers`, { token: owner.token });
+    expect(api.body.data[0].permissions).toEqual(['control.start', 'websocket.connect']);
+
+    const theirs = await signedInPage(friend.email, friend.password);
+    await theirs.goto(`${p.url}/servers/${serverId}`);
+    await theirs.getByRole('heading', { level: 1, name: 'Shared world' }).waitFor();
+    await theirs.getByRole('button', { name: 'Start Shared world' }).waitFor();
+    expect(await theirs.getByRole('button', { name: 'Stop Shared world' }).count()).toBe(0);
+    expect(await theirs.getByRole('button', { name: 'Kill Shared world' }).count()).toBe(0);
+    expect(await theirs.getByRole('button', { name: 'Delete server' }).count()).toBe(0);
+    expect(await theirs.getByRole('link', { name: 'Users' }).count()).toBe(0);
+    expect(await theirs.getByRole('link', { name: 'Activity' }).count()).toBe(0);
+    expect(await theirs.locator('#console-command').count()).toBe(0);
+    await theirs.screenshot({ path: path.join(ARTIFACTS, 'shared-subuser-view.png'), fullPage: true });
+  });
+
+  test('the Activity tab lists what happened and shows new entries live; admins see the whole log', async () => {
+    const page = await signedInPage(owner.email, owner.password);
+    await page.goto(`${p.url}/servers/${serverId}/activity`);
+    await page.locator('tr[data-event="server:subuser.create"]').waitFor();
+    await page.locator('tr[data-event="server:create"]').waitFor();
+    // a rename elsewhere appears without a reload
+    expect((await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { description: 'live' } })).status).toBe(200);
+    await page.locator('tr[data-event="server:update"]').waitFor();
+    // filter by area
+    await page.getByLabel('Show').selectOption('server:subuser');
+    await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('tr[data-event="server:create"]').length === 0);
+    expect(await page.locator('tr[data-event="server:subuser.create"]').count()).toBe(1);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'shared-activity.png'), fullPage: true });
+
+    const admin = await signedInPage(ADMIN_EMAIL, ADMIN_PASSWORD);
+    await admin.goto(`${p.url}/admin`);
+    await admin.getByRole('link', { name: /Activity log/ }).click();
+    await admin.locator('tr[data-event="auth:signin"]').first().waitFor();
+    expect(problems).toEqual([]);
+  });
+});

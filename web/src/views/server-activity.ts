@@ -1,0 +1,63 @@
+/** A server's activity log (activity.read): filter by area; new entries appear live. */
+import { describe, gql, subscribe } from '../api';
+import { link, type View } from '../app';
+import { clear, field, h, messageBox } from '../dom';
+import { Q_SERVER, Q_SERVER_ACTIVITY, S_SERVER_ACTIVITY, type ActivityEntry, type Server } from '../queries';
+import { activityRow, activityTable, areaSelect } from './activity-table';
+import { serverTabs } from './server-tabs';
+
+export const serverActivityView: View = (main, params) => {
+  const serverId = params.id!;
+  const msg = messageBox();
+  const title = h('h1', null, 'Activity');
+  main.append(h('p', { className: 'crumbs' }, link('/', '← Servers')), title, msg.el);
+  let disposed = false;
+  let stop: (() => void) | null = null;
+  let prefix = '';
+  const table = activityTable('Activity of this server, newest first');
+  const count = h('p', { className: 'muted', role: 'status' });
+
+  async function load(): Promise<void> {
+    try {
+      const d = await gql<{ serverActivity: { total: number; items: ActivityEntry[] } }>(Q_SERVER_ACTIVITY, { serverId, filter: prefix ? { event: prefix } : null });
+      if (disposed) return;
+      clear(table.body);
+      table.body.append(...d.serverActivity.items.map(activityRow));
+      count.textContent = d.serverActivity.total ? `${d.serverActivity.total} entries; the latest 50 are shown.` : 'Nothing recorded yet.';
+    } catch (err) {
+      if (!disposed) msg.error(`Could not load the activity: ${describe(err)}`);
+    }
+  }
+
+  void (async () => {
+    let server: Server;
+    try {
+      server = (await gql<{ server: Server }>(Q_SERVER, { id: serverId })).server;
+    } catch (err) {
+      if (!disposed) msg.error(`Could not load the server: ${describe(err)}`);
+      return;
+    }
+    if (disposed) return;
+    document.title = `Activity · ${server.name} · HostPanel`;
+    title.textContent = `${server.name}: activity`;
+    const area = field('Show', areaSelect((value) => ((prefix = value), void load())));
+    title.after(serverTabs(server.id, server.permissions, 'activity'));
+    main.append(h('section', { className: 'card' }, h('div', { className: 'toolbar' }, area.wrap), count, table.el));
+    await load();
+    stop = subscribe<{ serverActivity: ActivityEntry }>(
+      S_SERVER_ACTIVITY,
+      { serverId },
+      (d) => {
+        const e = d.serverActivity;
+        if (prefix && !e.event.startsWith(prefix)) return;
+        table.body.prepend(activityRow(e));
+      },
+      (err) => msg.error(`Live updates stopped: ${describe(err)}`),
+    );
+  })();
+
+  return () => {
+    disposed = true;
+    stop?.();
+  };
+};
