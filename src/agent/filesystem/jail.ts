@@ -1,0 +1,337 @@
+/**
+ * The file operations of one server's directory, safe against paths that lead out of it. Every
+ * operation opens what it works on first and then checks where the kernel actually opened it
+ * (`/proc/self/fd/N`): a symlink pointing out, made before or during the request, is found on the
+ * opened descriptor, not on the string, so swapping a directory for a link between a check and a use
+ * changes nothing. Names inside a checked directory are reached through its descriptor
+ * (`/proc/self/fd/N/name`). The worker that runs these (worker.ts) runs as the server's own uid, so
+ * even a mistake here could only touch what the server's processes can touch themselves.
+ */
+import { randomBytes } from 'node:crypto';
+import { constants as C, promises as fsp, readlinkSync, type Dirent, type Stats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import { AgentError, notFound } from '../errors';
+import { displayPath, entryName, invalidPath } from './paths';
+
+/** open(2)'s O_PATH (Linux): a descriptor of the inode itself, without reading it or following the last link. */
+const O_PATH = 0o10000000;
+const TEMP_PREFIX = '.hostpanel-tmp-';
+
+export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
+
+export interface Entry {
+  name: string;
+  path: string;
+  type: EntryType;
+  size: number;
+  mode: string;
+  modifiedAt: string;
+}
+
+export const alreadyExists = (what: string): AgentError => new AgentError(422, 'ALREADY_EXISTS', `${what} already exists.`);
+export const diskLimit = (): AgentError => new AgentError(422, 'DISK_LIMIT', 'The server\u2019s disk limit would be exceeded: delete files or ask for more disk.');
+export const tooLarge = (max: number): AgentError =>
+  new AgentError(422, 'FILE_TOO_LARGE', `The file is larger than ${max} bytes: download it instead of opening it in the editor.`, { maxBytes: max });
+
+/**
+ * Whether the server's user owns `st`. A file of another user inside the server's directory can only be
+ * a hard link to a file outside it (the agent gives the server's user everything it puts there).
+ */
+const ownedHere = (st: Stats): boolean => st.uid === process.getuid?.();
+
+const typeOf = (st: Stats): EntryType => (st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : 'other');
+
+export function entryOf(parts: readonly string[], st: Stats): Entry {
+  return {
+    name: parts[parts.length - 1] ?? '/',
+    path: displayPath(parts),
+    type: typeOf(st),
+    size: st.isFile() ? st.size : 0,
+    mode: (st.mode & 0o777).toString(8).padStart(4, '0'),
+    modifiedAt: st.mtime.toISOString(),
+  };
+}
+
+/**
+ * Opening a path the server's user may not enter: a link leading out of the server (into another
+ * server's directory or the agent's), or a folder the server made unreadable to itself.
+ */
+function mapOpenError(err: unknown, what: string): never {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (code === 'EACCES' || code === 'EPERM') throw invalidPath(`${what} is not accessible to the server: it leads outside its directory, or its permissions forbid it.`);
+  mapError(err, what);
+}
+
+/** Maps the errors of the file system to the API's (ENOENT → 404, …); others are rethrown. */
+export function mapError(err: unknown, what: string): never {
+  const code = (err as NodeJS.ErrnoException)?.code;
+  if (err instanceof AgentError) throw err;
+  if (code === 'ENOENT') throw notFound(`${what} does not exist.`);
+  if (code === 'ENOTDIR') throw notFound(`${what} does not exist (a part of the path is a file).`);
+  if (code === 'EEXIST' || code === 'ENOTEMPTY') throw alreadyExists(what);
+  if (code === 'ELOOP') throw invalidPath(`${what} is a symlink that cannot be followed here.`);
+  if (code === 'EISDIR') throw new AgentError(422, 'INVALID_STATE', `${what} is a folder.`);
+  if (code === 'EACCES' || code === 'EPERM') throw new AgentError(422, 'INVALID_STATE', `${what} is not accessible to the server (its permissions forbid it).`);
+  if (code === 'ENOSPC' || code === 'EDQUOT') throw diskLimit();
+  if (code === 'ENAMETOOLONG') throw invalidPath('The path is too long.');
+  throw err;
+}
+
+export class Jail {
+  /** `root`: the server's directory, its real path. */
+  constructor(readonly root: string) {}
+
+  /** Where descriptor `h` really is; throws INVALID_PATH (and closes it) when that is outside the root. */
+  private async verify(h: FileHandle, shown: string): Promise<FileHandle> {
+    let real: string;
+    try {
+      real = readlinkSync(`/proc/self/fd/${h.fd}`);
+    } catch {
+      real = '';
+    }
+    if (real === this.root || real.startsWith(this.root + '/')) return h;
+    await h.close().catch(() => undefined);
+    throw invalidPath(`${shown} leads outside the server\u2019s directory (through a symlink).`);
+  }
+
+  /** A checked descriptor of the directory `parts` (symlinks inside the server are followed). */
+  async openDir(parts: readonly string[]): Promise<FileHandle> {
+    const shown = displayPath(parts);
+    const h = await fsp.open(path.join(this.root, ...parts), C.O_RDONLY | C.O_DIRECTORY | C.O_NONBLOCK).catch((e) => mapOpenError(e, shown));
+    return this.verify(h, shown);
+  }
+
+  /** The path of `name` inside the checked directory `dir`. */
+  at(dir: FileHandle, name: string): string {
+    return `/proc/self/fd/${dir.fd}/${name}`;
+  }
+
+  /** Runs `fn` with the checked parent directory of `parts` and the last name. */
+  async inParent<T>(parts: readonly string[], fn: (dir: FileHandle, name: string) => Promise<T>): Promise<T> {
+    const name = entryName(parts);
+    const dir = await this.openDir(parts.slice(0, -1));
+    try {
+      return await fn(dir, name);
+    } finally {
+      await dir.close().catch(() => undefined);
+    }
+  }
+
+  /** A checked descriptor of the entry itself (O_PATH: no read needed, the last link not followed). */
+  private async openEntry(dir: FileHandle, name: string, shown: string): Promise<FileHandle> {
+    const h = await fsp.open(this.at(dir, name), O_PATH | C.O_NOFOLLOW).catch((e) => mapOpenError(e, shown));
+    return this.verify(h, shown);
+  }
+
+  /** The entry of `parts` (a symlink is the link itself). */
+  async stat(parts: readonly string[]): Promise<Entry> {
+    if (!parts.length) {
+      const dir = await this.openDir([]);
+      try {
+        return entryOf([], await dir.stat());
+      } finally {
+        await dir.close();
+      }
+    }
+    return this.inParent(parts, async (dir, name) => entryOf(parts, await fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)))));
+  }
+
+  /** A page of a directory: folders first, then by name. */
+  async list(parts: readonly string[], page: number, limit: number): Promise<{ items: Entry[]; total: number }> {
+    const dir = await this.openDir(parts);
+    try {
+      const all: Dirent[] = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
+      const visible = all.filter((d) => !d.name.startsWith(TEMP_PREFIX));
+      visible.sort((a, b) => Number(b.isDirectory()) - Number(a.isDirectory()) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const slice = visible.slice((page - 1) * limit, page * limit);
+      const items: Entry[] = [];
+      for (const d of slice) {
+        // an entry removed between readdir and lstat is left out
+        const st = await fsp.lstat(this.at(dir, d.name)).catch(() => null);
+        if (st) items.push(entryOf([...parts, d.name], st));
+      }
+      return { items, total: visible.length };
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /**
+   * A checked descriptor of the regular file `parts`, open for reading (a symlink inside the server is
+   * followed, one pointing out is refused), with its size.
+   */
+  async openFile(parts: readonly string[]): Promise<{ handle: FileHandle; size: number; entry: Entry }> {
+    const shown = displayPath(parts);
+    return this.inParent(parts, async (dir, name) => {
+      const h = await fsp.open(this.at(dir, name), C.O_RDONLY | C.O_NONBLOCK).catch((e) => mapOpenError(e, shown));
+      await this.verify(h, shown);
+      const st = await h.stat();
+      if (!st.isFile()) {
+        await h.close();
+        throw new AgentError(422, 'INVALID_STATE', `${shown} is not a file.`);
+      }
+      if (!ownedHere(st)) {
+        await h.close();
+        throw invalidPath(`${shown} belongs to another user of the machine (a hard link to a file outside the server?).`);
+      }
+      return { handle: h, size: st.size, entry: entryOf(parts, st) };
+    });
+  }
+
+  /** The whole file when it is at most `maxBytes`, else FILE_TOO_LARGE. */
+  async readFile(parts: readonly string[], maxBytes: number): Promise<Buffer> {
+    const { handle, size } = await this.openFile(parts);
+    try {
+      if (size > maxBytes) throw tooLarge(maxBytes);
+      const buf = await handle.readFile();
+      if (buf.length > maxBytes) throw tooLarge(maxBytes);
+      return buf;
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Writes `data` to `parts` atomically: into a new temporary file beside it, then renamed over it (a
+   * reader sees the old file or the new one). At most `allowance` bytes are written: past that the
+   * write stops with DISK_LIMIT and the temporary file is removed. An existing file keeps its mode.
+   * Returns the entry and whether the file is new.
+   */
+  async writeFile(parts: readonly string[], data: AsyncIterable<Buffer> | Buffer, allowance: number): Promise<{ entry: Entry; created: boolean }> {
+    const shown = displayPath(parts);
+    return this.inParent(parts, async (dir, name) => {
+      const before = await fsp.lstat(this.at(dir, name)).catch(() => null);
+      if (before && !before.isFile()) throw new AgentError(422, 'INVALID_STATE', `${shown} exists and is not a file.`);
+      const temp = TEMP_PREFIX + randomBytes(8).toString('hex');
+      const tmpPath = this.at(dir, temp);
+      const out = await fsp.open(tmpPath, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, before ? before.mode & 0o777 : 0o644).catch((e) => mapError(e, shown));
+      let written = 0;
+      try {
+        const chunks = Buffer.isBuffer(data) ? [data] : data;
+        for await (const chunk of chunks) {
+          written += chunk.length;
+          if (written > allowance) throw diskLimit();
+          await out.write(chunk);
+        }
+        await out.sync();
+        await out.close();
+        await fsp.rename(tmpPath, this.at(dir, name)).catch((e) => mapError(e, shown));
+      } catch (err) {
+        await out.close().catch(() => undefined);
+        await fsp.unlink(tmpPath).catch(() => undefined);
+        throw err;
+      }
+      const st = await fsp.lstat(this.at(dir, name));
+      return { entry: entryOf(parts, st), created: !before };
+    });
+  }
+
+  async mkdir(parts: readonly string[]): Promise<Entry> {
+    return this.inParent(parts, async (dir, name) => {
+      await fsp.mkdir(this.at(dir, name), { mode: 0o755 }).catch((e) => mapError(e, displayPath(parts)));
+      return entryOf(parts, await fsp.lstat(this.at(dir, name)));
+    });
+  }
+
+  /** Renames or moves `from` to `to` (the link itself when `from` is a symlink); `to` must not exist. */
+  async rename(from: readonly string[], to: readonly string[]): Promise<Entry> {
+    const target = entryName(to);
+    return this.inParent(from, async (src, name) => {
+      const dst = await this.openDir(to.slice(0, -1));
+      try {
+        await fsp.lstat(this.at(src, name)).catch((e) => mapError(e, displayPath(from)));
+        if (await fsp.lstat(this.at(dst, target)).catch(() => null)) throw alreadyExists(displayPath(to));
+        await fsp.rename(this.at(src, name), this.at(dst, target)).catch((e) => mapError(e, displayPath(to)));
+        return entryOf(to, await fsp.lstat(this.at(dst, target)));
+      } finally {
+        await dst.close();
+      }
+    });
+  }
+
+  /** Removes `parts`: a file, a link (never what it points to) or a folder with everything in it. */
+  async remove(parts: readonly string[]): Promise<void> {
+    if (!parts.length) throw invalidPath('The server\u2019s root folder cannot be deleted.');
+    await this.inParent(parts, async (dir, name) => {
+      await fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)));
+      await fsp.rm(this.at(dir, name), { recursive: true, force: false }).catch((e) => mapError(e, displayPath(parts)));
+    });
+  }
+
+  /** Sets the permission bits of `parts`; never through a symlink (a link is refused). */
+  async chmod(parts: readonly string[], mode: number): Promise<Entry> {
+    const shown = displayPath(parts);
+    if (!Number.isInteger(mode) || mode < 0 || mode > 0o777) throw new AgentError(422, 'VALIDATION_ERROR', 'mode: permission bits only (0000 to 0777)', { fields: { mode: 'must be an octal string of permission bits, 000 to 777' } });
+    return this.inParent(parts, async (dir, name) => {
+      const h = await this.openEntry(dir, name, shown);
+      try {
+        const st = await h.stat();
+        if (st.isSymbolicLink()) throw invalidPath(`${shown} is a symlink: change the file it points to instead.`);
+        await fsp.chmod(`/proc/self/fd/${h.fd}`, mode).catch((e) => mapError(e, shown));
+        return entryOf(parts, await h.stat());
+      } finally {
+        await h.close().catch(() => undefined);
+      }
+    });
+  }
+
+  /** Copies the file `parts` beside itself as `name copy.ext`, `name copy 2.ext`, … (at most `allowance` bytes). */
+  async copy(parts: readonly string[], allowance: number): Promise<Entry> {
+    const { handle, size } = await this.openFile(parts);
+    try {
+      if (size > allowance) throw diskLimit();
+      const name = entryName(parts);
+      const dirParts = parts.slice(0, -1);
+      const ext = path.extname(name);
+      const stem = ext && ext !== name ? name.slice(0, -ext.length) : name;
+      const suffix = ext && ext !== name ? ext : '';
+      return await this.inParent([...dirParts, name], async (dir) => {
+        for (let n = 1; n < 1000; n++) {
+          const candidate = `${stem} copy${n === 1 ? '' : ` ${n}`}${suffix}`;
+          try {
+            await fsp.copyFile(`/proc/self/fd/${handle.fd}`, this.at(dir, candidate), C.COPYFILE_EXCL);
+          } catch (err) {
+            if ((err as NodeJS.ErrnoException).code === 'EEXIST') continue;
+            mapError(err, displayPath(parts));
+          }
+          return entryOf([...dirParts, candidate], await fsp.lstat(this.at(dir, candidate)));
+        }
+        throw alreadyExists('Too many copies');
+      });
+    } finally {
+      await handle.close();
+    }
+  }
+
+  /**
+   * Entries below `parts` whose name contains `query` (case-insensitive), depth first, symlinks not
+   * followed; at most `max` results and `maxVisited` entries looked at.
+   */
+  async search(parts: readonly string[], query: string, max = 1000, maxVisited = 200_000): Promise<Entry[]> {
+    const needle = query.toLowerCase();
+    const found: Entry[] = [];
+    let visited = 0;
+    const walk = async (at: readonly string[]): Promise<void> => {
+      const dir = await this.openDir(at).catch(() => null);
+      if (!dir) return;
+      try {
+        const names = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true }).catch(() => [] as Dirent[]);
+        names.sort((a, b) => (a.name < b.name ? -1 : 1));
+        for (const d of names) {
+          if (found.length >= max || ++visited > maxVisited) return;
+          if (d.name.startsWith(TEMP_PREFIX)) continue;
+          if (d.name.toLowerCase().includes(needle)) {
+            const st = await fsp.lstat(this.at(dir, d.name)).catch(() => null);
+            if (st) found.push(entryOf([...at, d.name], st));
+          }
+          if (d.isDirectory()) await walk([...at, d.name]);
+        }
+      } finally {
+        await dir.close();
+      }
+    };
+    await walk(parts);
+    return found;
+  }
+}

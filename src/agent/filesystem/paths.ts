@@ -1,0 +1,44 @@
+/**
+ * Paths of the file manager as users give them: relative to the server's root (a leading `/` is that
+ * root). A path is refused (INVALID_PATH) when it is not text, holds NUL, a component longer than 255
+ * bytes or more than 4096 bytes in all, or leads above the root lexically (`..`). Symlinks are the
+ * jail's business (src/agent/filesystem/jail.ts): it checks what it opened, not the string.
+ */
+import { AgentError } from '../errors';
+
+export const MAX_PATH_BYTES = 4096;
+export const MAX_NAME_BYTES = 255;
+
+export const invalidPath = (message: string): AgentError => new AgentError(422, 'INVALID_PATH', message);
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** The components of `raw` below the root (`[]` is the root itself); throws INVALID_PATH. */
+export function pathComponents(raw: unknown): string[] {
+  if (typeof raw !== 'string') throw invalidPath('A path is a string.');
+  if (raw.includes('\u0000')) throw invalidPath('A path must not contain NUL.');
+  if (LONE_SURROGATE.test(raw) || raw.includes('\uFFFD')) throw invalidPath('A path must be valid UTF-8 text.');
+  if (Buffer.byteLength(raw) > MAX_PATH_BYTES) throw invalidPath(`A path is at most ${MAX_PATH_BYTES} bytes.`);
+  const out: string[] = [];
+  for (const part of raw.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (!out.length) throw invalidPath('The path leads outside the server\u2019s directory.');
+      out.pop();
+      continue;
+    }
+    if (Buffer.byteLength(part) > MAX_NAME_BYTES) throw invalidPath(`A file name is at most ${MAX_NAME_BYTES} bytes.`);
+    out.push(part);
+  }
+  return out;
+}
+
+/** `/a/b` for components `['a', 'b']` (the form paths take in answers). */
+export const displayPath = (parts: readonly string[]): string => '/' + parts.join('/');
+
+/** A single file name for a new entry (rename target, new folder): not empty, no `/`, not `.` or `..`. */
+export function entryName(parts: readonly string[]): string {
+  const name = parts[parts.length - 1];
+  if (name === undefined) throw invalidPath('The server\u2019s root cannot be the target of this operation.');
+  return name;
+}

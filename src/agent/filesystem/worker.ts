@@ -1,0 +1,110 @@
+/**
+ * A server's file worker: a process of its own, run by the agent as the server's uid and gid, that
+ * carries out file requests on the server's directory (jail.ts). It listens on a unix socket in a
+ * folder only its uid (and root) can enter; each connection is one request (protocol.ts). It tells
+ * the agent over IPC when it listens, and exits when the agent goes.
+ *
+ *   node worker.js <server directory> <socket path>
+ */
+import { createServer, type Socket } from 'node:net';
+import { pipeline } from 'node:stream/promises';
+import { AgentError } from '../errors';
+import { Jail } from './jail';
+import { pathComponents } from './paths';
+import { readJsonLine, type FileRequest, type FileResponse, type FileResult } from './protocol';
+
+function answer(socket: Socket, res: FileResponse): void {
+  socket.write(JSON.stringify(res) + '\n');
+}
+
+function failure(err: unknown): FileResponse {
+  if (err instanceof AgentError) return { ok: false, status: err.status, code: err.code, message: err.message, details: err.details };
+  return { ok: false, status: 500, code: 'INTERNAL_ERROR', message: (err as Error)?.message ?? String(err) };
+}
+
+async function serve(jail: Jail, socket: Socket): Promise<void> {
+  socket.on('error', () => socket.destroy());
+  let req: FileRequest;
+  try {
+    req = await readJsonLine<FileRequest>(socket, () => new Error('connection ended before the request line'));
+  } catch {
+    socket.destroy();
+    return;
+  }
+  try {
+    if (req.op === 'download') return await download(jail, socket, req);
+    if (req.op === 'read') {
+      // the contents follow the answer line
+      const data = await jail.readFile(pathComponents(req.path), req.maxBytes);
+      answer(socket, { ok: true, result: { size: data.length }, body: true });
+      socket.end(data);
+      return;
+    }
+    const result = await run(jail, req, socket);
+    answer(socket, { ok: true, result });
+    socket.end();
+  } catch (err) {
+    answer(socket, failure(err));
+    socket.end();
+  }
+}
+
+async function download(jail: Jail, socket: Socket, req: Extract<FileRequest, { op: 'download' }>): Promise<void> {
+  const { handle, size, entry } = await jail.openFile(pathComponents(req.path));
+  try {
+    const start = Math.min(req.start ?? 0, size);
+    const end = Math.min(req.end ?? size - 1, size - 1);
+    const length = Math.max(0, end - start + 1);
+    answer(socket, { ok: true, result: { size, entry, length }, body: true });
+    // past the answer line an error can only cut the connection (the agent sees the body end early)
+    if (length) await pipeline(handle.createReadStream({ start, end, autoClose: false }), socket, { end: false }).catch(() => socket.destroy());
+    socket.end();
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'read' }>, socket: Socket): Promise<FileResult> {
+  switch (req.op) {
+    case 'list': {
+      const { items, total } = await jail.list(pathComponents(req.path), req.page, req.limit);
+      return { entries: items, total };
+    }
+    case 'stat':
+      return { entry: await jail.stat(pathComponents(req.path)) };
+    case 'write':
+      // the bytes that follow the request line; the socket stays open for the answer
+      return jail.writeFile(pathComponents(req.path), socket.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>, req.allowance);
+    case 'mkdir':
+      return { entry: await jail.mkdir(pathComponents(req.path)) };
+    case 'rename':
+      return { entry: await jail.rename(pathComponents(req.from), pathComponents(req.to)) };
+    case 'copy':
+      return { entry: await jail.copy(pathComponents(req.path), req.allowance) };
+    case 'delete': {
+      const all = req.paths.map((p) => pathComponents(p));
+      for (const parts of all) await jail.remove(parts);
+      return { done: true };
+    }
+    case 'chmod':
+      return { entry: await jail.chmod(pathComponents(req.path), req.mode) };
+    case 'search': {
+      const entries = await jail.search(pathComponents(req.path), req.query);
+      return { entries, total: entries.length };
+    }
+  }
+}
+
+export function startWorker(root: string, socketPath: string): void {
+  const jail = new Jail(root);
+  // half-open: the agent ends its side after a write's bytes and still reads the answer
+  const server = createServer({ allowHalfOpen: true }, (socket) => void serve(jail, socket).catch(() => socket.destroy()));
+  server.on('error', (err) => {
+    process.send?.({ type: 'error', message: err.message });
+    process.exit(1);
+  });
+  server.listen(socketPath, () => process.send?.({ type: 'listening' }));
+  process.on('disconnect', () => process.exit(0));
+}
+
+if (require.main === module) startWorker(process.argv[2]!, process.argv[3]!);

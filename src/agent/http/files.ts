@@ -1,0 +1,165 @@
+/**
+ * The agent's file routes (under /api/servers/:id/files): each is handed to the server's file worker
+ * (src/agent/filesystem), which works as the server's uid. JSON in and out, except the raw bytes of
+ * `contents` (read and write) and `download` (streamed, Range honoured). A write's bytes are streamed
+ * to the worker without being held: its request is signed over the path and headers, with the body
+ * marked as streamed (STREAMED_BODY), since the panel cannot hash bytes it has not seen yet.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { AgentError, notFound } from '../errors';
+import { DiskBudget } from '../filesystem/budget';
+import type { FileRequest, FileResponse } from '../filesystem/protocol';
+import type { FileWorkers } from '../filesystem/workers';
+import type { ServerManager } from '../server/manager';
+import type { Server } from '../server/server';
+import { parseBody } from './validation';
+
+const MIB = 1024 * 1024;
+export const FILE_ROUTE = /^\/api\/servers\/([^/]+)\/files(?:\/(contents|download|rename|copy|delete|directory|chmod|search|stat))?$/;
+
+export interface FilesContext {
+  manager: ServerManager;
+  workers: FileWorkers;
+  /** the most a file opened in the editor may hold (FILE_EDIT_MAX_BYTES) */
+  editMaxBytes: number;
+}
+
+const pathBody = z.object({ path: z.string().max(8192) });
+const schemas = {
+  rename: z.object({ from: z.string().max(8192), to: z.string().max(8192) }),
+  copy: pathBody,
+  directory: pathBody,
+  delete: z.object({ paths: z.array(z.string().max(8192)).min(1).max(1000) }),
+  chmod: z.object({ path: z.string().max(8192), mode: z.string().regex(/^0?[0-7]{3}$/, 'must be an octal string of permission bits, e.g. 644') }),
+};
+
+const budgets = new WeakMap<Server, DiskBudget>();
+function budgetOf(server: Server): DiskBudget {
+  let b = budgets.get(server);
+  if (!b) budgets.set(server, (b = new DiskBudget(server.dir, () => server.spec.disk * MIB)));
+  return b;
+}
+
+/** Whether this request is a streamed write (its body is not read before the signature check). */
+export function isStreamedWrite(method: string, pathname: string): boolean {
+  return method === 'PUT' && FILE_ROUTE.exec(pathname)?.[2] === 'contents';
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), 'cache-control': 'no-store' });
+  res.end(text);
+}
+
+function fail(r: Extract<FileResponse, { ok: false }>): never {
+  throw new AgentError(r.status, r.code, r.message, r.details ?? {});
+}
+
+const int = (v: string | null, def: number, min: number, max: number): number => {
+  const n = v === null ? def : Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new AgentError(422, 'VALIDATION_ERROR', 'Invalid page or limit', { fields: { page: `an integer from ${min}` } });
+  return n;
+};
+
+/** Handles one file route; `json` is the verified JSON body of the non-streamed routes. */
+export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: ServerResponse, url: URL, json: unknown): Promise<void> {
+  const m = FILE_ROUTE.exec(url.pathname.replace(/\/+$/, ''))!;
+  const server = ctx.manager.find(decodeURIComponent(m[1]!));
+  if (!server || server.deleted) throw notFound('Server not found');
+  await server.prepareFiles();
+  const target = { id: server.spec.id, dir: server.dir, identity: server.identity };
+  const route = m[2] ?? '';
+  const method = (req.method ?? 'GET').toUpperCase();
+  const q = (name: string) => url.searchParams.get(name);
+  const ask = (r: FileRequest, body?: IncomingMessage) => ctx.workers.request(target, r, body);
+  const simple = async (r: FileRequest, status = 200, key: 'entry' | 'entries' = 'entry') => {
+    const { res: answer, body } = await ask(r);
+    body.destroy();
+    if (!answer.ok) fail(answer);
+    const result = answer.result as Record<string, unknown>;
+    sendJson(res, status, key === 'entries' ? { data: result.entries, meta: { total: result.total } } : { data: result.entry ?? null });
+  };
+
+  if (route === '' && method === 'GET') return simple({ op: 'list', path: q('path') ?? '/', page: int(q('page'), 1, 1, 1_000_000), limit: int(q('limit'), 500, 1, 1000) }, 200, 'entries');
+  if (route === 'stat' && method === 'GET') return simple({ op: 'stat', path: q('path') ?? '/' });
+  if (route === 'search' && method === 'GET') return simple({ op: 'search', path: q('path') ?? '/', query: String(q('query') ?? '').slice(0, 255) }, 200, 'entries');
+  if (route === 'contents' && method === 'GET') {
+    const { res: answer, body } = await ask({ op: 'read', path: q('path') ?? '', maxBytes: ctx.editMaxBytes });
+    if (!answer.ok) {
+      body.destroy();
+      fail(answer);
+    }
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'cache-control': 'no-store' });
+    await pipeline(body, res);
+    return;
+  }
+  if (route === 'contents' && method === 'PUT') {
+    const budget = budgetOf(server);
+    const { allowance, done } = await budget.reserve();
+    const limit = Math.min(allowance, Number(q('max') ?? Infinity));
+    const { res: answer, body } = await ask({ op: 'write', path: q('path') ?? '', allowance: limit }, req);
+    body.destroy();
+    done(answer.ok && 'entry' in answer.result ? (answer.result.entry?.size ?? 0) : 0);
+    if (!answer.ok) {
+      // the rest of an upload refused half way is not read: the connection closes with the answer
+      res.setHeader('connection', 'close');
+      fail(answer);
+    }
+    const result = answer.result as { entry: unknown; created?: boolean };
+    return sendJson(res, result.created ? 201 : 200, { data: result.entry, meta: { created: Boolean(result.created) } });
+  }
+  if (route === 'download' && method === 'GET') return download(ask, q('path') ?? '', req, res);
+  if (method !== 'POST') throw notFound('Unknown route');
+  if (route === 'rename') return simple({ op: 'rename', ...parseBody(schemas.rename, json) });
+  if (route === 'directory') return simple({ op: 'mkdir', path: parseBody(schemas.directory, json).path }, 201);
+  if (route === 'chmod') {
+    const { path, mode } = parseBody(schemas.chmod, json);
+    return simple({ op: 'chmod', path, mode: parseInt(mode, 8) });
+  }
+  if (route === 'copy') {
+    const { allowance, done } = await budgetOf(server).reserve();
+    try {
+      return await simple({ op: 'copy', path: parseBody(schemas.copy, json).path, allowance }, 201);
+    } finally {
+      done(0);
+      budgetOf(server).invalidate();
+    }
+  }
+  if (route === 'delete') {
+    const { res: answer, body } = await ask({ op: 'delete', paths: parseBody(schemas.delete, json).paths });
+    body.destroy();
+    budgetOf(server).invalidate();
+    if (!answer.ok) fail(answer);
+    res.writeHead(204);
+    res.end();
+    return;
+  }
+  throw notFound('Unknown route');
+}
+
+/** Streams a file: the whole of it, or the one range a `Range: bytes=a-b` header asks for. */
+async function download(ask: (r: FileRequest) => ReturnType<FileWorkers['request']>, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  // one `bytes=a-` or `bytes=a-b` range; any other Range header is ignored (the whole file, 200)
+  const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? '').trim());
+  const start = range ? Number(range[1]) : undefined;
+  const end = range && range[2] ? Number(range[2]) : undefined;
+  const { res: answer, body } = await ask({ op: 'download', path, start, end });
+  if (!answer.ok) {
+    body.destroy();
+    fail(answer);
+  }
+  const { size, length } = answer.result as { size: number; length: number };
+  const from = start ?? 0;
+  if (range && (from >= size || (end !== undefined && end < from))) {
+    body.destroy();
+    res.writeHead(416, { 'content-range': `bytes */${size}` });
+    res.end();
+    return;
+  }
+  const headers: Record<string, string | number> = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes', 'cache-control': 'no-store', 'content-length': length };
+  if (range) headers['content-range'] = `bytes ${from}-${from + length - 1}/${size}`;
+  res.writeHead(range ? 206 : 200, headers);
+  await pipeline(body, res);
+}

@@ -1,0 +1,126 @@
+/**
+ * `/servers/:id/files`: the file manager. The byte routes (PUT contents, POST upload, GET contents and
+ * download) stream through to the node; the others are JSON. Mounted in two parts: the streamed
+ * writes before the JSON body parser (their bodies are raw), the rest after it.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import busboy from 'busboy';
+import { Router, type Request, type Response } from 'express';
+import { AppError } from '../errors.js';
+import type { FileEntry } from '../services/files.service.js';
+import type { Services } from '../services/index.js';
+import { sendData, sendNoContent } from './respond.js';
+
+const single = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
+
+/**
+ * Runs a streamed write; when it fails before the client has sent the whole body, the answer closes
+ * the connection (the rest of the body is not read, so the connection cannot carry another request).
+ */
+async function abandonOnError<T>(req: Request, res: Response, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (!req.complete) res.setHeader('connection', 'close');
+    throw err;
+  }
+}
+
+/** PUT contents and POST upload (raw bodies): before the JSON parser. */
+export function fileWriteRoutes(services: Services): Router {
+  const r = Router();
+  r.put('/servers/:id/files/contents', async (req, res) => {
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (declared > services.files.maxUploadBytes) throw tooLarge(services.files.maxUploadBytes);
+    const { entry } = await abandonOnError(req, res, () => services.files.write(req.actor ?? null, req.params.id, single(req.query.path), req));
+    sendData(res, entry);
+  });
+  r.post('/servers/:id/files/upload', async (req, res) => sendData(res, await abandonOnError(req, res, () => upload(services, req)), 201));
+  return r;
+}
+
+/** The JSON and read routes: after the JSON parser. */
+export function fileRoutes(services: Services): Router {
+  const r = Router();
+  r.get('/servers/:id/files', async (req, res) => {
+    const page = await services.files.list(req.actor ?? null, req.params.id, { path: single(req.query.path), page: single(req.query.page), limit: single(req.query.limit) });
+    res.status(200).json({ data: page.items, meta: page.meta });
+  });
+  r.get('/servers/:id/files/search', async (req, res) =>
+    sendData(res, await services.files.search(req.actor ?? null, req.params.id, { path: single(req.query.path), query: single(req.query.query) })),
+  );
+  r.get('/servers/:id/files/contents', async (req, res) => {
+    const { bytes, text } = await services.files.contents(req.actor ?? null, req.params.id, single(req.query.path));
+    res.status(200).type(text ? 'text/plain; charset=utf-8' : 'application/octet-stream').send(bytes);
+  });
+  r.get('/servers/:id/files/download', async (req, res) => download(services, req, res));
+  r.post('/servers/:id/files/rename', async (req, res) => sendData(res, await services.files.rename(req.actor ?? null, req.params.id, req.body)));
+  r.post('/servers/:id/files/copy', async (req, res) => sendData(res, await services.files.copy(req.actor ?? null, req.params.id, req.body), 201));
+  r.post('/servers/:id/files/delete', async (req, res) => {
+    await services.files.remove(req.actor ?? null, req.params.id, req.body);
+    sendNoContent(res);
+  });
+  r.post('/servers/:id/files/directory', async (req, res) => sendData(res, await services.files.mkdir(req.actor ?? null, req.params.id, req.body), 201));
+  r.post('/servers/:id/files/chmod', async (req, res) => sendData(res, await services.files.chmod(req.actor ?? null, req.params.id, req.body)));
+  return r;
+}
+
+const tooLarge = (max: number) => new AppError('VALIDATION_ERROR', `A file may hold at most ${max} bytes (FILE_UPLOAD_MAX_BYTES).`, { fields: { file: `must be at most ${max} bytes` } });
+
+/** Streams the node's answer: the file as an attachment, 206 for a range. */
+async function download(services: Services, req: Request, res: Response): Promise<void> {
+  const range = typeof req.headers.range === 'string' ? req.headers.range : undefined;
+  const { response, path } = await services.files.download(req.actor ?? null, req.params.id, single(req.query.path), range);
+  const name = path.split('/').pop() || 'download';
+  res.status(response.status);
+  for (const h of ['content-length', 'content-range', 'accept-ranges']) {
+    const v = response.headers.get(h);
+    if (v !== null) res.setHeader(h, v);
+  }
+  res.setHeader('content-type', 'application/octet-stream');
+  res.setHeader('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`);
+  if (!response.body) return void res.end();
+  await pipeline(Readable.fromWeb(response.body as import('node:stream/web').ReadableStream), res);
+}
+
+/**
+ * multipart/form-data: each file part is streamed to the node as its own write into the folder `path`,
+ * one after the other; the answer lists the entries written. A part over FILE_UPLOAD_MAX_BYTES or the
+ * disk limit stops the upload with its error (what was written before it stays).
+ */
+async function upload(services: Services, req: Request): Promise<FileEntry[]> {
+  const dir = await services.files.uploadTarget(req.actor ?? null, req.params.id, single(req.query.path));
+  if (!/^multipart\/form-data/i.test(String(req.headers['content-type'] ?? ''))) throw AppError.badRequest('An upload is multipart/form-data with one part per file.');
+  const max = services.files.maxUploadBytes;
+  const parser = busboy({ headers: req.headers, limits: { fileSize: max, files: 1000, fields: 10 } });
+  const written: FileEntry[] = [];
+  let chain = Promise.resolve();
+  let failure: unknown = null;
+  parser.on('file', (_field, stream, info) => {
+    chain = chain.then(async () => {
+      if (failure) return void stream.resume();
+      const name = info.filename?.split(/[\\/]/).pop() ?? '';
+      if (!name || name === '.' || name === '..') {
+        failure = new AppError('INVALID_PATH', 'Every uploaded file needs a name.', { fields: { file: 'has no name' } });
+        return void stream.resume();
+      }
+      stream.on('limit', () => stream.destroy(tooLarge(max)));
+      try {
+        written.push((await services.files.write(req.actor ?? null, req.params.id, `${dir}/${name}`, stream, 'upload')).entry);
+      } catch (err) {
+        failure = (stream as { truncated?: boolean }).truncated ? tooLarge(max) : err;
+        stream.resume();
+      }
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    parser.on('close', resolve);
+    parser.on('error', (err: Error) => reject(AppError.badRequest(`The upload is not valid multipart/form-data: ${err.message}`)));
+    req.pipe(parser);
+  });
+  await chain;
+  if (failure) throw failure;
+  if (!written.length) throw new AppError('VALIDATION_ERROR', 'The upload holds no file.', { fields: { file: 'is required' } });
+  return written;
+}

@@ -1,0 +1,38 @@
+/** Types of the file manager (text contents only; uploads and downloads stay REST). */
+import { Field, Int, ObjectType } from 'type-graphql';
+
+@ObjectType('FileEntry', { simpleResolvers: true, description: 'A file, folder or symlink of a server.' })
+export class FileEntryType {
+  @Field()
+  name!: string;
+  @Field({ description: 'From the server\u2019s root.' })
+  path!: string;
+  @Field({ description: 'file, directory, symlink or other' })
+  type!: string;
+  @Field(() => Int, { description: 'Bytes (0 for anything but a file).' })
+  size!: number;
+  @Field({ description: 'Permission bits, octal (0644).' })
+  mode!: string;
+  @Field()
+  modifiedAt!: string;
+}
+
+@ObjectType('FilePage', { simpleResolvers: true })
+export class FilePageType {
+  @Field(() => [FileEntryType])
+  items!: FileEntryType[];
+  @Field(() => Int)
+  total!: number;
+  @Field(() => Int)
+  page!: number;
+  @Field(() => Int)
+  limit!: number;
+}
+
+@ObjectType('FileContents', { simpleResolvers: true, description: 'A text file\u2019s contents (UTF-8, at most FILE_EDIT_MAX_BYTES).' })
+export class FileContentsType {
+  @Field()
+  path!: string;
+  @Field()
+  contents!: string;
+}

@@ -1,0 +1,184 @@
+/**
+ * A server's files, through its node (the agent works as the server's uid; see src/agent/filesystem).
+ * Each operation checks its permission key and the caller's folder scopes first, on normalised paths,
+ * then asks the node; bytes are streamed through in both directions, never held whole. Changes are
+ * recorded in the activity log.
+ */
+import type { Readable } from 'node:stream';
+import type { Config } from '../config.js';
+import type { Server } from '../entities/Server.js';
+import { AppError } from '../errors.js';
+import { normalisePath } from '../files/paths.js';
+import type { AgentClient } from '../nodes/agent-client.js';
+import type { PermissionKey } from '../permissions/keys.js';
+import { demand, withinScopes, type ServerAccess } from '../permissions/policy.js';
+import { parseInput } from '../validation/common.js';
+import { chmodInput, deleteInput, listQuery, pathInput, renameInput, searchQuery } from '../validation/files.js';
+import type { ActivityRecorder } from './activity.service.js';
+import { requireActor, type Actor } from './actor.js';
+import type { ServersService } from './servers.service.js';
+
+export interface FileEntry {
+  name: string;
+  path: string;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+  mode: string;
+  modifiedAt: string;
+}
+
+interface Target {
+  server: Server;
+  access: ServerAccess;
+  actor: Actor;
+}
+
+const enc = encodeURIComponent;
+
+export class FilesService {
+  constructor(
+    private readonly servers: ServersService,
+    private readonly agents: AgentClient,
+    private readonly activity: ActivityRecorder,
+    private readonly config: Config,
+  ) {}
+
+  /** The most one file written or uploaded may hold (FILE_UPLOAD_MAX_BYTES). */
+  get maxUploadBytes(): number {
+    return this.config.fileUploadMaxBytes;
+  }
+
+  /** The server, when the caller holds `key` for every one of `paths` (normalised). */
+  private async target(actor: Actor | null, serverId: unknown, key: PermissionKey, paths: string[]): Promise<Target> {
+    const a = requireActor(actor);
+    const { server, access } = await this.servers.access(a, serverId);
+    demand(access, key);
+    for (const p of paths) demand(access, key, p);
+    return { server, access, actor: a };
+  }
+
+  private base(server: Server, route = ''): string {
+    return `/api/servers/${server.id}/files${route}`;
+  }
+
+  private record(t: Target, event: string, properties: Record<string, unknown>): Promise<void> {
+    return this.activity.record({ event: `server:file.${event}`, serverId: t.server.id, actor: t.actor, properties });
+  }
+
+  async list(actor: Actor | null, serverId: unknown, query: unknown): Promise<{ items: FileEntry[]; meta: { total: number; page: number; limit: number } }> {
+    const q = parseInput(listQuery, query);
+    const path = normalisePath(q.path);
+    const t = await this.target(actor, serverId, 'file.read', [path]);
+    const r = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server)}?path=${enc(path)}&page=${q.page}&limit=${q.limit}`);
+    const body = (await r.json()) as { data: FileEntry[]; meta: { total: number } };
+    return { items: body.data, meta: { total: body.meta.total, page: q.page, limit: q.limit } };
+  }
+
+  async search(actor: Actor | null, serverId: unknown, query: unknown): Promise<FileEntry[]> {
+    const q = parseInput(searchQuery, query);
+    const path = normalisePath(q.path);
+    const t = await this.target(actor, serverId, 'file.read', [path]);
+    const found = await this.agents.call<FileEntry[]>(t.server.node, 'GET', `${this.base(t.server, '/search')}?path=${enc(path)}&query=${enc(q.query)}`);
+    // a scoped subuser searching a folder above their scopes sees only what lies inside them
+    return (found ?? []).filter((e) => t.access.role !== 'subuser' || withinScopes(t.access.paths, e.path));
+  }
+
+  /** A file's bytes for the editor (at most FILE_EDIT_MAX_BYTES), and whether they are UTF-8 text. */
+  async contents(actor: Actor | null, serverId: unknown, rawPath: unknown): Promise<{ bytes: Buffer; text: boolean; path: string }> {
+    const path = normalisePath(rawPath);
+    const t = await this.target(actor, serverId, 'file.read-content', [path]);
+    const r = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/contents')}?path=${enc(path)}`);
+    const bytes = Buffer.from(await r.arrayBuffer());
+    return { bytes, text: isUtf8(bytes), path };
+  }
+
+  /**
+   * Writes a file atomically from a stream: `file.update`, or `file.create` when it does not exist
+   * yet. At most `maxBytes` bytes, and never past the server's disk limit.
+   */
+  async write(actor: Actor | null, serverId: unknown, rawPath: unknown, body: Readable, event: 'write' | 'upload' = 'write'): Promise<{ entry: FileEntry; created: boolean }> {
+    const path = normalisePath(rawPath);
+    const t = await this.target(actor, serverId, 'file.read', []);
+    const exists = await this.stat(t, path).then(
+      () => true,
+      (err) => (err instanceof AppError && err.code === 'NOT_FOUND' ? false : Promise.reject(err)),
+    );
+    demand(t.access, exists ? 'file.update' : 'file.create', path);
+    const r = await this.agents.stream(t.server.node, 'PUT', `${this.base(t.server, '/contents')}?path=${enc(path)}&max=${this.config.fileUploadMaxBytes}`, { body });
+    const answer = (await r.json()) as { data: FileEntry; meta: { created: boolean } };
+    await this.record(t, event, { path, size: answer.data.size });
+    return { entry: answer.data, created: answer.meta.created };
+  }
+
+  private async stat(t: Target, path: string): Promise<FileEntry> {
+    return (await this.agents.call<FileEntry>(t.server.node, 'GET', `${this.base(t.server, '/stat')}?path=${enc(path)}`))!;
+  }
+
+  /** The node's streamed answer for a download (the whole file, or the range asked for). */
+  async download(actor: Actor | null, serverId: unknown, rawPath: unknown, range?: string): Promise<{ response: Response; path: string }> {
+    const path = normalisePath(rawPath);
+    const t = await this.target(actor, serverId, 'file.read-content', [path]);
+    const response = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/download')}?path=${enc(path)}`, { headers: range ? { range } : {} });
+    await this.record(t, 'download', { path });
+    return { response, path };
+  }
+
+  /** The server's uploads are checked once for their folder (`file.create`); each file is then a write. */
+  async uploadTarget(actor: Actor | null, serverId: unknown, rawDir: unknown): Promise<string> {
+    const dir = normalisePath(rawDir);
+    await this.target(actor, serverId, 'file.create', [dir]);
+    return dir;
+  }
+
+  async rename(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+    const data = parseInput(renameInput, input);
+    const from = normalisePath(data.from, 'from');
+    const to = normalisePath(data.to, 'to');
+    const t = await this.target(actor, serverId, 'file.update', [from, to]);
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/rename'), { from, to }))!;
+    await this.record(t, 'rename', { from, to });
+    return entry;
+  }
+
+  async copy(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+    const path = normalisePath(parseInput(pathInput, input).path);
+    const t = await this.target(actor, serverId, 'file.create', [path]);
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/copy'), { path }))!;
+    await this.record(t, 'copy', { path, copy: entry.path });
+    return entry;
+  }
+
+  async remove(actor: Actor | null, serverId: unknown, input: unknown): Promise<void> {
+    const paths = parseInput(deleteInput, input).paths.map((p, i) => normalisePath(p, `paths.${i}`));
+    const t = await this.target(actor, serverId, 'file.delete', paths);
+    await this.agents.call(t.server.node, 'POST', this.base(t.server, '/delete'), { paths }, 60_000);
+    await this.record(t, 'delete', { paths: paths.slice(0, 100), count: paths.length });
+  }
+
+  async mkdir(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+    const path = normalisePath(parseInput(pathInput, input).path);
+    const t = await this.target(actor, serverId, 'file.create', [path]);
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/directory'), { path }))!;
+    await this.record(t, 'create-directory', { path });
+    return entry;
+  }
+
+  async chmod(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+    const data = parseInput(chmodInput, input);
+    const path = normalisePath(data.path);
+    const t = await this.target(actor, serverId, 'file.update', [path]);
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/chmod'), { path, mode: data.mode }))!;
+    await this.record(t, 'chmod', { path, mode: data.mode });
+    return entry;
+  }
+}
+
+/** Whether `bytes` are valid UTF-8 (the editor opens text only). */
+function isUtf8(bytes: Buffer): boolean {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,24 @@
+/** Inputs of the file manager (paths are checked by src/files/paths.ts, scopes by the policy). */
+import { z } from 'zod';
+
+const path = z.string({ message: 'must be a path string' }).max(8192, 'must be at most 8192 characters');
+const intParam = (def: number, min: number, max: number) =>
+  z
+    .union([z.string(), z.number()], { message: 'must be an integer' })
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return def;
+      const n = /^[0-9]+$/.test(String(v).trim()) ? Number(v) : NaN;
+      if (!Number.isSafeInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+export const listQuery = z.object({ path: path.optional(), page: intParam(1, 1, 1_000_000), limit: intParam(500, 1, 1000) });
+export const searchQuery = z.object({ path: path.optional(), query: z.string({ message: 'must be a string' }).min(1, 'must not be empty').max(255, 'must be at most 255 characters') });
+export const pathInput = z.object({ path });
+export const renameInput = z.object({ from: path, to: path });
+export const deleteInput = z.object({ paths: z.array(path, { message: 'must be a list of paths' }).min(1, 'must name at least one path').max(1000, 'must name at most 1000 paths') });
+export const chmodInput = z.object({ path, mode: z.string({ message: 'must be an octal string' }).regex(/^0?[0-7]{3}$/, 'must be an octal string of permission bits, e.g. "644" (no setuid, setgid or sticky bit)') });

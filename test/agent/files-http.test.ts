@@ -1,0 +1,115 @@
+/**
+ * The agent's file routes over its signed HTTP API, with a real server directory and the file worker
+ * running as the server's uid: JSON operations, the editor's read limit, streamed writes (signed as
+ * streamed bodies), downloads with Range, the disk limit on a write, and a write cut off half way.
+ */
+import { request as httpRequest } from 'node:http';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { signRequest, STREAMED_BODY } from '../../src/shared/node-protocol';
+import { createServer, newId, specFor, startHarness, type Harness } from './helpers';
+import { sleep } from '../support/wait.js';
+
+let h: Harness;
+const id = newId();
+beforeAll(async () => {
+  h = await startHarness({}, { fileEditMaxBytes: 1024 });
+  // 1 MiB of disk: a shell server with no install
+  await createServer(h, specFor('shell-command', id, { disk: 1 }, { COMMAND: 'sleep 1000' }));
+}, 60_000);
+afterAll(async () => {
+  expect(await h?.close()).toEqual([]);
+});
+
+const files = (sub = '', query = '') => `/api/servers/${id}/files${sub}${query ? `?${query}` : ''}`;
+const q = (p: string) => `path=${encodeURIComponent(p)}`;
+
+/** A streamed PUT of `body` (or of chunks produced by `chunks`), signed as a streamed body. */
+function put(p: string, body: Buffer | (() => AsyncIterable<Buffer>), opts: { abortAfter?: number } = {}): Promise<{ status: number; body: any }> {
+  const url = files('/contents', q(p));
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(h.base + url, { method: 'PUT', headers: { authorization: signRequest(h.nodeId, h.nodeKey, 'PUT', url, STREAMED_BODY) } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', (err) => (opts.abortAfter !== undefined ? resolve({ status: 0, body: err.message }) : reject(err)));
+    if (Buffer.isBuffer(body)) return req.end(body);
+    void (async () => {
+      let sent = 0;
+      for await (const chunk of body()) {
+        if (!req.write(chunk)) await new Promise((r) => req.once('drain', r));
+        sent += chunk.length;
+        if (opts.abortAfter !== undefined && sent >= opts.abortAfter) {
+          req.destroy();
+          return;
+        }
+      }
+      req.end();
+    })();
+  });
+}
+
+async function getRaw(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; bytes: Buffer }> {
+  const res = await fetch(h.base + url, { headers: { authorization: signRequest(h.nodeId, h.nodeKey, 'GET', url), ...headers } });
+  return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
+}
+
+test('directory, streamed write, list, read, rename, copy, chmod, search, delete', async () => {
+  expect((await h.request('POST', files('/directory'), { path: '/plugins' })).status).toBe(201);
+  const w = await put('/plugins/a.txt', Buffer.from('hello'));
+  expect(w).toEqual({ status: 201, body: { data: expect.objectContaining({ path: '/plugins/a.txt', size: 5, type: 'file' }), meta: { created: true } } });
+  expect((await put('/plugins/a.txt', Buffer.from('hello again'))).status).toBe(200);
+  const list = await h.request('GET', files('', 'path=/plugins'));
+  expect(list.body.data.map((e: any) => e.name)).toEqual(['a.txt']);
+  const read = await getRaw(files('/contents', q('/plugins/a.txt')));
+  expect(read.bytes.toString()).toBe('hello again');
+  expect((await h.request('POST', files('/rename'), { from: '/plugins/a.txt', to: '/b.txt' })).body.data.path).toBe('/b.txt');
+  expect((await h.request('POST', files('/copy'), { path: '/b.txt' })).body.data.name).toBe('b copy.txt');
+  expect((await h.request('POST', files('/chmod'), { path: '/b.txt', mode: '600' })).body.data.mode).toBe('0600');
+  expect((await h.request('POST', files('/chmod'), { path: '/b.txt', mode: '4755' })).status).toBe(422);
+  expect((await h.request('GET', files('/search', 'path=/&query=B')).then((r) => r.body.data.map((e: any) => e.path)))).toEqual(['/b copy.txt', '/b.txt']);
+  expect((await h.request('POST', files('/delete'), { paths: ['/b.txt', '/b copy.txt', '/plugins'] })).status).toBe(204);
+  expect((await h.request('GET', files('', 'path=/'))).body.data).toEqual([]);
+});
+
+test('the editor limit, downloads with Range, 404 and INVALID_PATH', async () => {
+  const big = Buffer.alloc(5000, 'x');
+  big.write('START', 0);
+  expect((await put('/big.log', big)).status).toBe(201);
+  const tooBig = await h.request('GET', files('/contents', q('/big.log')));
+  expect([tooBig.status, tooBig.body.error.code]).toEqual([422, 'FILE_TOO_LARGE']);
+  const whole = await getRaw(files('/download', q('/big.log')));
+  expect([whole.status, whole.bytes.length, whole.headers.get('accept-ranges')]).toEqual([200, 5000, 'bytes']);
+  const part = await getRaw(files('/download', q('/big.log')), { range: 'bytes=0-4' });
+  expect([part.status, part.bytes.toString(), part.headers.get('content-range')]).toEqual([206, 'START', 'bytes 0-4/5000']);
+  const tail = await getRaw(files('/download', q('/big.log')), { range: 'bytes=4998-' });
+  expect([tail.status, tail.bytes.length, tail.headers.get('content-range')]).toEqual([206, 2, 'bytes 4998-4999/5000']);
+  expect((await getRaw(files('/download', q('/big.log')), { range: 'bytes=9000-' })).status).toBe(416);
+  expect((await h.request('GET', files('', 'path=/nope'))).status).toBe(404);
+  const escape = await h.request('GET', files('', 'path=../..'));
+  expect([escape.status, escape.body.error.code]).toEqual([422, 'INVALID_PATH']);
+});
+
+test('the disk limit stops a write half way and leaves nothing; so does a write cut off by the client', async () => {
+  const dir = path.join(h.dataDir, 'agent', 'servers', id);
+  async function* mib(n: number) {
+    for (let i = 0; i < n; i++) yield Buffer.alloc(256 * 1024, i);
+  }
+  const over = await put('/huge.bin', () => mib(12)); // 3 MiB into a 1 MiB server
+  expect(over.status === 0 || over.body.error.code === 'DISK_LIMIT').toBe(true);
+  const cut = await put('/cut.bin', () => mib(2), { abortAfter: 256 * 1024 });
+  expect(cut.status).toBe(0);
+  // the worker notices the cut connection: no temporary file and no half file stay
+  for (let i = 0; i < 100 && readdirSync(dir).some((n) => n.startsWith('.hostpanel-tmp-')); i++) await sleep(50);
+  expect(readdirSync(dir).filter((n) => n !== 'big.log')).toEqual([]);
+});
+
+test('a streamed write needs a valid signature, and other routes do not accept the streamed marker', async () => {
+  const url = files('/contents', q('/x'));
+  const bad = await fetch(h.base + url, { method: 'PUT', headers: { authorization: signRequest(h.nodeId, Buffer.alloc(32, 1), 'PUT', url, STREAMED_BODY) }, body: 'x' });
+  expect(bad.status).toBe(401);
+  const rename = files('/rename');
+  const marker = await fetch(h.base + rename, { method: 'POST', headers: { authorization: signRequest(h.nodeId, h.nodeKey, 'POST', rename, STREAMED_BODY), 'content-type': 'application/json' }, body: JSON.stringify({ from: '/big.log', to: '/stolen' }) });
+  expect(marker.status).toBe(401);
+});

@@ -1,0 +1,143 @@
+/**
+ * The file manager through the panel, with the local node agent and real files: every operation, the
+ * editor's text/binary answer, uploads (multipart) and downloads (Range), escapes made by the server's
+ * own process (links to / and /etc/passwd), `..`, the disk limit, subusers' keys and folder scopes,
+ * and the activity entries.
+ */
+import { Readable } from 'node:stream';
+import { blueprintsByKey, expectError, localNodeId, waitForStatus } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+let p: TestPlatform;
+let owner: { token: string; user: any; email: string };
+let serverId: string;
+
+beforeAll(async () => {
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, rateLimits: { general: 100_000, auth: 100_000, admin: 100_000 } });
+  const admin = await p.admin();
+  owner = await p.newUser('owner');
+  const [nodeId, bps] = await Promise.all([localNodeId(p, admin.token), blueprintsByKey(p, owner.token)]);
+  // the server's own process makes links out of its directory
+  const command = 'ln -s / root; ln -s /etc/passwd p; echo ready; exec sleep 600';
+  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'files', nodeId, blueprintId: bps['shell-command'].id, memory: 128, cpu: 50, disk: 128, variables: { COMMAND: command } } });
+  serverId = r.body.data.id;
+  await waitForStatus(p, owner.token, serverId, 'offline');
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/start`, { token: owner.token })).status).toBe(200);
+  await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}/files?path=/`, { token: owner.token })).body.data?.some((e: any) => e.name === 'p'), 20_000, 'the links');
+}, 90_000);
+afterAll(async () => {
+  await p?.stop();
+}, 60_000);
+
+const F = (sub = '', query = '') => `/api/v1/servers/${serverId}/files${sub}${query ? `?${query}` : ''}`;
+const put = (path: string, body: string | Buffer, token = owner.token) => p.request('PUT', F('/contents', `path=${encodeURIComponent(path)}`), { token, raw: body, headers: { 'content-type': 'application/octet-stream' } });
+
+test('the operations, owner', async () => {
+  expect((await p.request('POST', F('/directory'), { token: owner.token, body: { path: '/plugins' } })).status).toBe(201);
+  const w = await put('/plugins/config.yml', 'motd: hello\n');
+  expect(w.status).toBe(200);
+  expect(w.body.data).toEqual({ name: 'config.yml', path: '/plugins/config.yml', type: 'file', size: 12, mode: '0644', modifiedAt: expect.any(String) });
+  expect((await put('/plugins/config.yml', 'motd: changed\n')).status).toBe(200);
+  const text = await p.request('GET', F('/contents', 'path=/plugins/config.yml'), { token: owner.token });
+  expect([text.status, text.headers.get('content-type'), text.text]).toEqual([200, 'text/plain; charset=utf-8', 'motd: changed\n']);
+  expect((await put('/bin.dat', Buffer.from([0xff, 0xfe, 0x00, 0x01]))).status).toBe(200);
+  expect((await p.request('GET', F('/contents', 'path=/bin.dat'), { token: owner.token })).headers.get('content-type')).toBe('application/octet-stream');
+  const list = await p.request('GET', F('', 'path=/'), { token: owner.token });
+  expect(list.body.data.map((e: any) => [e.name, e.type])).toEqual([['plugins', 'directory'], ['bin.dat', 'file'], ['p', 'symlink'], ['root', 'symlink']]);
+  expect(list.body.meta).toEqual({ total: 4, page: 1, limit: 500 });
+  expect((await p.request('POST', F('/rename'), { token: owner.token, body: { from: '/bin.dat', to: '/plugins/bin.dat' } })).body.data.path).toBe('/plugins/bin.dat');
+  expectError(await p.request('POST', F('/rename'), { token: owner.token, body: { from: '/plugins/bin.dat', to: '/plugins/config.yml' } }), 422, 'ALREADY_EXISTS');
+  expect((await p.request('POST', F('/copy'), { token: owner.token, body: { path: '/plugins/config.yml' } })).body.data.name).toBe('config copy.yml');
+  expect((await p.request('POST', F('/chmod'), { token: owner.token, body: { path: '/plugins/config.yml', mode: '600' } })).body.data.mode).toBe('0600');
+  expect((await p.request('POST', F('/chmod'), { token: owner.token, body: { path: '/plugins/config.yml', mode: '4777' } })).status).toBe(422);
+  expect((await p.request('GET', F('/search', 'path=/&query=COPY'), { token: owner.token })).body.data.map((e: any) => e.path)).toEqual(['/plugins/config copy.yml']);
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/plugins/config copy.yml', '/plugins/bin.dat'] } })).status).toBe(204);
+  expectError(await p.request('GET', F('/contents', 'path=/plugins/bin.dat'), { token: owner.token }), 404, 'NOT_FOUND');
+});
+
+test('uploads and downloads stream through; Range is honoured', async () => {
+  const form = new FormData();
+  form.append('files', new Blob(['first file']), 'one.txt');
+  form.append('files', new Blob([Buffer.alloc(300_000, 7)]), 'two.bin');
+  const up = await fetch(p.url + F('/upload', 'path=/plugins'), { method: 'POST', headers: { authorization: `Bearer ${owner.token}` }, body: form });
+  const body = (await up.json()) as any;
+  expect(up.status).toBe(201);
+  expect(body.data.map((e: any) => [e.path, e.size])).toEqual([['/plugins/one.txt', 10], ['/plugins/two.bin', 300_000]]);
+  const whole = await fetch(p.url + F('/download', 'path=/plugins/two.bin'), { headers: { authorization: `Bearer ${owner.token}` } });
+  expect([whole.status, whole.headers.get('content-disposition'), (await whole.arrayBuffer()).byteLength]).toEqual([200, `attachment; filename="two.bin"; filename*=UTF-8''two.bin`, 300_000]);
+  const part = await fetch(p.url + F('/download', 'path=/plugins/one.txt'), { headers: { authorization: `Bearer ${owner.token}`, range: 'bytes=0-4' } });
+  expect([part.status, part.headers.get('content-range'), await part.text()]).toEqual([206, 'bytes 0-4/10', 'first']);
+});
+
+test('escapes: `..`, links made by the server to / and /etc/passwd, NUL', async () => {
+  expectError(await p.request('GET', F('', 'path=../../'), { token: owner.token }), 422, 'INVALID_PATH');
+  expectError(await p.request('GET', F('', 'path=/root'), { token: owner.token }), 422, 'INVALID_PATH');
+  expectError(await p.request('GET', F('/contents', 'path=/p'), { token: owner.token }), 422, 'INVALID_PATH');
+  expectError(await p.request('GET', F('/download', 'path=/root/etc/hostname'), { token: owner.token }), 422, 'INVALID_PATH');
+  expectError(await put('/root/tmp/escaped', 'x'), 422, 'INVALID_PATH');
+  expectError(await p.request('POST', F('/chmod'), { token: owner.token, body: { path: '/p', mode: '777' } }), 422, 'INVALID_PATH');
+  expectError(await p.request('GET', F('/contents', 'path=a%00b'), { token: owner.token }), 422, 'INVALID_PATH');
+  // deleting the link deletes the link only
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/p'] } })).status).toBe(204);
+});
+
+test('the disk limit: a write past it is refused and leaves nothing', async () => {
+  const big = Readable.from((function* () {
+    for (let i = 0; i < 140; i++) yield Buffer.alloc(1024 * 1024, i);
+  })());
+  const r = await fetch(p.url + F('/contents', 'path=/huge.bin'), { method: 'PUT', headers: { authorization: `Bearer ${owner.token}` }, body: Readable.toWeb(big) as any, duplex: 'half' } as RequestInit).catch((e) => e);
+  if (r instanceof Response) expect(((await r.json()) as any).error.code).toBe('DISK_LIMIT');
+  const list = await p.request('GET', F('', 'path=/'), { token: owner.token });
+  expect(list.body.data.map((e: any) => e.name)).not.toContain('huge.bin');
+});
+
+test('subusers: each operation needs its key, and folder scopes hold', async () => {
+  const sub = await p.newUser('sub');
+  const add = (permissions: string[], paths?: string[]) => p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: sub.email, permissions, ...(paths ? { paths } : {}) } });
+  const drop = () => p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${sub.user.id}`, { token: owner.token });
+  expect((await add(['file.read'], ['/plugins'])).status).toBe(201);
+  expect((await p.request('GET', F('', 'path=/plugins'), { token: sub.token })).status).toBe(200);
+  expectError(await p.request('GET', F('', 'path=/'), { token: sub.token }), 403, 'FORBIDDEN');
+  expectError(await p.request('GET', F('/contents', 'path=/plugins/one.txt'), { token: sub.token }), 403, 'FORBIDDEN');
+  expect((await p.request('GET', F('/search', 'path=/plugins&query=o'), { token: sub.token })).status).toBe(200);
+  expectError(await put('/plugins/new.txt', 'x', sub.token), 403, 'FORBIDDEN');
+  await drop();
+  expect((await add(['file.read', 'file.read-content', 'file.update'], ['/plugins'])).status).toBe(201);
+  expect((await put('/plugins/one.txt', 'changed by sub', sub.token)).status).toBe(200);
+  expectError(await put('/plugins/brand-new.txt', 'x', sub.token), 403, 'FORBIDDEN'); // new needs file.create
+  expectError(await p.request('POST', F('/rename'), { token: sub.token, body: { from: '/plugins/one.txt', to: '/one.txt' } }), 403, 'FORBIDDEN'); // out of scope
+  expectError(await p.request('POST', F('/delete'), { token: sub.token, body: { paths: ['/plugins/one.txt'] } }), 403, 'FORBIDDEN');
+  await drop();
+  const stranger = await p.newUser('stranger');
+  expectError(await p.request('GET', F('', 'path=/'), { token: stranger.token }), 404, 'NOT_FOUND');
+});
+
+test('bad input: 1,000-path deletes, wrong types, huge names', async () => {
+  expectError(await p.request('POST', F('/delete'), { token: owner.token, body: { paths: Array.from({ length: 1001 }, (_, i) => `/x${i}`) } }), 422, 'VALIDATION_ERROR');
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: Array.from({ length: 1000 }, (_, i) => `/missing-${i}`) } })).status).toBe(404);
+  expectError(await p.request('POST', F('/rename'), { token: owner.token, body: { from: 1, to: [] } }), 422, 'VALIDATION_ERROR');
+  expectError(await p.request('POST', F('/directory'), { token: owner.token, body: { path: '/' + 'n'.repeat(4096) } }), 422, 'INVALID_PATH');
+});
+
+test('changes are in the activity log', async () => {
+  const events = (await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:file&limit=100`, { token: owner.token })).body.data.map((e: any) => e.event);
+  for (const e of ['server:file.create-directory', 'server:file.write', 'server:file.rename', 'server:file.copy', 'server:file.chmod', 'server:file.delete', 'server:file.upload', 'server:file.download']) expect(events).toContain(e);
+});
+
+test('GraphQL: the text file operations mirror REST, with the same keys', async () => {
+  const gql = (query: string, variables: Record<string, unknown>, token = owner.token) => p.request('POST', '/graphql', { token, body: { query, variables } });
+  const w = await gql('mutation($s: ID!, $p: String!, $c: String!) { writeFile(serverId: $s, path: $p, contents: $c) { path size } }', { s: serverId, p: '/gql.txt', c: 'héllo' });
+  expect(w.body.data.writeFile).toEqual({ path: '/gql.txt', size: 6 });
+  const r = await gql('query($s: ID!, $p: String!) { fileContents(serverId: $s, path: $p) { contents } }', { s: serverId, p: '/gql.txt' });
+  expect(r.body.data.fileContents.contents).toBe('héllo');
+  const list = await gql('query($s: ID!) { files(serverId: $s, path: "/") { total items { name type } } }', { s: serverId });
+  expect(list.body.data.files.items.map((e: any) => e.name)).toContain('gql.txt');
+  const escape = await gql('query($s: ID!) { files(serverId: $s, path: "/root") { total } }', { s: serverId });
+  expect(escape.body.errors[0].extensions.code).toBe('INVALID_PATH');
+  const viewer = await p.newUser('viewer');
+  await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: viewer.email, permissions: ['file.read'] } });
+  expect((await gql('query($s: ID!, $p: String!) { fileContents(serverId: $s, path: $p) { contents } }', { s: serverId, p: '/gql.txt' }, viewer.token)).body.errors[0].extensions.code).toBe('FORBIDDEN');
+  expect((await gql('mutation($s: ID!) { deleteFiles(serverId: $s, paths: ["/gql.txt"]) }', { s: serverId }, viewer.token)).body.errors[0].extensions.code).toBe('FORBIDDEN');
+  expect((await gql('mutation($s: ID!) { deleteFiles(serverId: $s, paths: ["/gql.txt"]) }', { s: serverId })).body.data.deleteFiles).toBe(true);
+});
