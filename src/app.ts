@@ -12,7 +12,7 @@ import { authenticate, checkOrigin } from './http/auth.js';
 import { jsonBody } from './http/body.js';
 import { apiErrorHandler, apiNotFound } from './http/errors.js';
 import { rateLimit } from './http/limit-middleware.js';
-import { bucketForPath, type RateLimiter } from './http/rate-limit.js';
+import type { RateLimiter } from './http/rate-limit.js';
 import { requestId } from './http/request-id.js';
 import { logger } from './logger.js';
 import { docsRoutes, openApiDocument } from './openapi/serve.js';
@@ -26,6 +26,8 @@ import { plantsRoutes } from './rest/plants.routes.js';
 import { serversRoutes } from './rest/servers.routes.js';
 import { agentRoutes } from './rest/agent.routes.js';
 import type { SharedNonces } from './http/node-auth.js';
+import { sharedAccessRoutes } from './rest/shared-access.routes.js';
+import { fileRoutes, fileWriteRoutes } from './rest/files.routes.js';
 import { powerRoutes } from './rest/power.routes.js';
 import type { Services } from './services/index.js';
 
@@ -92,13 +94,14 @@ export function createApp(deps: AppDeps): Express {
   const api = Router();
   // The Origin (CSRF) check runs after the rate limiter, so that its 403 carries the X-RateLimit headers too.
   api.use(authenticate(services.auth, config, { checkOrigin: false }));
-  api.use(rateLimit(limiter, (req) => bucketForPath(req.path)));
+  api.use(rateLimit(limiter));
   api.use((req, _res, next) => {
     if (req.actor && req.credentialVia === 'cookie') checkOrigin(req, config);
     next();
   });
   // no CORS here: OPTIONS is a method no route has (Express would answer it with a plain-text list)
   api.use((req, res, next) => (req.method === 'OPTIONS' ? apiNotFound(req, res, next) : next()));
+  api.use(fileWriteRoutes(services)); // raw bodies, streamed to the node: before the JSON parser
   api.use(jsonBody());
   api.get('/openapi.json', openApiDocument); // public; general rate-limit bucket
   api.use('/auth', authRoutes(services));
@@ -108,10 +111,12 @@ export function createApp(deps: AppDeps): Express {
   api.use('/blueprints', blueprintsRoutes(services));
   api.use('/admin', adminRoutes(services));
   api.use(powerRoutes(services));
+  api.use(sharedAccessRoutes(services));
+  api.use(fileRoutes(services));
   api.use(apiNotFound);
   api.use(apiErrorHandler);
   app.use('/api/v1', api);
-  app.use('/api/agent/v1', agentRoutes(orm, services.agents, services.nodeAgent, deps.sharedNonces));
+  app.use('/api/agent/v1', agentRoutes(services.agents, services.nodeAgent, deps.sharedNonces));
 
   app.use('/plants', plantsRoutes(services, limiter));
   app.use('/docs', docsRoutes()); // the API reference page (static; loads /api/v1/openapi.json)

@@ -6,10 +6,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { createApp } from './app.js';
-import { createGraphQL, type GraphQLGateway } from './graphql/index.js';
+import { createGraphQL } from './graphql/index.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { openDatabase } from './db/orm.js';
+import { Disposers } from './shared/disposers.js';
+import { compileTrust, useTrust } from './http/client-address.js';
 import Redis from 'ioredis';
 import { memoryLimiters, RateLimiter, REDIS_LIMIT_TIMEOUT_MS, redisLimiters } from './http/rate-limit.js';
 import { closeHttpServer } from './http/shutdown.js';
@@ -65,46 +67,53 @@ const HTTP_CLOSE_GRACE_MS = 5000;
 
 export async function startPlatform(config: Config): Promise<Platform> {
   logger.level = config.logLevel;
-  let embedded: EmbeddedDatabase | null = null;
-  let orm: MikroORM | null = null;
-  let redis: Redis | null = null;
-  let listening: http.Server | null = null;
-  let bus: ConsoleBus | null = null;
-  let services: Services | null = null;
-  let graphql: GraphQLGateway | null = null;
-  let sweeper: NodeJS.Timeout | null = null;
+  const disposers = new Disposers((name, err) => log.warn({ err: (err as Error)?.message ?? String(err), resource: name }, 'could not close a resource cleanly'));
   try {
+    let embedded: EmbeddedDatabase | null = null;
     if (!config.databaseUrl) {
       log.info('no DATABASE_URL given: starting the embedded PostgreSQL');
       embedded = await startEmbeddedPostgres(config.dataDir, config.embeddedPgPort);
+      const db = embedded;
+      disposers.add('embedded PostgreSQL', () => db.stop());
     }
-    orm = await openDatabase(config.databaseUrl ?? embedded!.url);
+    const orm = await openDatabase(config.databaseUrl ?? embedded!.url);
+    disposers.add('database pool', () => orm.close(true));
     await seedBuiltinBlueprints(orm);
     const masterKey = MasterKey.load(config.dataDir, config.masterKey);
-    bus = config.redisUrl ? new RedisBus(config.redisUrl, orm.config.get('dbName') ?? 'default') : new LocalBus();
-    services = createServices(orm, config, masterKey, bus);
-    const ready = services;
-    const firstAdmin = await RequestContext.create(orm.em, () => ready.auth.ensureFirstAdmin());
+    const bus: ConsoleBus = config.redisUrl ? new RedisBus(config.redisUrl, orm.config.get('dbName') ?? 'default') : new LocalBus();
+    disposers.add('console bus', () => bus.close());
+    const services = createServices(orm, config, masterKey, bus);
+    disposers.add('node agent background work', () => services.nodeAgent.close());
+    disposers.add('console hub', () => services.console.hub.close());
+    disposers.add('activity log', () => services.activity.flush());
+    const firstAdmin = await RequestContext.create(orm.em, () => services.auth.ensureFirstAdmin());
+    let redis: Redis | null = null;
     if (config.redisUrl) {
       // no offline queue and a command timeout: while Redis is away or hangs, the limiter counts in
       // memory at once instead of making requests wait for it (src/http/rate-limit.ts)
-      redis = new Redis(config.redisUrl, {
+      const client = new Redis(config.redisUrl, {
         maxRetriesPerRequest: 0,
         enableOfflineQueue: false,
         commandTimeout: REDIS_LIMIT_TIMEOUT_MS,
         lazyConnect: false,
         disconnectTimeout: 300,
       });
-      redis.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
+      redis = client;
+      disposers.add('Redis (rate limits)', () => client.disconnect());
+      client.on('error', (err) => log.warn({ err: err.message }, 'redis error'));
       // until it is connected, requests would be counted in memory, apart from the shared budget
-      if (await redisReady(redis, REDIS_START_WAIT_MS)) log.info('REDIS_URL set: rate limits are shared through Redis');
+      if (await redisReady(client, REDIS_START_WAIT_MS)) log.info('REDIS_URL set: rate limits are shared through Redis');
       else log.warn({ waitedMs: REDIS_START_WAIT_MS }, 'REDIS_URL set but Redis is not reachable: rate limits are counted on this instance until it is');
     }
     const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis, orm.config.get('dbName') ?? 'default') : memoryLimiters);
     const server = http.createServer();
-    graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
+    const trust = compileTrust(config.trustProxy);
+    useTrust(server, trust);
+    const graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
+    disposers.add('GraphQL gateway', () => graphql.stop());
     const namespace = orm.config.get('dbName') ?? 'default';
     const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { redis, namespace } } : {}) });
+    app.set('trust proxy', trust);
     server.on('request', app);
     server.on('clientError', answerClientError);
     server.headersTimeout = 20_000;
@@ -115,38 +124,16 @@ export async function startPlatform(config: Config): Promise<Platform> {
       );
       server.listen(config.port, config.host, () => resolve());
     });
-    listening = server;
+    disposers.add('HTTP server', () => closeHttpServer(server, HTTP_CLOSE_GRACE_MS));
     const addr = server.address() as AddressInfo;
     const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
     const url = `http://${shownHost}:${addr.port}`;
-    const ormRef = orm;
-    sweeper = setInterval(() => void ready.nodeAgent.sweepOffline().catch(() => undefined), 10_000);
+    const sweeper = setInterval(() => void services.nodeAgent.sweepOffline().catch(() => undefined), 10_000);
     sweeper.unref();
-    let agent: RunningAgent | null = null;
-    if (config.localAgent) {
-      const { node, token } = await ensureLocalNode(orm, masterKey, config, config.agentPort);
-      const panelHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
-      agent = await startAgent({
-        panelUrl: `http://${panelHost}:${addr.port}`,
-        nodeId: node.id,
-        nodeToken: token,
-        port: config.agentPort,
-        host: config.host,
-        dataDir: config.dataDir,
-        stopGraceSeconds: config.stopGraceSeconds,
-      }).catch((err: NodeJS.ErrnoException) => {
-        throw err.code === 'EADDRINUSE'
-          ? new Error(`AGENT_PORT ${config.agentPort} is already in use: set AGENT_PORT to a free port, or LOCAL_AGENT=false to run without the local node agent`)
-          : err;
-      });
-      if (agent.port !== node.port) {
-        // AGENT_PORT=0 picks a free port: record the real one so console addresses are right.
-        await orm.em.fork().nativeUpdate(Node, { id: node.id }, { port: agent.port });
-      }
-      log.info({ port: agent.port }, 'local node agent is running');
-    }
-    let closing: Promise<void> | null = null;
-    const [gateway, consoleBus, sweeping] = [graphql, bus, sweeper];
+    disposers.add('offline sweeper', () => clearInterval(sweeper));
+    disposers.add('activity pruning', services.activity.startPruning(config.activityRetentionDays));
+    const agent = config.localAgent ? await startLocalAgent(orm, masterKey, config, addr.port) : null;
+    if (agent) disposers.add('local node agent', () => agent.close());
     return {
       config,
       orm,
@@ -156,31 +143,41 @@ export async function startPlatform(config: Config): Promise<Platform> {
       firstAdmin,
       app,
       agent: () => agent,
-      close: () =>
-        (closing ??= (async () => {
-          clearInterval(sweeping);
-          await ready.console.hub.close();
-          await consoleBus.close();
-          await agent?.close();
-          await gateway.stop();
-          await closeHttpServer(server, HTTP_CLOSE_GRACE_MS);
-          await ready.nodeAgent.close();
-          await ormRef.close(true);
-          redis?.disconnect();
-          await embedded?.stop();
-        })()),
+      close: () => disposers.disposeAll(),
     };
   } catch (err) {
-    // undo what was started, in the reverse order (a failed start leaves nothing open)
-    if (sweeper) clearInterval(sweeper);
-    await graphql?.stop().catch(() => undefined);
-    await services?.console.hub.close().catch(() => undefined);
-    await bus?.close().catch(() => undefined);
-    if (listening) await closeHttpServer(listening, HTTP_CLOSE_GRACE_MS);
-    await services?.nodeAgent.close();
-    await orm?.close(true).catch(() => undefined);
-    redis?.disconnect();
-    await embedded?.stop().catch(() => undefined);
+    // a failed start leaves nothing open
+    await disposers.disposeAll();
     throw err;
   }
+}
+
+/** The local node agent of `npm start`, registered as the node `local`. */
+async function startLocalAgent(orm: MikroORM, masterKey: MasterKey, config: Config, panelPort: number): Promise<RunningAgent> {
+  const { node, token } = await ensureLocalNode(orm, masterKey, config, config.agentPort);
+  const panelHost = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host.includes(':') ? `[${config.host}]` : config.host;
+  const agent = await startAgent({
+    panelUrl: `http://${panelHost}:${panelPort}`,
+    nodeId: node.id,
+    nodeToken: token,
+    port: config.agentPort,
+    host: config.host,
+    dataDir: config.dataDir,
+    stopGraceSeconds: config.stopGraceSeconds,
+    fileEditMaxBytes: config.fileEditMaxBytes,
+    wsMaxConnectionsPerUser: config.wsLimits.connectionsPerUser,
+    wsMaxAnonymousPerAddress: config.wsLimits.anonymousPerAddress,
+    allowUnisolatedServers: config.allowUnisolatedServers,
+    serverPidsMax: config.serverPidsMax,
+  }).catch((err: NodeJS.ErrnoException) => {
+    throw err.code === 'EADDRINUSE'
+      ? new Error(`AGENT_PORT ${config.agentPort} is already in use: set AGENT_PORT to a free port, or LOCAL_AGENT=false to run without the local node agent`)
+      : err;
+  });
+  if (agent.port !== node.port) {
+    // AGENT_PORT=0 picks a free port: record the real one so console addresses are right.
+    await orm.em.fork().nativeUpdate(Node, { id: node.id }, { port: agent.port });
+  }
+  log.info({ port: agent.port }, 'local node agent is running');
+  return agent;
 }

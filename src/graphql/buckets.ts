@@ -1,79 +1,81 @@
 /**
- * Which rate-limit buckets a GraphQL operation spends from (CONTRACT §6, the same buckets and keys as
- * REST): `auth` for auth fields, `admin` for admin fields, `general` for the others, one request from
- * each bucket its root fields touch (a query that adds `session` to a page of servers spends from
- * `auth` and `general`, so that no field buys another bucket's requests). Only meta fields
- * (`__typename`, introspection) → `general`. Decided from the parsed document before execution, so
- * a rejected request never runs a resolver.
+ * What a GraphQL operation costs in rate-limit requests: one per executed root field, aliases
+ * included (a document with 1,000 aliased `signUp` fields costs 1,000 `auth` requests, as 1,000 REST
+ * calls would), each from the bucket of its operation in src/operations/table.ts and from the budget
+ * of the caller or of the client address, as its REST twin. Decided from the parsed document before
+ * execution, so a refused request never runs a resolver. A document with only meta fields
+ * (`__typename`, introspection) costs one `general` request.
  */
 import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
 import type { Bucket } from '../http/rate-limit.js';
+import { operationOfField, type KeyedBy } from '../operations/table.js';
 
-/** The twins of /auth/*. */
-export const AUTH_FIELDS = new Set(['signUp', 'signIn', 'signOut', 'session']);
-/** The twins of /admin/* and /nodes (admin only). A new admin-only root field belongs here. */
-export const ADMIN_FIELDS = new Set(['adminUsers', 'adminStats', 'createNodeToken', 'nodes', 'node', 'createNode', 'deleteNode', 'nodeStats']);
+export interface Charge {
+  bucket: Bucket;
+  keyedBy: KeyedBy;
+  points: number;
+}
 
-/** Root field names of the selected operation (all operations when the name is not given or unknown). */
-export function rootFields(doc: DocumentNode, operationName?: string | null): Set<string> {
+/** The root field names of the selected operation, one entry per field selection (aliases count). */
+export function rootFieldSelections(doc: DocumentNode, operationName?: string | null): string[] {
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const d of doc.definitions) if (d.kind === Kind.FRAGMENT_DEFINITION) fragments.set(d.name.value, d);
   const ops = doc.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
   const chosen = operationName ? ops.filter((o) => o.name?.value === operationName) : [];
-  const names = new Set<string>();
-  const seen = new Set<string>();
-  const walk = (set: SelectionSetNode) => {
+  const names: string[] = [];
+  const walk = (set: SelectionSetNode, spread: Set<string>) => {
     for (const sel of set.selections) {
-      if (sel.kind === Kind.FIELD) names.add(sel.name.value);
-      else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet);
-      else if (sel.kind === Kind.FRAGMENT_SPREAD && !seen.has(sel.name.value)) {
-        seen.add(sel.name.value);
+      if (sel.kind === Kind.FIELD) names.push(sel.name.value);
+      else if (sel.kind === Kind.INLINE_FRAGMENT) walk(sel.selectionSet, spread);
+      else if (sel.kind === Kind.FRAGMENT_SPREAD && !spread.has(sel.name.value)) {
         const f = fragments.get(sel.name.value);
-        if (f) walk(f.selectionSet);
+        // a fragment spread twice in one selection executes its fields once (they merge)
+        if (f) walk(f.selectionSet, new Set([...spread, sel.name.value]));
       }
     }
   };
-  for (const op of chosen.length ? chosen : ops) walk(op.selectionSet);
+  for (const op of chosen.length ? chosen : ops) walk(op.selectionSet, new Set());
   return names;
 }
 
-const GENERAL: readonly Bucket[] = ['general'];
+const ONE_GENERAL: readonly Charge[] = [{ bucket: 'general', keyedBy: 'user', points: 1 }];
 
-/** The buckets of these root fields, the strictest first. */
-export function bucketsForFields(fields: Iterable<string>): readonly Bucket[] {
-  let auth = false;
-  let admin = false;
-  let general = false;
+/** The charges of these root field selections, the strictest bucket first. */
+export function chargesForFields(fields: Iterable<string>): readonly Charge[] {
+  const byKey = new Map<string, Charge>();
   for (const f of fields) {
-    if (AUTH_FIELDS.has(f)) auth = true;
-    else if (ADMIN_FIELDS.has(f)) admin = true;
-    else if (!f.startsWith('__')) general = true;
+    if (f.startsWith('__')) continue;
+    const op = operationOfField(f);
+    const bucket = op?.bucket ?? 'general';
+    const keyedBy = op?.keyedBy ?? 'user';
+    const k = `${bucket}:${keyedBy}`;
+    const c = byKey.get(k);
+    if (c) c.points++;
+    else byKey.set(k, { bucket, keyedBy, points: 1 });
   }
-  const out: Bucket[] = [];
-  if (auth) out.push('auth');
-  if (admin) out.push('admin');
-  if (general || !out.length) out.push('general');
-  return out.length === 1 && out[0] === 'general' ? GENERAL : out;
+  if (!byKey.size) return ONE_GENERAL;
+  const order: Bucket[] = ['auth', 'admin', 'general'];
+  return [...byKey.values()].sort((a, b) => order.indexOf(a.bucket) - order.indexOf(b.bucket));
 }
 
-export function bucketsForDocument(doc: DocumentNode | null, operationName?: string | null): readonly Bucket[] {
-  return doc ? bucketsForFields(rootFields(doc, operationName)) : GENERAL;
+export function chargesForDocument(doc: DocumentNode | null, operationName?: string | null): readonly Charge[] {
+  return doc ? chargesForFields(rootFieldSelections(doc, operationName)) : ONE_GENERAL;
 }
 
-/** Query texts remembered with their bucket (most clients send the same few operations). */
+/** Query texts remembered with their charges (most clients send the same few operations). */
 const MAX_REMEMBERED = 500;
 /** Longer texts are parsed every time rather than kept. */
 const MAX_REMEMBERED_LENGTH = 8192;
-const remembered = new Map<string, readonly Bucket[]>();
+const remembered = new Map<string, readonly Charge[]>();
 
 /**
- * The buckets of a request's query text: parsed once per distinct (operation name, text), then
- * remembered (bounded; the oldest entry goes first). Unparsable text is `general`: Apollo reports
- * the syntax error after the request has paid for it.
+ * The charges of a request's query text: parsed once per distinct (operation name, text), then
+ * remembered (bounded; the oldest entry goes first). Unparsable text costs one `general` request:
+ * Apollo reports the syntax error after the request has paid for it.
  */
-export function bucketsForQuery(query: unknown, operationName: unknown): readonly Bucket[] {
+export function chargesForQuery(query: unknown, operationName: unknown): readonly Charge[] {
   const name = typeof operationName === 'string' ? operationName : null;
-  if (typeof query !== 'string') return GENERAL;
+  if (typeof query !== 'string') return ONE_GENERAL;
   const key = query.length <= MAX_REMEMBERED_LENGTH ? `${name ?? ''}\u0000${query}` : null;
   const known = key === null ? undefined : remembered.get(key);
   if (known) return known;
@@ -83,10 +85,10 @@ export function bucketsForQuery(query: unknown, operationName: unknown): readonl
   } catch {
     doc = null;
   }
-  const buckets = bucketsForDocument(doc, name);
+  const charges = chargesForDocument(doc, name);
   if (key !== null) {
     if (remembered.size >= MAX_REMEMBERED) remembered.delete(remembered.keys().next().value!);
-    remembered.set(key, buckets);
+    remembered.set(key, charges);
   }
-  return buckets;
+  return charges;
 }

@@ -1,6 +1,11 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { AppError } from '../errors.js';
-import type { Bucket, LimitResult, RateLimiter } from './rate-limit.js';
+import type { Charge } from '../graphql/buckets.js';
+import { bucketOfPath, operationOfRequest, type KeyedBy } from '../operations/table.js';
+import { clientAddress } from './client-address.js';
+import type { LimitResult, RateLimiter } from './rate-limit.js';
+
+export { clientAddress };
 
 export function setLimitHeaders(res: Response, r: LimitResult): void {
   res.setHeader('X-RateLimit-Limit', String(r.limit));
@@ -9,23 +14,19 @@ export function setLimitHeaders(res: Response, r: LimitResult): void {
   if (!r.allowed) res.setHeader('Retry-After', String(r.retryAfter));
 }
 
-export function clientAddress(req: { socket: { remoteAddress?: string | undefined }; ip?: string | undefined }): string {
-  return req.ip ?? req.socket.remoteAddress ?? 'unknown';
-}
-
-/** Key: the authenticated user, else the client address; auth endpoints always by address. */
-export function limitKey(req: Request, bucket: Bucket): string {
-  if (bucket !== 'auth' && req.actor) return `user:${req.actor.user.id}`;
+/** Whose budget a request spends: its user's for operations keyed by user, else its client address's. */
+export function limitKey(req: Request, keyedBy: KeyedBy): string {
+  if (keyedBy === 'user' && req.actor) return `user:${req.actor.user.id}`;
   return `ip:${clientAddress(req)}`;
 }
 
 /**
- * Consumes one request from each of `buckets` (each with its own key, see limitKey). The answer to
- * show is the first refusal, else the bucket with the fewest requests left.
+ * Spends each charge (its bucket, its key, its points) at once; the answer to show is the first
+ * refusal, else the bucket with the fewest requests left.
  */
-export async function consumeAll(limiter: RateLimiter, buckets: readonly Bucket[], keyOf: (bucket: Bucket) => string): Promise<LimitResult> {
+export async function consumeAll(limiter: RateLimiter, charges: readonly Charge[], keyOf: (keyedBy: KeyedBy) => string): Promise<LimitResult> {
   // the buckets are counted at once (with Redis: one round trip's wait, not one per bucket)
-  const results = await Promise.all(buckets.map((bucket) => limiter.consume(bucket, keyOf(bucket))));
+  const results = await Promise.all(charges.map((c) => limiter.consume(c.bucket, keyOf(c.keyedBy), c.points)));
   let shown: LimitResult | null = null;
   for (const r of results) {
     if (!shown || (shown.allowed && (!r.allowed || r.remaining < shown.remaining))) shown = r;
@@ -33,12 +34,16 @@ export async function consumeAll(limiter: RateLimiter, buckets: readonly Bucket[
   return shown!;
 }
 
-/** Consumes one request from the bucket chosen by `pick`, sets the headers, and 429s when over. */
-export function rateLimit(limiter: RateLimiter, pick: (req: Request) => Bucket): RequestHandler {
+/**
+ * Spends one request of the operation's bucket (src/operations/table.ts; a path that is no operation
+ * spends by its prefix, from the caller's budget), sets the headers, and 429s when over.
+ */
+export function rateLimit(limiter: RateLimiter): RequestHandler {
   return async (req, res, next) => {
     try {
-      const bucket = pick(req);
-      const r = await limiter.consume(bucket, limitKey(req, bucket));
+      const op = operationOfRequest(req.method, req.path);
+      const bucket = op?.bucket ?? bucketOfPath(req.path);
+      const r = await limiter.consume(bucket, limitKey(req, op?.keyedBy ?? (bucket === 'auth' ? 'address' : 'user')));
       setLimitHeaders(res, r);
       if (!r.allowed) {
         throw new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter });

@@ -1,5 +1,5 @@
 /**
- * One limiter for REST and GraphQL (CONTRACT §6): fixed 60-second windows per bucket and key.
+ * One limiter for REST and GraphQL: fixed 60-second windows per bucket and key.
  * Store: rate-limiter-flexible in memory, or Redis when REDIS_URL is set (shared by gateway instances).
  */
 import type { RateLimiterRes } from 'rate-limiter-flexible';
@@ -81,12 +81,13 @@ export class RateLimiter {
     };
   }
 
-  async consume(bucket: Bucket, key: string): Promise<LimitResult> {
+  /** Spends `points` requests of `bucket` for `key` (a GraphQL document with aliases spends several). */
+  async consume(bucket: Bucket, key: string, points = 1): Promise<LimitResult> {
     const limit = this.limits[bucket];
     let res: RateLimiterRes;
     let allowed = true;
     try {
-      res = await this.limiters[bucket].consume(key, 1);
+      res = await this.limiters[bucket].consume(key, points);
     } catch (rejection) {
       if (rejection instanceof Error) throw rejection; // store failure, not a rejection
       res = rejection as RateLimiterRes;
@@ -103,11 +104,3 @@ export class RateLimiter {
   }
 }
 
-/** The bucket of a path under /api/v1 (CONTRACT §6). */
-export function bucketForPath(rawPath: string): Bucket {
-  // Express matches routes regardless of case (`/AUTH/signin` is `/auth/signin`), so must this
-  const path = rawPath.toLowerCase();
-  if (path.startsWith('/auth/') || path === '/auth') return 'auth';
-  if (path.startsWith('/admin/') || path === '/admin') return 'admin';
-  return 'general';
-}

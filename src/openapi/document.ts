@@ -11,6 +11,8 @@
  * (its own schema: /schema.graphql) and the `/docs` page itself.
  */
 import { OpenAPIRegistry, OpenApiGeneratorV31, type ResponseConfig, type RouteConfig } from '@asteasolutions/zod-to-openapi';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { createApiTokenInput, signinInput, signupInput, updateMeInput } from '../validation/auth.js';
 import { adminUsersQuery } from '../validation/admin.js';
@@ -18,6 +20,9 @@ import { createNodeInput } from '../validation/nodes.js';
 import { paginationQuery } from '../validation/pagination.js';
 import { newPlantBody } from '../validation/plants.js';
 import { createServerInput, deleteServerQuery, serverListQuery, updateServerInput } from '../validation/servers.js';
+import { activityFilter } from '../validation/activity.js';
+import { createSubuserInput, updateSubuserInput } from '../validation/subusers.js';
+import { chmodInput as chmodFileInput, deleteInput as deleteFilesInput, listQuery as listFilesQuery, pathInput as filePathInput, renameInput as renameFileInput, searchQuery as searchFilesQuery } from '../validation/files.js';
 import {
   ApiTokenSchema,
   AuthResultSchema,
@@ -35,129 +40,29 @@ import {
   PlantErrorSchema,
   PlantSchema,
   PlatformStatsSchema,
+  ActivitySchema,
+  PermissionSchema,
   ServerSchema,
+  SubuserSchema,
+  FileEntrySchema,
+  FilePageMetaSchema,
   SessionInfoSchema,
   UserSchema,
 } from './responses.js';
 
 export const API_PREFIX = '/api/v1';
 
-const DESCRIPTION = `
-The REST API of the panel (under \`/api/v1\`) and the sample plant store (\`POST /plants\`).
-Paths in this document are complete (the server URL is the panel's origin).
-
-## Conventions (everything under /api/v1)
-
-- JSON in, JSON out. Success: \`{ "data": ... }\`; lists add \`"meta": { "total", "page", "limit" }\`.
-- Errors: \`{ "error": { "code", "message", "details": {} } }\` — \`details\` is always an object; a 422
-  \`VALIDATION_ERROR\` has \`details.fields\` mapping each bad field to a message.
-- Statuses: create → 201; delete and sign-out → 204 (no body); everything else → 200. Errors use only
-  400 (malformed JSON, body not a JSON object, Content-Type not JSON, body over 1 MiB), 401, 403, 404
-  (unknown id, unknown route, wrong method, and another user's server: its existence is not leaked),
-  422 (well-formed but invalid or impossible), 429 and 500 (a bug; never a stack trace or SQL).
-- Identifiers are UUIDs. Timestamps are ISO-8601 UTC strings. Unknown body fields are ignored; a field of
-  the wrong type is a 422.
-- **Units**: \`memory\` and \`disk\` in MiB (server memory ≥ 64, disk ≥ 128), \`cpu\` in percent of one core
-  (100 = one core; 1..(node cores × 100)). What a node cannot still allocate is a 422 \`CAPACITY_EXCEEDED\`.
-
-## Pagination
-
-Every list (\`/servers\`, \`/nodes\`, \`/blueprints\`, \`/admin/users\`, \`/users/me/api-tokens\`) takes
-\`page\` (integer ≥ 1, default 1) and \`limit\` (integer 1..100, default 20). Anything else (\`0\`, \`101\`,
-\`abc\`, \`1.5\`, a repeated parameter) is a 422. A page past the end returns \`data: []\` with the true
-\`meta.total\`. Order is stable: creation time, then id.
-
-## Authentication
-
-- \`Authorization: Bearer <token>\` (a session token \`hps_…\` or an API token \`hpt_…\`) or the HTTP-only
-  session cookie \`hp_session\`, on every endpoint. Bearer wins when both are sent. Missing, malformed,
-  unknown, revoked or expired credentials are a 401 on endpoints that need a user.
-- Sign-in answers a wrong email and a wrong password with the same 401 and message, in about the same time
-  (no user enumeration). Sessions last 7 days (\`SESSION_TTL_SECONDS\`). Sign-up can be turned off
-  (\`ALLOW_SIGNUP=false\` → 403); the first administrator is created at first start, never by a sign-up.
-- API tokens (\`/users/me/api-tokens\`) are for integrations: the secret is shown once, at creation;
-  revoked tokens give 401 at once. Secrets are stored only as hashes.
-- CSRF: a state-changing request authenticated by the cookie must come from the panel's own origin
-  (\`Origin\`/\`Sec-Fetch-Site\`), else 403. The cookie is \`SameSite=Lax\`. Bearer requests are not affected.
-- Roles: \`admin\` and \`user\`. Admin only: everything under \`/admin/\` and \`/nodes\`. Users see and act on
-  their own servers only (another user's server is a 404); admins on all.
-
-## Rate limits
-
-Fixed 60-second windows per bucket: \`/api/v1/auth/*\` 10 requests, \`/api/v1/admin/*\` 30, everything else
-(including \`/plants\` and this document at \`/api/v1/openapi.json\`) 60 (configurable:
-\`RATE_LIMIT_AUTH\`, \`RATE_LIMIT_ADMIN\`, \`RATE_LIMIT_GENERAL\`). Keyed by the authenticated user when there
-is one, else by client address; \`/auth/*\` always by address. Every response under \`/api/v1\` and
-\`/plants\` carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (Unix seconds
-when the window ends); a 429 adds \`Retry-After\` (seconds). The budget is shared with GraphQL and across
-gateway instances (Redis).
-
-## Servers: states and power actions
-
-States: \`installing\`, \`install_failed\`, \`offline\`, \`starting\`, \`running\`, \`stopping\`.
-
-- start: offline → starting → running (running once the blueprint's \`ready\` pattern appears in the
-  output, or at once if it has none). Start on starting/running is a no-op 200.
-- stop: starting/running → stopping → offline. The blueprint's stop command is written to standard input
-  (or its signal sent); after a grace period (\`STOP_GRACE_SECONDS\`, default 30) the process is killed.
-  Stop on offline/stopping is a no-op 200.
-- restart: stop (if needed), then start. kill: the process is killed at once → offline.
-- A process that exits on its own while running → offline, recorded as a crash (\`lastExitCode\`,
-  \`lastCrashAt\`); optional auto-restart with a crash-loop guard.
-- Power endpoints answer 200 with the server as it is right after the request (usually starting/stopping).
-  Power actions while installing (except kill) are a 422 \`INVALID_STATE\`; a node agent that cannot be
-  reached is a 422 \`NODE_UNAVAILABLE\`.
-
-## The console channel (on the node)
-
-\`GET /api/v1/servers/{id}/console-token\` returns \`{ token, socket, expiresAt }\`. Open a WebSocket to
-\`socket\` (\`wss://{node}:{port}/console\`, \`ws://\` when the node has no TLS) and send, within 10 s:
-\`{ "type": "auth", "token": "<console token>" }\`.
-
-Node → client text frames \`{ "type", "data" }\`:
-
-| type | data |
-|---|---|
-| \`auth_success\` | \`{ serverId, status, boot }\` — then the recent log history (last 150 lines) before live lines; \`boot\` identifies the agent process |
-| \`console_output\` | \`{ line, stream, ts, seq }\` (\`stream\`: stdout / stderr / system; \`seq\` numbers the lines of a server since its agent (\`boot\`) started, so a reconnecting reader skips what it has by position) |
-| \`install_output\` | \`{ line, stream, ts }\` while installing |
-| \`status\` | \`{ status }\` on every state change |
-| \`stats\` | \`{ cpu, memory, disk, uptime }\` about every 2 s while running |
-| \`token_expiring\` | \`{ expiresAt }\`, 60 s before the token expires |
-| \`token_expired\` | \`{}\` |
-| \`error\` | \`{ code, message }\` |
-
-Client → node after auth: \`{ "type": "command", "data": "say hello" }\` (written to standard input; only
-while running), \`{ "type": "power", "data": "start" | "stop" | "restart" | "kill" }\`, and
-\`{ "type": "auth", "token" }\` again to renew. Bad JSON, unknown types or anything before auth → \`error\`;
-no auth within 10 s or an invalid token → close code 4401; a client too slow to read is disconnected
-(4408); a deleted server closes with 4404. The same events are available as GraphQL subscriptions
-(\`consoleOutput\`, \`serverStatus\`, \`serverStats\`) on \`/graphql\`.
-
-## The plant store
-
-\`POST /plants\` (no \`/api/v1\` prefix, no envelope) needs a bearer token (the platform's session or API
-tokens; not the cookie). Every error has the shape \`{ "error": <int32 status>, "message" }\`: 400 for
-malformed JSON, missing or invalid fields and an id that exists already; 401 and 429 likewise. The int64
-\`id\` is kept exactly, values above 2^53 included.
-
-## Not in this document
-
-- \`/api/agent/v1/*\`: the internal API the node agents call (HMAC-signed with the node key; no user
-  credential works there). It is versioned with the agent and not meant for clients.
-- \`/docs\`: this document as an interactive page (static, not rate-limited; it loads
-  \`/api/v1/openapi.json\`).
-- \`/health\`: the health check for load balancers (no credentials, not rate-limited): 200
-  \`{ "status": "ok", "database": "up" }\` or 503 \`{ "status": "degraded", "database": "down" }\`.
-- \`/graphql\`: the GraphQL gateway (same operations, auth, limits and error codes); its schema is
-  \`/schema.graphql\` in the repository.
-`.trim();
+/** The document's introduction (Markdown), kept in description.md beside this file. */
+const DESCRIPTION = readDescription();
 
 const TAGS = [
   { name: 'Auth', description: 'Sign-up, sign-in, sign-out and the current session (rate-limit bucket `auth`: 10/min per address).' },
   { name: 'Users', description: 'The signed-in user and its API tokens.' },
   { name: 'Servers', description: "Servers: users see and act on their own, admins on all. Another user's server is a 404." },
   { name: 'Power', description: 'Power actions and console tokens: these reach the node agent (422 NODE_UNAVAILABLE when it cannot be reached).' },
+  { name: 'Shared access', description: 'Subusers: accounts a server is shared with, each with the permission keys granted and optional folder scopes.' },
+  { name: 'Activity', description: 'The activity log: who did what, when, from where. Entries are never changed; they are pruned after ACTIVITY_RETENTION_DAYS.' },
+  { name: 'Files', description: 'A server\'s files, worked on by its node as the server\'s own user: nothing outside the server\'s directory can be reached, through `..` or symlinks.' },
   { name: 'Nodes', description: 'Machines that host servers (administrators only).' },
   { name: 'Blueprints', description: 'Templates for servers (every signed-in user may read them).' },
   { name: 'Admin', description: 'Administration (administrators only; rate-limit bucket `admin`: 30/min).' },
@@ -169,7 +74,7 @@ type Status = 400 | 401 | 403 | 404 | 422;
 type Auth = 'none' | 'user' | 'admin';
 
 interface Operation {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** below /api/v1, OpenAPI style (`{id}`) */
   path: string;
   operationId: string;
@@ -178,10 +83,17 @@ interface Operation {
   description?: string;
   auth: Auth;
   pathId?: string;
+  /** path parameters besides `id` (which `pathId` describes) */
+  params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
   bodyDescription?: string;
-  success: { status: 200 | 201 | 204; description: string; schema?: z.ZodType };
+  /** a body that is not JSON: its content types */
+  rawBody?: string[];
+  /** `raw`: the answer is bytes of these content types rather than JSON */
+  success: { status: 200 | 201 | 204; description: string; schema?: z.ZodType; raw?: string[] };
+  /** answers besides the success and the errors (206 and 416 of a Range) */
+  more?: Record<number, string>;
   /** Error statuses besides 429 and 500 (always possible), each with what causes it here. */
   errors: Partial<Record<Status, string>>;
 }
@@ -191,6 +103,8 @@ const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${nam
 const limitHeaders = (withRetryAfter = false) =>
   Object.fromEntries([...RATE_LIMIT_HEADERS, ...(withRetryAfter ? ['Retry-After'] : [])].map((h) => [h, ref('headers', h)]));
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
+const BYTES = z.string().meta({ format: 'binary' });
+const binary = (types: string[]) => Object.fromEntries(types.map((t) => [t, { schema: BYTES }]));
 const jsonRef = (schema: { $ref: string }) => ({ 'application/json': { schema } });
 
 const COMPONENT_RESPONSES: Record<Status | 429 | 500, { name: string; description: string }> = {
@@ -210,7 +124,30 @@ const SECURITY: Record<Auth, RouteConfig['security']> = {
 };
 
 const idParam = (what: string) => z.object({ id: z.uuid().meta({ description: `${what} id (anything but a UUID is a 404).` }) });
+const subuserParam = z.object({ userId: z.uuid().meta({ description: 'The subuser\'s account id (anything but a UUID is a 404).' }) });
 const listQuery = (extra?: z.ZodObject) => (extra ? paginationQuery.extend(extra.shape) : paginationQuery);
+
+const fileErrors = (key: string, extra: Partial<Record<Status, string>> = {}): Partial<Record<Status, string>> => ({
+  401: '',
+  403: `FORBIDDEN: you lack \`${key}\` on this server, or the path is outside your folders.`,
+  404: 'NOT_FOUND: no such server, or no such file or folder.',
+  422: 'INVALID_PATH: the path is not text, holds NUL, or leads outside the server (`..` or a symlink); NODE_UNAVAILABLE; VALIDATION_ERROR.',
+  ...extra,
+});
+const filePath = z.object({ path: z.string().meta({ description: 'Relative to the server\'s root (a leading `/` is that root).', example: '/plugins/config.yml' }) });
+const FILE_OPERATIONS: Operation[] = [
+  { method: 'get', path: '/servers/{id}/files', operationId: 'listFiles', tag: 'Files', summary: 'List a folder', description: 'Needs `file.read`. Folders first, then by name; `limit` 1..1000 (default 500). A symlink is listed as a symlink.', auth: 'user', pathId: 'Server', query: listFilesQuery, success: { status: 200, description: 'A page of entries.', schema: z.object({ data: z.array(FileEntrySchema), meta: FilePageMetaSchema }) }, errors: fileErrors('file.read') },
+  { method: 'get', path: '/servers/{id}/files/search', operationId: 'searchFiles', tag: 'Files', summary: 'Search by name', description: 'Needs `file.read`. Entries below `path` whose name contains `query` (case-insensitive), at most 1,000; symlinks are not followed.', auth: 'user', pathId: 'Server', query: searchFilesQuery, success: { status: 200, description: 'The entries found.', schema: envelope(z.array(FileEntrySchema)) }, errors: fileErrors('file.read') },
+  { method: 'get', path: '/servers/{id}/files/contents', operationId: 'readFile', tag: 'Files', summary: 'Read a file (editor)', description: 'Needs `file.read-content`. The raw bytes: `text/plain; charset=utf-8` when they are UTF-8, else `application/octet-stream`. Over FILE_EDIT_MAX_BYTES (4 MiB): 422 FILE_TOO_LARGE (download it instead).', auth: 'user', pathId: 'Server', query: filePath, success: { status: 200, description: 'The file\'s bytes.', raw: ['text/plain', 'application/octet-stream'] }, errors: fileErrors('file.read-content', { 422: 'INVALID_PATH, FILE_TOO_LARGE, NODE_UNAVAILABLE.' }) },
+  { method: 'put', path: '/servers/{id}/files/contents', operationId: 'writeFile', tag: 'Files', summary: 'Write a file', description: 'Needs `file.update` (`file.create` when the file is new). The raw body is streamed to the node and written atomically (a reader sees the old or the new file). The folder must exist.', auth: 'user', pathId: 'Server', query: filePath, rawBody: ['application/octet-stream', 'text/plain'], success: { status: 200, description: 'The entry written.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.update', { 400: '', 422: 'INVALID_PATH; DISK_LIMIT (nothing is left half-written); VALIDATION_ERROR: over FILE_UPLOAD_MAX_BYTES; NODE_UNAVAILABLE.' }) },
+  { method: 'get', path: '/servers/{id}/files/download', operationId: 'downloadFile', tag: 'Files', summary: 'Download a file', description: 'Needs `file.read-content`. Streamed, any size, `Content-Disposition: attachment`; one `Range: bytes=a-b` (or `a-`) is honoured (206), an unsatisfiable one is 416.', auth: 'user', pathId: 'Server', query: filePath, success: { status: 200, description: 'The file.', raw: ['application/octet-stream'] }, more: { 206: 'The range asked for.', 416: 'The range lies past the end of the file.' }, errors: fileErrors('file.read-content') },
+  { method: 'post', path: '/servers/{id}/files/upload', operationId: 'uploadFiles', tag: 'Files', summary: 'Upload files', description: 'Needs `file.create`. `multipart/form-data`, one part per file, written into the folder `path` (each streamed to the node, each at most FILE_UPLOAD_MAX_BYTES, all within the disk limit).', auth: 'user', pathId: 'Server', query: filePath, rawBody: ['multipart/form-data'], success: { status: 201, description: 'The entries written.', schema: envelope(z.array(FileEntrySchema)) }, errors: fileErrors('file.create', { 400: 'BAD_REQUEST: not multipart/form-data.', 422: 'INVALID_PATH; DISK_LIMIT; VALIDATION_ERROR: no file, or a file over FILE_UPLOAD_MAX_BYTES.' }) },
+  { method: 'post', path: '/servers/{id}/files/rename', operationId: 'renameFile', tag: 'Files', summary: 'Rename or move', description: 'Needs `file.update` for both paths.', auth: 'user', pathId: 'Server', body: renameFileInput, success: { status: 200, description: 'The entry at its new path.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.update', { 400: '', 422: 'INVALID_PATH; ALREADY_EXISTS: `to` exists; VALIDATION_ERROR.' }) },
+  { method: 'post', path: '/servers/{id}/files/copy', operationId: 'copyFile', tag: 'Files', summary: 'Copy a file beside itself', description: 'Needs `file.create`. Named `name copy.ext`, `name copy 2.ext`, …', auth: 'user', pathId: 'Server', body: filePathInput, success: { status: 201, description: 'The copy.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.create', { 400: '', 422: 'INVALID_PATH; DISK_LIMIT; VALIDATION_ERROR.' }) },
+  { method: 'post', path: '/servers/{id}/files/delete', operationId: 'deleteFiles', tag: 'Files', summary: 'Delete files and folders', description: 'Needs `file.delete`. 1..1000 paths; folders with everything in them; a symlink is removed, never what it points to.', auth: 'user', pathId: 'Server', body: deleteFilesInput, success: { status: 204, description: 'Deleted.' }, errors: fileErrors('file.delete', { 400: '' }) },
+  { method: 'post', path: '/servers/{id}/files/directory', operationId: 'createDirectory', tag: 'Files', summary: 'Create a folder', description: 'Needs `file.create`. The parent must exist.', auth: 'user', pathId: 'Server', body: filePathInput, success: { status: 201, description: 'The new folder.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.create', { 400: '', 422: 'INVALID_PATH; ALREADY_EXISTS; VALIDATION_ERROR.' }) },
+  { method: 'post', path: '/servers/{id}/files/chmod', operationId: 'chmodFile', tag: 'Files', summary: 'Change permission bits', description: 'Needs `file.update`. `mode` is an octal string of permission bits (`644`; no setuid, setgid or sticky bit); never through a symlink.', auth: 'user', pathId: 'Server', body: chmodFileInput, success: { status: 200, description: 'The entry.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.update', { 400: '' }) },
+];
 
 const OPERATIONS: Operation[] = [
   // --- auth
@@ -276,7 +213,7 @@ const OPERATIONS: Operation[] = [
     operationId: 'updateMe',
     tag: 'Users',
     summary: 'Update the signed-in user',
-    description: "Changes name, email or password. A password change needs `currentPassword` and ends the user's other sessions.",
+    description: "Changes name, email or password. A password change, and an email change, need `currentPassword` (422 `fields.currentPassword` when it is missing or wrong); a password change ends the user's other sessions.",
     auth: 'user',
     body: updateMeInput,
     success: { status: 200, description: 'The updated user.', schema: envelope(UserSchema) },
@@ -365,7 +302,7 @@ const OPERATIONS: Operation[] = [
       400: '',
       401: '',
       403: 'FORBIDDEN: `ownerId` of another user given by a non-administrator.',
-      422: 'VALIDATION_ERROR (unknown node or blueprint, bad variables, cpu over the node\'s cores × 100, …), or CAPACITY_EXCEEDED: the node has not enough unallocated memory or disk.',
+      422: 'VALIDATION_ERROR (unknown node or blueprint, bad variables, cpu over the node\'s cores × 100, a blueprint that runs a user-chosen command when the operator keeps those to administrators (`fields.blueprintId`), …), CAPACITY_EXCEEDED: the node has not enough unallocated memory or disk, or QUOTA_EXCEEDED: the owner\'s per-user quota of servers, memory, cpu or disk (`details.exceeded` says which; administrators are exempt).',
     },
   },
   {
@@ -390,7 +327,7 @@ const OPERATIONS: Operation[] = [
     pathId: 'Server',
     body: updateServerInput,
     success: { status: 200, description: 'The updated server.', schema: envelope(ServerSchema) },
-    errors: { 400: '', 401: '', 403: '', 404: '', 422: 'VALIDATION_ERROR, or CAPACITY_EXCEEDED: the node cannot allocate the new memory or disk.' },
+    errors: { 400: '', 401: '', 403: '', 404: '', 422: 'VALIDATION_ERROR (`fields.variables` when a non-administrator changes the command of a user-command server that the operator keeps to administrators), CAPACITY_EXCEEDED: the node cannot allocate the new memory or disk, or QUOTA_EXCEEDED: growing memory, cpu or disk would take the owner over a per-user quota.' },
   },
   {
     method: 'delete',
@@ -448,6 +385,117 @@ const OPERATIONS: Operation[] = [
     success: { status: 200, description: 'The console token and socket address.', schema: envelope(ConsoleTicketSchema) },
     errors: { 401: '', 404: '', 422: 'NODE_UNAVAILABLE: the node has no token yet, so it could not verify a console token.' },
   },
+  // --- shared access and the activity log
+  {
+    method: 'get',
+    path: '/permissions',
+    operationId: 'listPermissions',
+    tag: 'Shared access',
+    summary: 'List permission keys',
+    description: 'Every key a server owner can grant to a subuser, with what it allows. The owner and administrators hold every key.',
+    auth: 'user',
+    success: { status: 200, description: 'The permission keys.', schema: envelope(z.array(PermissionSchema)) },
+    errors: { 401: '' },
+  },
+  {
+    method: 'get',
+    path: '/servers/{id}/subusers',
+    operationId: 'listSubusers',
+    tag: 'Shared access',
+    summary: 'List a server\'s subusers',
+    description: 'Needs `user.read`.',
+    auth: 'user',
+    pathId: 'Server',
+    query: listQuery(),
+    success: { status: 200, description: 'A page of subusers, oldest first.', schema: listEnvelope(SubuserSchema) },
+    errors: { 401: '', 403: 'FORBIDDEN: you lack `user.read` on this server.', 404: '', 422: 'VALIDATION_ERROR: bad `page` or `limit`.' },
+  },
+  {
+    method: 'post',
+    path: '/servers/{id}/subusers',
+    operationId: 'createSubuser',
+    tag: 'Shared access',
+    summary: 'Share a server with an account',
+    description:
+      'Needs `user.create`. `email` names an existing account (not the owner). You can only grant keys you hold yourself, and a subuser limited to some folders can only give scopes inside them. `paths` are folders relative to the server root; empty or absent: the whole server.',
+    auth: 'user',
+    pathId: 'Server',
+    body: createSubuserInput,
+    success: { status: 201, description: 'The new subuser.', schema: envelope(SubuserSchema) },
+    errors: {
+      400: '',
+      401: '',
+      403: 'FORBIDDEN: you lack `user.create`, or grant a key (or a scope) you do not hold.',
+      404: '',
+      422: 'VALIDATION_ERROR (`fields.email`: no such account, or the owner; `fields.permissions`: unknown keys; `fields.paths`: `..`, NUL or control characters), or ALREADY_EXISTS: already a subuser.',
+    },
+  },
+  {
+    method: 'patch',
+    path: '/servers/{id}/subusers/{userId}',
+    operationId: 'updateSubuser',
+    tag: 'Shared access',
+    summary: 'Change a subuser\'s permissions or folders',
+    description: 'Needs `user.update`. Nobody changes their own entry or grants a key they lack. Removing keys closes the subuser\'s live console sockets and subscriptions of this server within a second.',
+    auth: 'user',
+    pathId: 'Server',
+    params: subuserParam,
+    body: updateSubuserInput,
+    success: { status: 200, description: 'The subuser.', schema: envelope(SubuserSchema) },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: you lack `user.update`, change your own entry, or grant what you do not hold.', 404: 'NOT_FOUND: no such server, or the account is not its subuser.', 422: 'VALIDATION_ERROR: unknown keys or bad paths.' },
+  },
+  {
+    method: 'delete',
+    path: '/servers/{id}/subusers/{userId}',
+    operationId: 'deleteSubuser',
+    tag: 'Shared access',
+    summary: 'Stop sharing a server with an account',
+    description: 'Needs `user.delete`. Their live console sockets and subscriptions of this server end within a second.',
+    auth: 'user',
+    pathId: 'Server',
+    params: subuserParam,
+    success: { status: 204, description: 'Removed.' },
+    errors: { 401: '', 403: 'FORBIDDEN: you lack `user.delete`, or remove yourself.', 404: 'NOT_FOUND: no such server, or the account is not its subuser.' },
+  },
+  {
+    method: 'get',
+    path: '/servers/{id}/activity',
+    operationId: 'listServerActivity',
+    tag: 'Activity',
+    summary: 'A server\'s activity log',
+    description: 'Needs `activity.read`. Newest first.',
+    auth: 'user',
+    pathId: 'Server',
+    query: listQuery(activityFilter),
+    success: { status: 200, description: 'A page of entries.', schema: listEnvelope(ActivitySchema) },
+    errors: { 401: '', 403: 'FORBIDDEN: you lack `activity.read` on this server.', 404: '', 422: 'VALIDATION_ERROR: bad filter, `page` or `limit`.' },
+  },
+  {
+    method: 'get',
+    path: '/users/me/activity',
+    operationId: 'listMyActivity',
+    tag: 'Activity',
+    summary: 'What you did',
+    description: 'Your own entries, newest first.',
+    auth: 'user',
+    query: listQuery(activityFilter),
+    success: { status: 200, description: 'A page of entries.', schema: listEnvelope(ActivitySchema) },
+    errors: { 401: '', 422: 'VALIDATION_ERROR: bad filter, `page` or `limit`.' },
+  },
+  {
+    method: 'get',
+    path: '/admin/activity',
+    operationId: 'listActivity',
+    tag: 'Activity',
+    summary: 'The whole activity log',
+    description: 'Administrators only. Newest first.',
+    auth: 'admin',
+    query: listQuery(activityFilter),
+    success: { status: 200, description: 'A page of entries.', schema: listEnvelope(ActivitySchema) },
+    errors: { 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR: bad filter, `page` or `limit`.' },
+  },
+  // --- files
+  ...FILE_OPERATIONS,
   // --- nodes
   {
     method: 'get',
@@ -598,6 +646,12 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [createServerInput, createServerInput.meta({ id: 'CreateServerInput' })],
   [updateServerInput, updateServerInput.meta({ id: 'UpdateServerInput' })],
   [createNodeInput, createNodeInput.meta({ id: 'CreateNodeInput' })],
+  [createSubuserInput, createSubuserInput.meta({ id: 'CreateSubuserInput' })],
+  [updateSubuserInput, updateSubuserInput.meta({ id: 'UpdateSubuserInput' })],
+  [renameFileInput, renameFileInput.meta({ id: 'RenameFileInput' })],
+  [filePathInput, filePathInput.meta({ id: 'FilePathInput' })],
+  [deleteFilesInput, deleteFilesInput.meta({ id: 'DeleteFilesInput' })],
+  [chmodFileInput, chmodFileInput.meta({ id: 'ChmodFileInput' })],
 ]);
 const NEW_PLANT = newPlantBody.meta({ id: 'NewPlant', description: 'Request body of POST /plants: a Plant plus its id.' });
 
@@ -607,8 +661,10 @@ function register(registry: OpenAPIRegistry, op: Operation): void {
       description: op.success.description,
       headers: limitHeaders(),
       ...(op.success.schema ? { content: json(op.success.schema) } : {}),
+      ...(op.success.raw ? { content: binary(op.success.raw) } : {}),
     },
   };
+  for (const [status, text] of Object.entries(op.more ?? {})) responses[status] = { description: text, headers: limitHeaders(), ...(status === '206' ? { content: binary(['application/octet-stream']) } : {}) };
   const errors = { ...op.errors };
   // Any write authenticated by the cookie may meet the CSRF check.
   if (op.method !== 'get') errors[403] = errors[403] ? `${errors[403]} Or a cookie-authenticated write from another origin (CSRF).` : '';
@@ -627,9 +683,10 @@ function register(registry: OpenAPIRegistry, op: Operation): void {
     security: SECURITY[op.auth],
     ...(op.auth === 'admin' ? { 'x-roles': ['admin'] } : {}),
     request: {
-      ...(op.pathId ? { params: idParam(op.pathId) } : {}),
+      ...(op.pathId ? { params: op.params ? idParam(op.pathId).extend(op.params.shape) : idParam(op.pathId) } : {}),
       ...(op.query ? { query: op.query } : {}),
       ...(body ? { body: { required: true, description: op.bodyDescription ?? 'JSON object; unknown fields are ignored.', content: json(body) } } : {}),
+      ...(op.rawBody ? { body: { required: true, description: op.bodyDescription ?? 'The bytes.', content: binary(op.rawBody) } } : {}),
     },
     responses,
   });
@@ -717,4 +774,12 @@ let cached: string | null = null;
 export function openApiJson(): string {
   cached ??= JSON.stringify(buildOpenApiDocument(), null, 2) + '\n';
   return cached;
+}
+
+/** description.md: beside this file under src/, or under src/ from the compiled copy in dist/src/. */
+function readDescription(): string {
+  const candidates = [path.join(__dirname, 'description.md'), path.resolve(__dirname, '../../../src/openapi/description.md')];
+  const found = candidates.find((c) => existsSync(c));
+  if (!found) throw new Error(`src/openapi/description.md is missing (looked in ${candidates.join(', ')})`);
+  return readFileSync(found, 'utf8').trim();
 }

@@ -73,6 +73,7 @@ export const ServerSchema = z
     lastCrashAt: timestamp('Time of the last crash; null: never crashed.').nullable(),
     lastStopReason: z.string().nullable().meta({ description: 'Why the process last ended: stopped, killed, crashed, memory_limit, disk_limit, install_failed, agent_restart, …' }),
     crashCount: int().meta({ description: 'Crashes so far.' }),
+    permissions: z.array(z.string()).meta({ description: 'The permission keys you hold on this server: `["*"]` (every key) for its owner and administrators, the granted keys for a subuser (GET /permissions lists them).', example: ['*'] }),
     createdAt: timestamp(),
     updatedAt: timestamp(),
   })
@@ -216,6 +217,56 @@ export const NodeTokenSchema = z
   })
   .meta({ id: 'NodeToken' });
 
+export const PermissionSchema = z
+  .object({
+    key: z.string().meta({ description: 'The permission key.', example: 'control.start' }),
+    description: z.string().meta({ description: 'What it allows.', example: 'Start the server' }),
+  })
+  .meta({ id: 'Permission', description: 'A permission key a server owner can grant to a subuser.' });
+
+export const SubuserSchema = z
+  .object({
+    userId: id('The subuser\'s account id.'),
+    email: z.string().meta({ description: 'The subuser\'s email.', example: 'friend@example.com' }),
+    name: z.string().meta({ description: 'The subuser\'s display name.' }),
+    permissions: z.array(z.string()).meta({ description: 'The keys granted on this server.', example: ['websocket.connect', 'control.console'] }),
+    paths: z.array(z.string()).meta({ description: 'Folders that the file permissions are limited to; empty: the whole server.', example: ['/plugins'] }),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
+  })
+  .meta({ id: 'Subuser', description: 'An account a server is shared with.' });
+
+export const ActivitySchema = z
+  .object({
+    id: id('Entry id.'),
+    event: z.string().meta({ description: '`area:action`, e.g. `server:power.start`.', example: 'server:power.start' }),
+    serverId: z.uuid().nullable().meta({ description: 'The server concerned, if any.' }),
+    actor: z
+      .object({ id: z.uuid(), email: z.string() })
+      .nullable()
+      .meta({ description: 'Who did it (their email at the time); null for anonymous actions and the system.' }),
+    apiTokenId: z.uuid().nullable().meta({ description: 'The API token used, when the action came through one.' }),
+    ip: z.string().nullable().meta({ description: 'The client address (behind a trusted proxy: the address the proxy reports).' }),
+    properties: z.record(z.string(), z.unknown()).meta({ description: 'Details of the action; never a password, token or file content.' }),
+    createdAt: timestamp(),
+  })
+  .meta({ id: 'Activity', description: 'An entry of the activity log.' });
+
+export const FileEntrySchema = z
+  .object({
+    name: z.string().meta({ example: 'config.yml' }),
+    path: z.string().meta({ description: 'From the server\'s root.', example: '/plugins/config.yml' }),
+    type: z.enum(['file', 'directory', 'symlink', 'other']),
+    size: int().meta({ description: 'Bytes (0 for anything but a file).' }),
+    mode: z.string().meta({ description: 'Permission bits, octal.', example: '0644' }),
+    modifiedAt: z.string().meta({ description: 'ISO-8601 UTC timestamp.', example: '2026-01-01T12:00:00.000Z' }),
+  })
+  .meta({ id: 'FileEntry', description: 'A file, folder or symlink of a server.' });
+
+export const FilePageMetaSchema = z
+  .object({ total: int(), page: int().min(1), limit: int().min(1).max(1000) })
+  .meta({ id: 'FilePageMeta', description: 'A page of a folder: `limit` 1..1000 (default 500).' });
+
 export const PageMetaSchema = z
   .object({
     total: int().min(0).meta({ description: 'Total number of items (all pages).' }),
@@ -235,6 +286,10 @@ export const ERROR_CODES = [
   'NODE_HAS_SERVERS',
   'NODE_UNAVAILABLE',
   'CAPACITY_EXCEEDED',
+  'QUOTA_EXCEEDED',
+  'INVALID_PATH',
+  'DISK_LIMIT',
+  'FILE_TOO_LARGE',
   'RATE_LIMITED',
   'INTERNAL_ERROR',
 ] as const satisfies readonly ErrorCode[];
@@ -242,7 +297,7 @@ export const ERROR_CODES = [
 export const ErrorCodeSchema = z.enum(ERROR_CODES).meta({
   id: 'ErrorCode',
   description:
-    '400 BAD_REQUEST · 401 UNAUTHORIZED · 403 FORBIDDEN · 404 NOT_FOUND · 422 VALIDATION_ERROR, ALREADY_EXISTS, INVALID_STATE, NODE_HAS_SERVERS, NODE_UNAVAILABLE, CAPACITY_EXCEEDED · 429 RATE_LIMITED · 500 INTERNAL_ERROR',
+    '400 BAD_REQUEST · 401 UNAUTHORIZED · 403 FORBIDDEN · 404 NOT_FOUND · 422 VALIDATION_ERROR, ALREADY_EXISTS, INVALID_STATE, NODE_HAS_SERVERS, NODE_UNAVAILABLE, CAPACITY_EXCEEDED, QUOTA_EXCEEDED (the owner\'s per-user quota of servers, memory, cpu or disk: `details.exceeded` names which, with `limits`, `used` and `requested`), INVALID_PATH (a file path that is not text, holds NUL or leads outside the server\'s directory, lexically or through a symlink), DISK_LIMIT (a write would pass the server\'s disk limit; nothing half-written stays), FILE_TOO_LARGE (over the editor\'s limit: download it instead) · 429 RATE_LIMITED · 500 INTERNAL_ERROR',
 });
 
 export const ErrorSchema = z
@@ -255,7 +310,7 @@ export const ErrorSchema = z
           fields: z
             .record(z.string(), z.string())
             .optional()
-            .meta({ description: '422 VALIDATION_ERROR / ALREADY_EXISTS / CAPACITY_EXCEEDED: each bad field (dotted path, `body` for the whole body) with a message.' }),
+            .meta({ description: '422 VALIDATION_ERROR / ALREADY_EXISTS / CAPACITY_EXCEEDED / QUOTA_EXCEEDED: each bad field (dotted path, `body` for the whole body) with a message.' }),
           retryAfter: int().optional().meta({ description: '429: seconds until the window ends (also in `Retry-After`).' }),
         })
         .catchall(z.unknown())
@@ -301,6 +356,9 @@ sameShape<Same<ErrorCode, z.infer<typeof ErrorCodeSchema>>>();
 export type UserOut = z.infer<typeof UserSchema>;
 export type ApiTokenOut = z.infer<typeof ApiTokenSchema>;
 export type ServerOut = z.infer<typeof ServerSchema>;
+export type PermissionOut = z.infer<typeof PermissionSchema>;
+export type SubuserOut = z.infer<typeof SubuserSchema>;
+export type ActivityOut = z.infer<typeof ActivitySchema>;
 export type NodeOut = z.infer<typeof NodeSchema>;
 export type NodeChoiceOut = z.infer<typeof NodeChoiceSchema>;
 export type BlueprintOut = z.infer<typeof BlueprintSchema>;

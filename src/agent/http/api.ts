@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { parseAuthHeader, verifyRequest, type NonceCache } from '../../shared/node-protocol';
+import { MAX_CLOCK_SKEW_SECONDS, parseAuthHeader, STREAMED_BODY, verifyRequest, type NonceCache } from '../../shared/node-protocol';
+import { FailureCounter } from './failures';
+import { FILE_ROUTE, handleFiles, isStreamedWrite, type FilesContext } from './files';
 import { childLogger } from '../../logger';
 import { AgentError, notFound } from '../errors';
 import { SERVER_ID_RE } from '../paths';
 import type { ServerManager } from '../server/manager';
 import type { SystemStats } from '../system';
-import { commandSchema, parseBody, parseSpec, powerSchema } from './validation';
+import { commandSchema, parseBody, parseSpec, powerSchema, revokeSchema } from './validation';
 
 const log = childLogger('agent');
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -16,6 +18,11 @@ export interface ApiContext {
   nonces: NonceCache;
   manager: ServerManager;
   system: SystemStats;
+  files: FilesContext;
+  /** failed signatures per client address (past the limit, requests are refused unread) */
+  failures: FailureCounter;
+  /** Closes `userId`'s console sockets to the server; returns how many. */
+  revoke(serverId: string, userId: string): number;
 }
 
 function send(res: ServerResponse, status: number, body?: unknown): void {
@@ -85,58 +92,90 @@ export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: S
 async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const method = (req.method ?? 'GET').toUpperCase();
   const rawUrl = req.url ?? '/';
-  let raw: Buffer;
+  const url = new URL(rawUrl, 'http://agent');
+  const pathname = url.pathname.replace(/\/+$/, '') || '/';
+  const streamed = isStreamedWrite(method, pathname);
+  const address = req.socket.remoteAddress ?? 'unknown';
+  if (ctx.failures.over(address)) {
+    res.setHeader('connection', 'close');
+    throw new AgentError(429, 'RATE_LIMITED', 'Too many failed signatures from this address; try again in a minute.');
+  }
+  // the header first: a body is read only for a fresh signature of this node
+  const auth = parseAuthHeader(req.headers.authorization);
+  const fresh = auth !== null && auth.nodeId === ctx.nodeId && Math.abs(Math.floor(Date.now() / 1000) - auth.ts) <= MAX_CLOCK_SKEW_SECONDS;
+  let raw: Buffer = Buffer.alloc(0);
   try {
-    raw = await readBody(req);
+    if (fresh) raw = streamed ? Buffer.from(STREAMED_BODY) : await readBody(req);
   } catch (e) {
     res.setHeader('connection', 'close');
     throw e;
   }
-  const auth = parseAuthHeader(req.headers.authorization);
-  if (!auth || auth.nodeId !== ctx.nodeId || !verifyRequest(auth, ctx.nodeKey, method, rawUrl, raw, ctx.nonces)) throw unauthorized();
+  if (!fresh || !verifyRequest(auth, ctx.nodeKey, method, rawUrl, raw, ctx.nonces)) {
+    ctx.failures.failed(address);
+    res.setHeader('connection', 'close');
+    throw unauthorized();
+  }
+  if (FILE_ROUTE.test(pathname)) return handleFiles(ctx.files, req, res, url, streamed ? null : parseJson(raw, req));
 
-  const pathname = new URL(rawUrl, 'http://agent').pathname.replace(/\/+$/, '') || '/';
-  const m = /^\/api\/servers\/([^/]+)(?:\/([a-z]+))?$/.exec(pathname);
-
-  if (pathname === '/api/system' && method === 'GET') {
-    const servers = ctx.manager.list();
-    const stats = await ctx.system.collect({ total: servers.length, running: servers.filter((s) => s.status === 'running').length });
-    return send(res, 200, { data: stats });
+  const route = ROUTES.find((r) => r.method === method && r.path.test(pathname));
+  if (!route) throw notFound('Unknown route');
+  const id = decodeURIComponent(route.path.exec(pathname)![1] ?? '');
+  // a new server's id is validated as input (422); any other unknown id cannot exist (404)
+  if (route.path !== SYSTEM && !SERVER_ID_RE.test(id)) {
+    if (route.method === 'PUT') throw new AgentError(422, 'VALIDATION_ERROR', 'Invalid server id', { fields: { id: 'must be 1-64 letters, digits, - or _' } });
+    throw notFound('Server not found');
   }
-  if (!m) throw notFound('Unknown route');
-  const id = decodeURIComponent(m[1]!);
-  const sub = m[2] ?? '';
-  const validId = SERVER_ID_RE.test(id);
-
-  if (!sub && method === 'PUT') {
-    if (!validId) throw new AgentError(422, 'VALIDATION_ERROR', 'Invalid server id', { fields: { id: 'must be 1-64 letters, digits, - or _' } });
-    const spec = parseSpec(id, parseJson(raw, req));
-    const server = await ctx.manager.upsert(spec);
-    return send(res, 200, { data: server.state() });
-  }
-  if (!validId) throw notFound('Server not found');
-
-  if (!sub && method === 'GET') return send(res, 200, { data: ctx.manager.get(id).state() });
-  if (!sub && method === 'DELETE') {
-    await ctx.manager.remove(id);
-    return send(res, 204);
-  }
-  if (sub === 'power' && method === 'POST') {
-    const server = ctx.manager.get(id);
-    const { action } = parseBody(powerSchema, parseJson(raw, req));
-    await server.power(action);
-    return send(res, 200, { data: server.state() });
-  }
-  if (sub === 'commands' && method === 'POST') {
-    const server = ctx.manager.get(id);
-    const { command } = parseBody(commandSchema, parseJson(raw, req));
-    server.sendCommand(command);
-    return send(res, 204);
-  }
-  if (sub === 'reinstall' && method === 'POST') {
-    const server = await ctx.manager.reinstall(id);
-    return send(res, 200, { data: server.state() });
-  }
-  if (sub === 'logs' && method === 'GET') return send(res, 200, { data: { lines: ctx.manager.get(id).buffer.lines() } });
-  throw notFound('Unknown route');
+  const answer = await route.handle(ctx, id, () => parseJson(raw, req));
+  return answer === undefined ? send(res, 204) : send(res, 200, { data: answer });
 }
+
+interface Route {
+  method: string;
+  path: RegExp;
+  /** the answer's `data` (200), or undefined (204) */
+  handle(ctx: ApiContext, id: string, body: () => unknown): Promise<unknown> | unknown;
+}
+
+const SYSTEM = /^\/api\/system$/;
+const server = (sub = '') => new RegExp(`^/api/servers/([^/]+)${sub ? `/${sub}` : ''}$`);
+
+/** The agent's routes (the file routes are src/agent/http/files.ts's). */
+const ROUTES: Route[] = [
+  {
+    method: 'GET',
+    path: SYSTEM,
+    handle: (ctx) => {
+      const servers = ctx.manager.list();
+      return ctx.system.collect({ total: servers.length, running: servers.filter((s) => s.status === 'running').length });
+    },
+  },
+  { method: 'PUT', path: server(), handle: async (ctx, id, body) => (await ctx.manager.upsert(parseSpec(id, body()))).state() },
+  { method: 'GET', path: server(), handle: (ctx, id) => ctx.manager.get(id).state() },
+  {
+    method: 'DELETE',
+    path: server(),
+    handle: async (ctx, id) => {
+      await ctx.manager.remove(id);
+    },
+  },
+  {
+    method: 'POST',
+    path: server('power'),
+    handle: async (ctx, id, body) => {
+      const s = ctx.manager.get(id);
+      await s.power(parseBody(powerSchema, body()).action);
+      return s.state();
+    },
+  },
+  {
+    method: 'POST',
+    path: server('commands'),
+    handle: (ctx, id, body) => {
+      const s = ctx.manager.get(id);
+      s.sendCommand(parseBody(commandSchema, body()).command);
+    },
+  },
+  { method: 'POST', path: server('reinstall'), handle: async (ctx, id) => (await ctx.manager.reinstall(id)).state() },
+  { method: 'POST', path: server('revoke'), handle: (ctx, id, body) => ({ closed: ctx.revoke(id, parseBody(revokeSchema, body()).userId) }) },
+  { method: 'GET', path: server('logs'), handle: (ctx, id) => ({ lines: ctx.manager.get(id).buffer.lines() }) },
+];
