@@ -1,9 +1,10 @@
 /**
- * All configuration, read once from the environment and validated (CONTRACT §8 names).
+ * All configuration, read once from the environment and validated.
  * A bad value stops the start with one clear line per problem.
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { compileTrust, type TrustSetting } from './http/client-address.js';
 
 const bool = (def: boolean) =>
   z
@@ -56,18 +57,57 @@ const envSchema = z.object({
   RATE_LIMIT_ADMIN: int(30, 1, 10_000_000),
   CONSOLE_TOKEN_TTL_SECONDS: int(600, 10, 600),
   STOP_GRACE_SECONDS: int(30, 0, 3600),
+  ACTIVITY_RETENTION_DAYS: int(90, 1, 36500),
+  /** Which reverse proxies to believe about the client's address (X-Forwarded-For): unset trusts none. */
+  TRUST_PROXY: z
+    .string()
+    .optional()
+    .transform((v, ctx): TrustSetting => {
+      const s = (v ?? '').trim().toLowerCase();
+      if (s === '' || s === 'false') return false;
+      if (s === 'true') return true;
+      if (/^\d+$/.test(s)) return Number(s);
+      const list = s.split(',').map((x) => x.trim()).filter(Boolean);
+      try {
+        compileTrust(list);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be true, false, a number of proxies, or comma-separated addresses or CIDR ranges (10.0.0.0/8)' });
+        return z.NEVER;
+      }
+      return list;
+    }),
+  FILE_EDIT_MAX_BYTES: int(4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+  FILE_UPLOAD_MAX_BYTES: int(1024 * 1024 * 1024, 1024, Number.MAX_SAFE_INTEGER),
   AGENT_PORT: int(5000, 0, 65535),
   LOCAL_AGENT: bool(true),
+  /** Let the local agent run servers as its own user when it cannot give them one of their own (not root). */
+  ALLOW_UNISOLATED_SERVERS: bool(false),
+  /** Processes (and threads) one server of the local agent may have (its cgroup's pids.max). */
+  SERVER_PIDS_MAX: int(512, 16, 4194304),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
   /** Comma-separated extra origins allowed to make cookie-authenticated writes (CSRF check). */
   TRUSTED_ORIGINS: z.string().default(''),
   /** Public base URL of the panel, used in printed hints. */
   PANEL_URL: url(['http:', 'https:']),
-  GRAPHQL_INTROSPECTION: bool(true),
+  /** Introspection and the Sandbox landing page; unset: off when NODE_ENV=production, on otherwise. */
+  GRAPHQL_INTROSPECTION: z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'must be true or false' })
+    .optional()
+    .transform((v) => (v === undefined ? undefined : v === 'true' || v === '1' || v === 'yes')),
+  WS_MAX_CONNECTIONS_PER_USER: int(20, 1, 100_000),
+  WS_MAX_SUBSCRIPTIONS_PER_USER: int(100, 1, 1_000_000),
+  WS_MAX_ANONYMOUS_PER_ADDRESS: int(10, 1, 100_000),
   /** PostgreSQL port used for the embedded database. */
   EMBEDDED_PG_PORT: int(54329, 1024, 65535),
   MASTER_KEY: z.string().optional(),
+  /** Who may create servers from blueprints that run a command the user chooses (the "Shell command" one). */
+  USER_COMMAND_BLUEPRINTS: z.enum(['everyone', 'admins'], { message: 'must be everyone or admins' }).default('everyone'),
+  /** Per-user limits over all of a user's servers (0 = no limit; administrators are exempt). */
+  USER_MAX_SERVERS: int(10, 0, 1_000_000),
+  USER_MAX_MEMORY: int(16384, 0, 2_147_483_647),
+  USER_MAX_CPU: int(800, 0, 2_147_483_647),
+  USER_MAX_DISK: int(102400, 0, 2_147_483_647),
 });
 
 export interface Config {
@@ -83,18 +123,41 @@ export interface Config {
   rateLimits: { general: number; auth: number; admin: number };
   consoleTokenTtlSeconds: number;
   stopGraceSeconds: number;
+  /** Reverse proxies believed about the client's address (see src/http/client-address.ts). */
+  trustProxy: TrustSetting;
+  /** The most a file opened in the editor may hold. */
+  fileEditMaxBytes: number;
+  /** The most one uploaded or written file may hold. */
+  fileUploadMaxBytes: number;
+  /** Activity-log entries older than this are pruned (hourly, in batches). */
+  activityRetentionDays: number;
   agentPort: number;
   localAgent: boolean;
+  allowUnisolatedServers: boolean;
+  serverPidsMax: number;
   logLevel: string;
   production: boolean;
   trustedOrigins: string[];
   panelUrl: string | undefined;
   graphqlIntrospection: boolean;
+  /** Caps on the panel's GraphQL WebSocket: open sockets and live operations per user, sockets per address before they authenticate. */
+  wsLimits: { connectionsPerUser: number; subscriptionsPerUser: number; anonymousPerAddress: number };
   embeddedPgPort: number;
   /** base64 32-byte key sealing node keys at rest; default: DATA_DIR/keys/master.key */
   masterKey: string | undefined;
+  /** `admins`: only administrators create servers from blueprints that run a user-chosen command. */
+  userCommandBlueprints: 'everyone' | 'admins';
+  /** Per-user totals over the user's servers (memory and disk in MiB, cpu in percent of one core); 0 = no limit. */
+  userQuota: UserQuota;
   /** Unsent bytes a GraphQL WebSocket client may have queued before it is disconnected as too slow (not an env setting). */
   subscriberMaxBufferedBytes: number;
+}
+
+export interface UserQuota {
+  servers: number;
+  memory: number;
+  cpu: number;
+  disk: number;
 }
 
 export class ConfigError extends Error {
@@ -122,15 +185,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     rateLimits: { general: e.RATE_LIMIT_GENERAL, auth: e.RATE_LIMIT_AUTH, admin: e.RATE_LIMIT_ADMIN },
     consoleTokenTtlSeconds: e.CONSOLE_TOKEN_TTL_SECONDS,
     stopGraceSeconds: e.STOP_GRACE_SECONDS,
+    activityRetentionDays: e.ACTIVITY_RETENTION_DAYS,
+    trustProxy: e.TRUST_PROXY,
+    fileEditMaxBytes: e.FILE_EDIT_MAX_BYTES,
+    fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
     agentPort: e.AGENT_PORT,
     localAgent: e.LOCAL_AGENT,
+    allowUnisolatedServers: e.ALLOW_UNISOLATED_SERVERS,
+    serverPidsMax: e.SERVER_PIDS_MAX,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
     trustedOrigins: e.TRUSTED_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     panelUrl: e.PANEL_URL,
-    graphqlIntrospection: e.GRAPHQL_INTROSPECTION,
+    graphqlIntrospection: e.GRAPHQL_INTROSPECTION ?? e.NODE_ENV !== 'production',
+    wsLimits: {
+      connectionsPerUser: e.WS_MAX_CONNECTIONS_PER_USER,
+      subscriptionsPerUser: e.WS_MAX_SUBSCRIPTIONS_PER_USER,
+      anonymousPerAddress: e.WS_MAX_ANONYMOUS_PER_ADDRESS,
+    },
     embeddedPgPort: e.EMBEDDED_PG_PORT,
     masterKey: e.MASTER_KEY,
+    userCommandBlueprints: e.USER_COMMAND_BLUEPRINTS,
+    userQuota: { servers: e.USER_MAX_SERVERS, memory: e.USER_MAX_MEMORY, cpu: e.USER_MAX_CPU, disk: e.USER_MAX_DISK },
     subscriberMaxBufferedBytes: 4 * 1024 * 1024,
   };
   return { ...config, ...overrides };

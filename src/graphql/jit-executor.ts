@@ -12,8 +12,9 @@
  * walks the selection set. Subscriptions stay on graphql-js (src/graphql/shared-subscribe.ts).
  */
 import type { GatewayExecutor, GatewayInterface } from '@apollo/server-gateway-interface';
-import { getVariableValues, GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { GraphQLError, type DocumentNode, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import { coerceVariables } from './variables.js';
 
 /** Operations remembered per document (one per operation name actually used). */
 const MAX_OPERATIONS_PER_DOCUMENT = 16;
@@ -34,12 +35,12 @@ export function jitExecutor(schema: GraphQLSchema): GatewayExecutor {
   };
 
   return async (ctx) => {
-    // variables are checked by graphql-js first: its coercion errors carry the variable's AST node,
-    // which is how Apollo (and formatGraphQLError) recognise bad user input
+    // variables are checked first, the same way as over WebSocket: a bad value is a VALIDATION_ERROR
+    // naming the field (HTTP 400)
     const inputs = ctx.request.variables ?? {};
     if (ctx.operation.variableDefinitions?.length) {
-      const coerced = getVariableValues(schema, ctx.operation.variableDefinitions, inputs, { maxErrors: 50 });
-      if (coerced.errors) return { errors: coerced.errors };
+      const coerced = coerceVariables(schema, ctx.operation.variableDefinitions, inputs);
+      if ('errors' in coerced) return { errors: coerced.errors };
     }
     const op = compile(ctx.document, ctx.operationName);
     const result = isCompiledQuery(op) ? await op.query(undefined, ctx.context, inputs) : op;

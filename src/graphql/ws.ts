@@ -1,10 +1,15 @@
 /**
  * GraphQL over WebSocket (graphql-ws protocol) at `/graphql` on the panel's HTTP server.
  *
+ * Upgrades: any other path is answered 404 and closed; an address with too many sockets that have
+ * not authenticated yet gets 429 (src/graphql/ws-caps.ts, which also caps sockets and live
+ * operations per user).
+ *
  * Connection auth: `connectionParams.authorization` ("Bearer <secret>"), else the Authorization
- * header or the session cookie of the upgrade request; resolved with `services.auth.authenticate`
- * (the same secrets as REST). No or an invalid credential → the socket is closed with 4401; a cookie
- * from a foreign Origin (cross-site WebSocket hijacking) → 4403.
+ * header or the session cookie of the upgrade request, read and resolved by `authenticateRequest`
+ * (the same reader and secrets as REST). No or an invalid credential → the socket is closed with
+ * 4401; a cookie connection that fails the one origin rule (`originAllowed`, cross-site WebSocket
+ * hijacking) → 4403. A socket that sends no `connection_init` within 10 s is closed by graphql-ws (4408).
  *
  * Every operation then runs in its own MikroORM RequestContext and re-authenticates with the same
  * secret (a session signed out or a token revoked meanwhile stops working for new operations), spends
@@ -13,8 +18,7 @@
  *
  * The subscriptions (consoleOutput, serverStatus, serverStats) are declared in
  * src/resolvers/console.resolver.ts; the actor is `context.actor`, authorized as the server's owner or
- * an admin. An operation's context lives as long as the subscription; `onSocketClosed` below is the
- * place to release per-connection resources if any are added.
+ * an admin. An operation's context lives as long as the subscription.
  */
 import type { IncomingMessage, Server as HttpServer } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -22,9 +26,7 @@ import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import {
   execute,
-  getVariableValues,
   GraphQLError,
-  NoSchemaIntrospectionCustomRule,
   parse,
   specifiedRules,
   validate,
@@ -34,18 +36,22 @@ import {
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
-import { credentialOf } from '../http/auth.js';
+import { authenticateRequest, originAllowed } from '../http/auth.js';
+import { answerOnSocket } from '../http/client-errors.js';
 import { clientAddress, consumeAll } from '../http/limit-middleware.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { childLogger } from '../logger.js';
 import { formatGraphQLError, graphQLErrorOf } from '../resolvers/errors.js';
 import type { Actor } from '../services/actor.js';
 import type { Services } from '../services/index.js';
-import { bucketsForDocument } from './buckets.js';
+import { chargesForDocument } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
+import { introspectionRules } from './introspection.js';
 import { checkLimits } from './limits.js';
 import { resolveOperation } from './operation.js';
 import { sharedSubscribe } from './shared-subscribe.js';
+import { SocketCaps, WS_TOO_MANY } from './ws-caps.js';
+import { coerceVariables } from './variables.js';
 import { serveGraphQLWs } from './ws-transport.js';
 
 const log = childLogger('graphql-ws');
@@ -74,33 +80,37 @@ interface ConnExtra {
   actor?: Actor;
 }
 
-/** A cookie-authenticated upgrade must come from our own origin (or a trusted one). */
-function originAllowed(req: IncomingMessage, config: Config): boolean {
-  const origin = req.headers.origin;
-  if (!origin) return true; // not a browser page
-  if (origin === 'null') return false;
-  try {
-    return new URL(origin).host === req.headers.host || config.trustedOrigins.includes(origin);
-  } catch {
-    return false;
-  }
-}
-
 export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<void> } {
   const { schema, services, limiter, config, orm, httpServer } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
-  const rules = config.graphqlIntrospection ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
+  const rules = [...specifiedRules, ...introspectionRules(config.graphqlIntrospection)];
 
-  // Only upgrades to /graphql are ours; other paths are left to other listeners.
+  const caps = new SocketCaps(config.wsLimits);
+  /** Frees a socket's anonymous slot (when it authenticates or closes), by its upgrade request. */
+  const anonymousSlots = new WeakMap<IncomingMessage, () => void>();
+
+  // The panel has no other WebSocket endpoint: an upgrade to any other path is answered 404 and closed.
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    let pathname: string;
+    let pathname: string | null;
     try {
       pathname = new URL(req.url ?? '/', 'http://x').pathname;
     } catch {
-      return;
+      pathname = null;
     }
-    if (pathname !== WS_PATH) return;
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    if (pathname !== WS_PATH) return answerOnSocket(socket, AppError.notFound(`WebSocket endpoint ${pathname ?? ''}`));
+    const address = clientAddress(req);
+    if (!caps.admitAnonymous(address)) {
+      return answerOnSocket(
+        socket,
+        new AppError('RATE_LIMITED', `Too many unauthenticated WebSocket connections from this address (at most ${caps.limits.anonymousPerAddress}). Authenticate or close the others, then retry.`),
+      );
+    }
+    const release = caps.anonymousRelease(address);
+    socket.once('close', release);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      anonymousSlots.set(req, release);
+      wss.emit('connection', ws, req);
+    });
   };
   httpServer.on('upgrade', onUpgrade);
 
@@ -132,10 +142,9 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       const ctx = args.contextValue as GraphQLContext & { __secret?: string };
       const actor = ctx.__secret ? await services.auth.authenticate(ctx.__secret) : null;
       if (!actor) return { errors: [graphQLErrorOf(AppError.unauthorized('Your credentials are no longer valid. Reconnect with a valid token.'))] };
-      ctx.actor = actor;
-      const r = await consumeAll(limiter, bucketsForDocument(args.document, args.operationName), (bucket) =>
-        bucket !== 'auth' ? `user:${actor.user.id}` : `ip:${clientAddress(ctx.req as IncomingMessage & { ip?: string })}`,
-      );
+      const ip = clientAddress(ctx.req as IncomingMessage & { ip?: string });
+      ctx.actor = { ...actor, ip };
+      const r = await consumeAll(limiter, chargesForDocument(args.document, args.operationName), (keyedBy) => (keyedBy === 'user' ? `user:${actor.user.id}` : `ip:${ip}`));
       if (!r.allowed) {
         return {
           errors: [graphQLErrorOf(new AppError('RATE_LIMITED', `Too many requests. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter }))],
@@ -150,26 +159,32 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       connectionInitWaitTimeout: 10_000,
       onConnect: async (ctx) => {
         const req = ctx.extra.request;
-        const cred = credentialOf(req, ctx.connectionParams?.authorization);
-        if (!cred || !cred.secret) {
-          ctx.extra.socket.close(WS_UNAUTHORIZED, 'Unauthorized');
-          return false;
-        }
-        if (cred.via === 'cookie' && !originAllowed(req, config)) {
+        const found = await RequestContext.create(orm.em, () => authenticateRequest(services.auth, req, { authorization: ctx.connectionParams?.authorization }));
+        if (found.via === 'cookie' && !originAllowed(req, config)) {
           ctx.extra.socket.close(WS_FORBIDDEN, 'Forbidden: cross-site connection refused');
           return false;
         }
-        const actor = await authenticate(cred.secret);
-        if (!actor) {
+        const actor = found.actor;
+        if (!actor || !found.secret) {
           ctx.extra.socket.close(WS_UNAUTHORIZED, 'Unauthorized');
           return false;
         }
-        (ctx.extra as ConnExtra).secret = cred.secret;
+        if (!caps.admitUser(actor.user.id, ctx.extra.socket, () => Object.keys(ctx.subscriptions).length)) {
+          ctx.extra.socket.close(WS_TOO_MANY, `Too many connections: at most ${caps.limits.connectionsPerUser} per account`);
+          return false;
+        }
+        anonymousSlots.get(req)?.();
+        (ctx.extra as ConnExtra).secret = found.secret;
         (ctx.extra as ConnExtra).actor = actor;
-        watchCredential(ctx.extra.socket, cred.secret);
+        watchCredential(ctx.extra.socket, found.secret);
         return true;
       },
       onSubscribe: (ctx, _id, payload) => {
+        const userId = (ctx.extra as ConnExtra).actor?.user.id;
+        if (userId && caps.overOperations(userId)) {
+          const limit = caps.limits.subscriptionsPerUser;
+          return [graphQLErrorOf(new AppError('RATE_LIMITED', `Too many live operations: at most ${limit} per account. Stop a subscription, then retry.`, { limit }))];
+        }
         let document;
         try {
           document = parse(payload.query, { maxTokens: 20_000 });
@@ -183,14 +198,14 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         const tooMuch = checkLimits(schema, document, payload.variables ?? undefined, payload.operationName);
         if (tooMuch) return [tooMuch];
         // variables are coerced here, as Apollo does over HTTP, so that bad ones get the same VALIDATION_ERROR
-        const coerced = getVariableValues(schema, operation.variableDefinitions ?? [], payload.variables ?? {}, { maxErrors: 50 });
-        if (coerced.errors) return coerced.errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT' } }));
+        const coerced = coerceVariables(schema, operation.variableDefinitions ?? [], payload.variables ?? {});
+        if ('errors' in coerced) return coerced.errors;
         const contextValue: GraphQLContext & { __secret?: string } = {
           actor: (ctx.extra as ConnExtra).actor ?? null,
           services,
           req: ctx.extra.request as IncomingMessage,
           res: null,
-          loaders: createLoaders(orm, services),
+          loaders: createLoaders(services),
           __secret: (ctx.extra as ConnExtra).secret,
         };
         return {

@@ -9,6 +9,7 @@ import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import type { Actor } from '../services/actor.js';
 import type { AuthService } from '../services/auth.service.js';
+import { clientAddress } from './limit-middleware.js';
 
 export const SESSION_COOKIE = 'hp_session';
 
@@ -40,7 +41,12 @@ function readCookie(header: string | undefined, name: string): string | null {
   return null;
 }
 
-/** Finds the credential of a request (HTTP or WebSocket upgrade). Bearer wins over the cookie. */
+/**
+ * The one credential reader, for REST, GraphQL over HTTP and WebSocket, and `/plants`:
+ * `connectionParams.authorization` (WebSocket only, given as `authorization`) or the Authorization
+ * header ("Bearer <secret>"), else the session cookie. Bearer wins over the cookie; a malformed
+ * Authorization value is a bearer credential with an empty secret (it never falls back to the cookie).
+ */
 export function credentialOf(req: IncomingMessage, authorization?: unknown): Credential | null {
   const header = typeof authorization === 'string' ? authorization : req.headers.authorization;
   if (header) {
@@ -51,30 +57,65 @@ export function credentialOf(req: IncomingMessage, authorization?: unknown): Cre
   return cookie ? { secret: cookie, via: 'cookie' } : null;
 }
 
-const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+export interface Authenticated {
+  actor: Actor | null;
+  /** How the credential arrived, when one was sent. */
+  via: Credential['via'] | null;
+  secret: string | null;
+}
 
 /**
- * CSRF: cookies ride along with cross-site requests, so a cookie-authenticated write must come from
- * our own origin (or a trusted one). Browsers send Origin on every cross-origin write; a request with
- * no Origin and no Sec-Fetch-Site is not from a browser page and cannot be a CSRF.
+ * Reads the request's credential and resolves its actor (null for none or an unknown one).
+ * `bearerOnly`: the cookie is not a credential there (`/plants`, whose documented scheme is bearer).
+ */
+export async function authenticateRequest(
+  auth: AuthService,
+  req: IncomingMessage,
+  opts: { authorization?: unknown; bearerOnly?: boolean } = {},
+): Promise<Authenticated> {
+  const cred = credentialOf(req, opts.authorization);
+  if (!cred || (opts.bearerOnly && cred.via !== 'bearer')) return { actor: null, via: null, secret: null };
+  const actor = cred.secret ? await auth.authenticate(cred.secret) : null;
+  // the client address rides along for the activity log
+  return { actor: actor && { ...actor, ip: clientAddress(req) }, via: cred.via, secret: cred.secret || null };
+}
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** An origin as `scheme://host[:port]`, or null when it is not a URL. */
+function normalOrigin(origin: string): URL | null {
+  try {
+    return new URL(origin);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The one origin rule, for REST and GraphQL writes and for WebSocket upgrades: a request that may be
+ * a browser page of another site is refused. Allowed: an Origin whose host is this panel's Host, or
+ * one of TRUSTED_ORIGINS; no Origin at all when Sec-Fetch-Site is absent (not a browser) or says
+ * same-origin/none. Refused: any other Origin, the opaque "null", one that is not a URL, and no
+ * Origin with a cross-site Sec-Fetch-Site.
+ */
+export function originAllowed(req: IncomingMessage, config: Config): boolean {
+  const origin = req.headers.origin;
+  if (origin !== undefined) {
+    const url = origin === 'null' ? null : normalOrigin(origin);
+    if (!url) return false;
+    return url.host === req.headers.host || config.trustedOrigins.some((t) => normalOrigin(t)?.origin === url.origin);
+  }
+  const site = req.headers['sec-fetch-site'];
+  return !site || site === 'same-origin' || site === 'none';
+}
+
+/**
+ * CSRF: cookies ride along with cross-site requests, so a cookie-authenticated write must pass
+ * {@link originAllowed}. Reads (GET, HEAD, OPTIONS) change nothing and are not checked.
  */
 export function checkOrigin(req: Request, config: Config): void {
-  if (SAFE.has(req.method)) return;
-  const origin = req.headers.origin;
-  const host = req.headers.host;
-  if (origin && origin !== 'null') {
-    let originHost: string;
-    try {
-      originHost = new URL(origin).host;
-    } catch {
-      throw AppError.forbidden('Cross-site request refused (bad Origin).');
-    }
-    if (originHost === host || config.trustedOrigins.includes(origin)) return;
-    throw AppError.forbidden('Cross-site request refused: the Origin does not match this panel.');
-  }
-  if (origin === 'null') throw AppError.forbidden('Cross-site request refused (opaque Origin).');
-  const site = req.headers['sec-fetch-site'];
-  if (site && site !== 'same-origin' && site !== 'none') throw AppError.forbidden('Cross-site request refused.');
+  if (SAFE.has(req.method) || originAllowed(req, config)) return;
+  throw AppError.forbidden('Cross-site request refused: the Origin does not match this panel. Use a bearer token, or add the origin to TRUSTED_ORIGINS.');
 }
 
 /**
@@ -85,10 +126,10 @@ export function authenticate(auth: AuthService, config: Config, opts: { checkOri
   const originCheck = opts.checkOrigin ?? true;
   return async (req, _res, next) => {
     try {
-      const cred = credentialOf(req);
-      req.credentialVia = cred?.via ?? null;
-      req.actor = cred && cred.secret ? await auth.authenticate(cred.secret) : null;
-      if (originCheck && req.actor && cred?.via === 'cookie') checkOrigin(req, config);
+      const found = await authenticateRequest(auth, req);
+      req.actor = found.actor;
+      req.credentialVia = found.via;
+      if (originCheck && req.actor && found.via === 'cookie') checkOrigin(req, config);
       next();
     } catch (err) {
       next(err);

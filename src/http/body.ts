@@ -8,7 +8,7 @@ const hasBody = (req: { headers: Record<string, unknown> }) =>
 
 /**
  * JSON bodies only, at most 1 MiB, and an object at the top: anything else is a 400 BAD_REQUEST
- * (CONTRACT §1). Requests without a body are fine (the service then reports missing fields).
+ *. Requests without a body are fine (the service then reports missing fields).
  */
 export function jsonBody(): RequestHandler[] {
   const parse = express.json({ limit: BODY_LIMIT, strict: false, type: () => true });

@@ -1,11 +1,12 @@
 /**
  * Requests that Node's HTTP parser rejects before Express sees them: headers over the 16 KB limit,
  * a malformed request line or header, a request not received in time. Node's default answer is a
- * bare `431`/`400`/`408` without a body; here it is a 400 in the documented error shape (CONTRACT §1
- * uses no other status for a request that cannot be read). The path is not known yet at this point,
+ * bare `431`/`400`/`408` without a body; here it is a 400 in the documented error shape (the API uses
+ * no other status for a request that cannot be read). The path is not known yet at this point,
  * so `/plants` gets the platform's shape too.
  */
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.js';
 import { errorBody } from './errors.js';
 import { childLogger } from '../logger.js';
@@ -28,13 +29,26 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   }
   const message = MESSAGES[err.code ?? ''] ?? 'The request could not be parsed as HTTP.';
   log.debug({ code: err.code }, 'unreadable request');
-  const body = JSON.stringify(errorBody(AppError.badRequest(message)));
+  answerOnSocket(socket, AppError.badRequest(message));
+}
+
+const REASONS: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 429: 'Too Many Requests' };
+
+/**
+ * Writes `err` as a complete HTTP/1.1 response in the platform's error shape straight on a socket
+ * that Express never sees (an unparseable request, a refused WebSocket upgrade) and closes it.
+ */
+export function answerOnSocket(socket: Duplex, err: AppError): void {
+  const body = JSON.stringify(errorBody(err));
   socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
+    `HTTP/1.1 ${err.status} ${REASONS[err.status] ?? 'Error'}\r\n` +
       'Content-Type: application/json; charset=utf-8\r\n' +
       'X-Content-Type-Options: nosniff\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +
       body,
+    () => socket.destroy(),
   );
+  // a client that never reads its answer does not keep the socket either
+  setTimeout(() => socket.destroy(), 1_000).unref();
 }

@@ -1,4 +1,9 @@
-/** REST mapping of AppError (once), plus the 404 for unknown routes and body-parser failures. */
+/**
+ * The error renderers of the HTTP protocols, each written once: the platform's envelope
+ * (`/api/v1`, `/api/agent/v1`, unknown paths) and the plant store's shape (`/plants`). GraphQL's is
+ * src/resolvers/errors.ts; a raw HTTP answer on a socket (unparseable request, refused upgrade) is
+ * src/http/client-errors.ts. Each protocol gets its 404 and error handler from the same two factories.
+ */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, toAppError } from '../errors.js';
 import { childLogger } from '../logger.js';
@@ -49,12 +54,35 @@ export function resolveError(err: unknown, context: Record<string, unknown> = {}
   return app;
 }
 
-export const apiErrorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  const app = resolveError(err, { reqId: req.id, method: req.method, url: req.originalUrl });
-  if (res.headersSent) return res.end();
-  res.status(app.status).json(errorBody(app));
+/** How one protocol writes an error: its status and its JSON body. */
+export type ErrorRenderer = (err: AppError) => { status: number; body: unknown };
+
+export const renderApiError: ErrorRenderer = (err) => ({ status: err.status, body: errorBody(err) });
+
+/** The plant store's shape `{ error: <status>, message }`; statuses other than 401/404/429/500 are folded into 400. */
+export const renderPlantError: ErrorRenderer = (err) => {
+  const status = [400, 401, 404, 429, 500].includes(err.status) ? err.status : err.status >= 500 ? 500 : 400;
+  return { status, body: { error: status, message: err.message } };
 };
 
-export const apiNotFound: RequestHandler = (req, res) => {
-  res.status(404).json(errorBody(new AppError('NOT_FOUND', `No route for ${req.method} ${req.baseUrl}${req.path}.`)));
-};
+export function errorHandler(render: ErrorRenderer): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const resolved = resolveError(err, { reqId: req.id, method: req.method, url: req.originalUrl });
+    const { status, body } = render(resolved);
+    if (res.headersSent) return res.end();
+    // a refusal of a service's own throttle (not the rate-limit middleware's) says when to come back too
+    const retryAfter = resolved.details.retryAfter;
+    if (status === 429 && typeof retryAfter === 'number' && !res.getHeader('retry-after')) res.setHeader('Retry-After', String(retryAfter));
+    res.status(status).json(body);
+  };
+}
+
+export function notFoundHandler(render: ErrorRenderer): RequestHandler {
+  return (req, res) => {
+    const { status, body } = render(new AppError('NOT_FOUND', `No route for ${req.method} ${req.baseUrl}${req.path}.`));
+    res.status(status).json(body);
+  };
+}
+
+export const apiErrorHandler = errorHandler(renderApiError);
+export const apiNotFound = notFoundHandler(renderApiError);

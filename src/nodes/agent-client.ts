@@ -4,13 +4,17 @@
  */
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Node } from '../entities/Node.js';
-import { AppError } from '../errors.js';
+import { AppError, type ErrorCode } from '../errors.js';
 import { childLogger } from '../logger.js';
 import type { MasterKey } from '../security/master-key.js';
-import { signRequest } from '../shared/node-protocol.js';
+import { Readable } from 'node:stream';
+import { signRequest, STREAMED_BODY } from '../shared/node-protocol.js';
 
 const log = childLogger('agent-client');
 export const AGENT_TIMEOUT_MS = 2000;
+
+/** The agent's 422 codes that are the panel's own too (the file manager's): passed on as they are. */
+const PASSED_THROUGH: ReadonlySet<string> = new Set<ErrorCode>(['INVALID_PATH', 'DISK_LIMIT', 'FILE_TOO_LARGE', 'ALREADY_EXISTS', 'VALIDATION_ERROR']);
 
 export class AgentClient {
   constructor(
@@ -70,23 +74,61 @@ export class AgentClient {
     } catch {
       json = null;
     }
+    if (!res.ok) throw this.failure(node, res.status, json);
+    return (json?.data ?? null) as T | null;
+  }
+
+  /**
+   * A signed request whose answer is streamed back (file contents, downloads) or whose body is
+   * streamed (a file write, signed as STREAMED_BODY). Resolves with the agent's 2xx response once its
+   * headers are in (within `headersTimeoutMs`); errors as in call().
+   */
+  async stream(node: Node, method: string, path: string, opts: { body?: Readable; headers?: Record<string, string>; headersTimeoutMs?: number } = {}): Promise<Response> {
+    const key = this.nodeKey(node);
+    if (!key) throw AppError.nodeUnavailable('This node has no token yet: generate one with POST /admin/nodes/:id/token and give it to its agent.');
+    const abort = new AbortController();
+    // a write's answer comes once all its bytes are sent: only a download's headers are timed
+    const timer = opts.body ? null : setTimeout(() => abort.abort(), opts.headersTimeoutMs ?? AGENT_TIMEOUT_MS * 5);
+    let res: Response;
+    try {
+      res = await fetch(this.baseUrl(node) + path, {
+        method,
+        headers: { authorization: signRequest(node.id, key, method, path, opts.body ? STREAMED_BODY : ''), ...opts.headers },
+        body: opts.body ? (Readable.toWeb(opts.body) as ReadableStream) : undefined,
+        signal: abort.signal,
+        ...(opts.body ? { duplex: 'half' } : {}),
+      } as RequestInit);
+    } catch (err) {
+      if (opts.body?.destroyed || (opts.body as { aborted?: boolean } | undefined)?.aborted) throw AppError.badRequest('The upload was cut off before it ended.');
+      log.warn({ node: node.id, path, err: (err as Error).message }, 'node agent unreachable');
+      await this.markOffline(node.id);
+      throw AppError.nodeUnavailable();
+    } finally {
+      if (timer) clearTimeout(timer);
+    }
+    if (res.ok || res.status === 416) return res;
+    const json = await res.json().catch(() => null);
+    throw this.failure(node, res.status, json);
+  }
+
+  /** The AppError of an agent's error answer. */
+  private failure(node: Node, status: number, json: any): AppError {
+    const res = { status };
     if (res.status === 401) {
       log.warn({ node: node.id }, 'the node agent refused our signature (rotated token not given to the agent?)');
-      throw AppError.nodeUnavailable('The node agent refused the panel: its node token is out of date.');
+      return AppError.nodeUnavailable('The node agent refused the panel: its node token is out of date.');
     }
-    if (!res.ok) {
-      const code = json?.error?.code;
-      const message = typeof json?.error?.message === 'string' ? json.error.message : `The node agent answered ${res.status}.`;
-      // only the agent's own NOT_FOUND means "not on this node" (which lets a delete go ahead): any
-      // other 404 comes from something else at the node's address (a proxy, another program)
-      if (res.status === 404 && code === 'NOT_FOUND') throw AppError.notFound('Server on its node');
-      if (res.status === 404) throw AppError.nodeUnavailable(`The node's address answers HTTP 404 but not as a node agent: check its fqdn and port.`);
-      if (res.status === 422 && typeof code === 'string') {
-        throw code === 'INVALID_STATE' ? AppError.invalidState(message) : new AppError('INVALID_STATE', message, { agentCode: code });
-      }
-      throw AppError.nodeUnavailable(message);
+    const code = json?.error?.code;
+    const message = typeof json?.error?.message === 'string' ? json.error.message : `The node agent answered ${res.status}.`;
+    // only the agent's own NOT_FOUND means "not on this node" (which lets a delete go ahead): any
+    // other 404 comes from something else at the node's address (a proxy, another program)
+    if (res.status === 404 && code === 'NOT_FOUND') return new AppError('NOT_FOUND', message);
+    if (res.status === 404) return AppError.nodeUnavailable(`The node's address answers HTTP 404 but not as a node agent: check its fqdn and port.`);
+    if (res.status === 422 && typeof code === 'string') {
+      if (PASSED_THROUGH.has(code)) return new AppError(code as ErrorCode, message, json?.error?.details ?? {});
+      return code === 'INVALID_STATE' ? AppError.invalidState(message) : new AppError('INVALID_STATE', message, { agentCode: code });
     }
-    return (json?.data ?? null) as T | null;
+    return AppError.nodeUnavailable(message);
   }
 
   private async markOffline(nodeId: string): Promise<void> {

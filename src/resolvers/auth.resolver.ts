@@ -1,4 +1,5 @@
 /** The GraphQL twin of src/rest/auth.routes.ts: signUp, signIn, signOut, session. */
+import { clientAddress } from '../http/limit-middleware.js';
 import { Arg, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import { SESSION_COOKIE, sessionCookieOptions } from '../http/auth.js';
 import type { GraphQLContext } from '../graphql/context.js';
@@ -16,12 +17,12 @@ function signedIn(ctx: GraphQLContext, s: SignedIn): AuthPayload {
 export class AuthResolver {
   @Mutation(() => AuthPayload, { description: 'POST /auth/signup. Sets the session cookie and returns the session token.' })
   async signUp(@Arg('input', () => SignUpInput) input: SignUpInput, @Ctx() ctx: GraphQLContext): Promise<AuthPayload> {
-    return signedIn(ctx, await ctx.services.auth.signup(plain(input)));
+    return signedIn(ctx, await ctx.services.auth.signup(plain(input), { ip: clientAddress(ctx.req) }));
   }
 
   @Mutation(() => AuthPayload, { description: 'POST /auth/signin. Sets the session cookie and returns the session token.' })
   async signIn(@Arg('input', () => SignInInput) input: SignInInput, @Ctx() ctx: GraphQLContext): Promise<AuthPayload> {
-    return signedIn(ctx, await ctx.services.auth.signin(plain(input)));
+    return signedIn(ctx, await ctx.services.auth.signin(plain(input), { ip: clientAddress(ctx.req) }));
   }
 
   @Mutation(() => Boolean, { description: 'POST /auth/signout: ends the current session at once and clears the cookie. Always true.' })

@@ -1,5 +1,5 @@
 /**
- * The plant store (seed 001) in GraphQL: `addPlant` (POST /plants) and `plant(id)`. The service reads
+ * The plant store in GraphQL: `addPlant` (POST /plants) and `plant(id)`. The service reads
  * the plant from the raw JSON text of a REST body (to keep int64 ids exact), so the resolver writes
  * that text from the arguments: the id is already a canonical decimal (Int64 scalar), embedded as a
  * JSON number; name and tag are JSON-encoded. Errors are the service's (BAD_REQUEST for a taken id).

@@ -1,18 +1,19 @@
 /** `/api/agent/v1`: the routes node agents call (signed with their node key, never by users). */
 import express, { Router } from 'express';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import { apiErrorHandler, apiNotFound } from '../http/errors.js';
-import { authenticateNode, keepRawBody, nodeHeaderCheck, type SharedNonces } from '../http/node-auth.js';
+import { authenticateNode, NodeAuthFailures, nodeHeaderCheck, type SharedNonces } from '../http/node-auth.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import type { NodeAgentService } from '../services/node-agent.service.js';
 import { sendData, sendNoContent } from './respond.js';
 
-export function agentRoutes(orm: MikroORM, agents: AgentClient, nodeAgent: NodeAgentService, shared?: SharedNonces): Router {
+export function agentRoutes(agents: AgentClient, nodeAgent: NodeAgentService, shared?: SharedNonces): Router {
   const r = Router();
-  // the body (up to 8 MB: a node's queued events) is read only for a fresh header of a known node
-  r.use(nodeHeaderCheck(orm));
-  r.use(express.json({ limit: '8mb', verify: keepRawBody }));
-  r.use(authenticateNode(agents, shared));
+  const failures = new NodeAuthFailures();
+  // the body (up to 8 MB: a node's queued events) is read only for a fresh header of a known node,
+  // as raw bytes; it is parsed only once the signature over those bytes holds
+  r.use(nodeHeaderCheck((id) => nodeAgent.findNode(id), failures));
+  r.use(express.raw({ type: () => true, limit: '8mb' }));
+  r.use(authenticateNode(agents, failures, shared));
   r.get('/servers', async (req, res) => sendData(res, await nodeAgent.serversOf(req.node!)));
   r.post('/events', async (req, res) => {
     await nodeAgent.applyEvents(req.node!, req.body);

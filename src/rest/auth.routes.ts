@@ -1,5 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { sessionCookieOptions, SESSION_COOKIE } from '../http/auth.js';
+import { clientAddress } from '../http/limit-middleware.js';
 import type { SignedIn } from '../services/auth.service.js';
 import type { Services } from '../services/index.js';
 import { presentUser } from './presenters.js';
@@ -12,8 +13,8 @@ function signedIn(req: Request, res: Response, s: SignedIn, status: number) {
 
 export function authRoutes(services: Services): Router {
   const r = Router();
-  r.post('/signup', async (req, res) => signedIn(req, res, await services.auth.signup(req.body), 201));
-  r.post('/signin', async (req, res) => signedIn(req, res, await services.auth.signin(req.body), 200));
+  r.post('/signup', async (req, res) => signedIn(req, res, await services.auth.signup(req.body, { ip: clientAddress(req) }), 201));
+  r.post('/signin', async (req, res) => signedIn(req, res, await services.auth.signin(req.body, { ip: clientAddress(req) }), 200));
   r.post('/signout', async (req, res) => {
     await services.auth.signout(req.actor ?? null);
     res.clearCookie(SESSION_COOKIE, { path: '/' });

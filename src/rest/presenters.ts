@@ -2,7 +2,9 @@
  * The JSON shapes of REST responses. Each presenter returns the type of its schema in
  * src/openapi/responses.ts (the OpenAPI document), so the two cannot drift apart without `tsc` noticing.
  */
-import type { ApiTokenOut, BlueprintOut, NodeChoiceOut, NodeOut, ServerOut, UserOut } from '../openapi/responses.js';
+import type { ActivityOut, ApiTokenOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ServerOut, SubuserOut, UserOut } from '../openapi/responses.js';
+import type { ActivityEntry } from '../services/activity.service.js';
+import type { SubuserView } from '../services/subusers.service.js';
 import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { NodeChoice, NodeView } from '../services/nodes.service.js';
@@ -45,6 +47,7 @@ export const presentServer = (s: ServerRecord): ServerOut => ({
   lastCrashAt: s.lastCrashAt,
   lastStopReason: s.lastStopReason,
   crashCount: s.crashCount,
+  permissions: s.permissions ?? [],
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
 });
@@ -87,4 +90,27 @@ export const presentNodeChoice = (c: NodeChoice): NodeChoiceOut => ({
   name: c.name,
   status: c.status,
   available: { memory: c.available.memory, disk: c.available.disk },
+});
+
+export const presentPermission = (p: { key: string; description: string }): PermissionOut => ({ key: p.key, description: p.description });
+
+export const presentSubuser = (s: SubuserView): SubuserOut => ({
+  userId: s.userId,
+  email: s.email,
+  name: s.name,
+  permissions: s.permissions,
+  paths: s.paths,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
+
+export const presentActivity = (a: ActivityEntry): ActivityOut => ({
+  id: a.id,
+  event: a.event,
+  serverId: a.serverId,
+  actor: a.actor,
+  apiTokenId: a.apiTokenId,
+  ip: a.ip,
+  properties: a.properties,
+  createdAt: a.createdAt,
 });

@@ -1,5 +1,7 @@
 import { Router } from 'express';
 import type { Services } from '../services/index.js';
+import { parseInput } from '../validation/common.js';
+import { deleteServerQuery } from '../validation/servers.js';
 import { presentServer } from './presenters.js';
 import { sendData, sendList, sendNoContent } from './respond.js';
 
@@ -11,7 +13,7 @@ export function serversRoutes(services: Services): Router {
   r.get('/:id', async (req, res) => sendData(res, presentServer(await services.servers.get(req.actor ?? null, req.params.id))));
   r.patch('/:id', async (req, res) => sendData(res, presentServer(await services.servers.update(req.actor ?? null, req.params.id, req.body))));
   r.delete('/:id', async (req, res) => {
-    await services.servers.remove(req.actor ?? null, req.params.id, req.query);
+    await services.servers.remove(req.actor ?? null, req.params.id, parseInput(deleteServerQuery, { force: req.query.force }));
     sendNoContent(res);
   });
   return r;

@@ -1,5 +1,5 @@
 /**
- * The plant store (seed 001) in GraphQL. Plant ids are int64: GraphQL's Int is 32-bit and JSON
+ * The plant store in GraphQL. Plant ids are int64: GraphQL's Int is 32-bit and JSON
  * numbers above 2^53 lose digits, so ids travel as the `Int64` scalar: a decimal string in results
  * and variables (`"9223372036854775807"`); an integer literal written in the query text is read exactly too.
  */

@@ -26,13 +26,13 @@ export class UserType {
 @ObjectType('UserPage', { simpleResolvers: true })
 export class UserPage extends Paginated(UserType) {}
 
-/** PATCH /users/me. Every field optional; a password change needs currentPassword. */
+/** PATCH /users/me. Every field optional; a password or email change needs currentPassword. */
 @InputType('UpdateMeInput')
 export class UpdateMeInput {
   @Field({ nullable: true })
   name?: string;
 
-  @Field({ nullable: true })
+  @Field({ nullable: true, description: 'A new email requires currentPassword.' })
   email?: string;
 
   @Field({ nullable: true, description: '8..128 characters; requires currentPassword; ends your other sessions.' })

@@ -11,6 +11,8 @@ import { API_TOKEN_PREFIX, hashSecret, newSecret, SESSION_PREFIX } from '../secu
 import { signinInput, signupInput } from '../validation/auth.js';
 import { parseInput } from '../validation/common.js';
 import type { Actor } from './actor.js';
+import { noRecorder, type ActivityRecorder } from './activity.service.js';
+import { SigninThrottle } from './signin-throttle.js';
 import { requireActor } from './actor.js';
 import { reviveDates, selectList, USER_RECORDS } from './records.js';
 
@@ -30,13 +32,17 @@ export class AuthService {
   constructor(
     private readonly orm: MikroORM,
     private readonly config: Config,
+    private readonly activity: ActivityRecorder = noRecorder,
   ) {}
+
+  private readonly throttle = new SigninThrottle();
 
   private get em() {
     return this.orm.em;
   }
 
-  async signup(input: unknown): Promise<SignedIn> {
+  /** `origin.ip`: the client address, for the activity log. */
+  async signup(input: unknown, origin: Origin = {}): Promise<SignedIn> {
     if (!this.config.allowSignup) throw AppError.forbidden('Sign-up is turned off on this panel. Ask an administrator for an account.');
     const data = parseInput(signupInput, input);
     if (await this.em.count(User, { email: data.email })) {
@@ -51,16 +57,23 @@ export class AuthService {
       }
       throw err;
     }
-    return this.openSession(user);
+    return this.openSession(user, undefined, { event: 'auth:signup', ip: origin.ip });
   }
 
-  async signin(input: unknown): Promise<SignedIn> {
+  async signin(input: unknown, origin: Origin = {}): Promise<SignedIn> {
     const data = parseInput(signinInput, input);
-    const user = await this.em.findOne(User, { email: data.email.trim().toLowerCase() });
+    const email = data.email.trim().toLowerCase();
+    await this.throttle.check(email);
+    const user = await this.em.findOne(User, { email });
     // Same work and same answer whether or not the email exists: no user enumeration.
     const ok = await verifyPassword(user?.passwordHash ?? (await dummyHash()), data.password);
-    if (!user || !ok) throw AppError.unauthorized('Invalid email or password.');
-    return this.openSession(user, user.passwordHash);
+    if (!user || !ok) {
+      await this.throttle.failed(email);
+      await this.activity.record({ event: 'auth:signin-failed', ip: origin.ip, properties: { email: email.slice(0, 254) } });
+      throw AppError.unauthorized('Invalid email or password.');
+    }
+    await this.throttle.succeeded(email);
+    return this.openSession(user, user.passwordHash, { event: 'auth:signin', ip: origin.ip });
   }
 
   /**
@@ -70,18 +83,20 @@ export class AuthService {
    * same transaction) either comes after this session and ends it, or came before and this sign-in
    * with the old password fails. Without it, sign-ins racing a change kept sessions of the old password.
    */
-  private async openSession(user: User, checkedHash?: string): Promise<SignedIn> {
+  private async openSession(user: User, checkedHash: string | undefined, log: { event: string; ip?: string | null | undefined }): Promise<SignedIn> {
     const token = newSecret(SESSION_PREFIX);
     const session = await this.em.transactional(async (em) => {
       if (checkedHash !== undefined) {
         const rows = await em.execute<{ password_hash: string }[]>('select "password_hash" from "users" where "id" = ? for share', [user.id]);
         if (rows[0]?.password_hash !== checkedHash) throw AppError.unauthorized('Invalid email or password.');
       }
-      return em.create(Session, {
+      const session = em.create(Session, {
         user: em.getReference(User, user.id),
         tokenHash: hashSecret(token),
         expiresAt: new Date(Date.now() + this.config.sessionTtlSeconds * 1000),
       });
+      await this.activity.record({ event: log.event, actor: actorOf(user, session), ip: log.ip }, em);
+      return session;
     });
     return { user, session, token };
   }
@@ -94,6 +109,7 @@ export class AuthService {
     const a = requireActor(actor);
     if (a.via === 'session') await this.em.nativeDelete(Session, { id: a.credentialId });
     else await this.em.nativeUpdate(ApiToken, { id: a.credentialId, revokedAt: null }, { revokedAt: new Date() });
+    await this.activity.record({ event: 'auth:signout', actor: a });
   }
 
   session(actor: Actor | null) {
@@ -161,3 +177,14 @@ export class AuthService {
 }
 
 export { API_TOKEN_PREFIX };
+
+/** Where an anonymous request came from. */
+export interface Origin {
+  ip?: string | null;
+}
+
+/** The actor of a session being opened (for the activity entry of the sign-in itself). */
+function actorOf(user: User, session: Session): Actor {
+  const { id, email, name, role, createdAt, updatedAt } = user;
+  return { user: { id, email, name, role, createdAt, updatedAt }, via: 'session', credentialId: session.id, credentialCreatedAt: session.createdAt, credentialExpiresAt: session.expiresAt };
+}

@@ -13,22 +13,32 @@ import { SERVER_STATUSES, type NodeStats, type ServerSpec, type ServerStatus } f
 import { isUuid, parseInput } from '../validation/common.js';
 import type { ServerEvents } from './server-events.js';
 import type { ServerProvisioner } from './provisioner.js';
+import { User } from '../entities/User.js';
+import type { ActivityRecorder } from './activity.service.js';
 
 const log = childLogger('node-agent');
 
-const eventsInput = z.object({
-  events: z
-    .array(
-      z.object({
-        serverId: z.string(),
-        status: z.enum(SERVER_STATUSES as [ServerStatus, ...ServerStatus[]]),
-        at: z.string(),
-        exitCode: z.number().int().nullable().optional(),
-        reason: z.string().max(32).optional(),
-      }),
-    )
-    .max(10_000),
+const stateEvent = z.object({
+  serverId: z.string(),
+  status: z.enum(SERVER_STATUSES as [ServerStatus, ...ServerStatus[]]),
+  at: z.string(),
+  exitCode: z.number().int().nullable().optional(),
+  reason: z.string().max(32).optional(),
 });
+
+/** A console action of a user (src/shared/node-protocol.ts ConsoleActivityReport). */
+const activityReport = z.object({
+  kind: z.literal('activity'),
+  serverId: z.string(),
+  userId: z.string(),
+  event: z.enum(['server:console.command', 'server:power.start', 'server:power.stop', 'server:power.restart', 'server:power.kill']),
+  properties: z.record(z.string(), z.string().max(4096)),
+  ip: z.string().max(64).nullable(),
+  at: z.string(),
+});
+
+const eventsInput = z.object({ events: z.array(z.union([activityReport, stateEvent])).max(10_000) });
+type ActivityReport = z.output<typeof activityReport>;
 
 const heartbeatInput = z.object({
   stats: z.object({
@@ -44,6 +54,7 @@ export class NodeAgentService {
     private readonly orm: MikroORM,
     private readonly events: ServerEvents,
     private readonly provisioner: ServerProvisioner,
+    private readonly activity: ActivityRecorder,
   ) {}
 
   /** Background resyncs under way (see close()). */
@@ -54,20 +65,30 @@ export class NodeAgentService {
     return this.orm.em;
   }
 
+  /** The registered node of an id (for the signature check of its requests), or null. */
+  findNode(id: string): Promise<Node | null> {
+    return this.orm.em.findOne(Node, { id });
+  }
+
   async serversOf(node: Node): Promise<{ spec: ServerSpec; status: ServerStatus }[]> {
     const servers = await this.em.find(Server, { node: node.id }, { populate: ['blueprint'], orderBy: { createdAt: 'asc', id: 'asc' } });
     return servers.map((s) => ({ spec: serverSpec(s), status: s.status }));
   }
 
-  /** Applies state changes in order. Unknown servers (deleted meanwhile) are skipped. */
+  /**
+   * Applies state changes in order and records the console actions reported with them. Unknown
+   * servers (deleted meanwhile) and servers of other nodes are skipped.
+   */
   async applyEvents(node: Node, input: unknown): Promise<number> {
     const { events } = parseInput(eventsInput, input);
     const ids = [...new Set(events.map((e) => e.serverId))].filter(isUuid);
     const servers = new Map((await this.em.find(Server, { id: { $in: ids }, node: node.id })).map((s) => [s.id, s]));
+    const reports = events.filter((e): e is ActivityReport => 'kind' in e && servers.has(e.serverId));
+    await this.recordReports(reports);
     let applied = 0;
     for (const e of events) {
       const server = servers.get(e.serverId);
-      if (!server) continue;
+      if (!server || 'kind' in e) continue;
       server.status = e.status;
       if (e.exitCode !== undefined) server.lastExitCode = e.exitCode;
       if (e.reason) server.lastStopReason = e.reason;
@@ -82,9 +103,21 @@ export class NodeAgentService {
     node.lastSeenAt = new Date();
     await this.em.flush();
     for (const e of events) {
-      if (servers.has(e.serverId)) this.events.publishStatus(e.serverId, e.status);
+      if (servers.has(e.serverId) && !('kind' in e)) this.events.publishStatus(e.serverId, e.status);
     }
     return applied;
+  }
+
+  /** Console actions as activity entries of their users (reports naming an unknown user are dropped). */
+  private async recordReports(reports: ActivityReport[]): Promise<void> {
+    if (!reports.length) return;
+    const userIds = [...new Set(reports.map((r) => r.userId))].filter(isUuid);
+    const users = new Map((await this.em.find(User, { id: { $in: userIds } })).map((u) => [u.id, u]));
+    for (const r of reports) {
+      const user = users.get(r.userId);
+      if (!user) continue;
+      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: { ...r.properties, via: 'console' } });
+    }
   }
 
   async heartbeat(node: Node, input: unknown): Promise<void> {

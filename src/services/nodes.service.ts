@@ -10,6 +10,7 @@ import { parseId, parseInput } from '../validation/common.js';
 import { createNodeInput } from '../validation/nodes.js';
 import { parsePagination, type Paginated } from '../validation/pagination.js';
 import type { Actor } from './actor.js';
+import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, requireAdmin } from './actor.js';
 import type { Allocation } from './servers.service.js';
 
@@ -36,11 +37,12 @@ export interface IssuedNodeToken {
   createdAt: Date;
 }
 
-/** Nodes (admin only): registration, removal and their secrets (CONTRACT §3). */
+/** Nodes (admin only): registration, removal and their secrets. */
 export class NodesService {
   constructor(
     private readonly orm: MikroORM,
     private readonly masterKey: MasterKey,
+    private readonly activity: ActivityRecorder,
   ) {}
 
   private get em() {
@@ -101,6 +103,7 @@ export class NodesService {
           cpuCores: data.cpuCores ?? null,
         });
         const { token, createdAt } = await issueNodeToken(tx, this.masterKey, node);
+        await this.activity.record({ event: 'node:create', actor, properties: { nodeId: node.id, name: node.name, fqdn: node.fqdn } }, tx);
         return { node, token: { token, nodeId: node.id, createdAt } };
       });
     } catch (err) {
@@ -124,6 +127,7 @@ export class NodesService {
         const servers = await em.count(Server, { node: nodeId });
         if (servers) throw hasServers(servers);
         em.remove(node);
+        await this.activity.record({ event: 'node:delete', actor, properties: { nodeId, name: node.name } }, em);
       });
     } catch (err) {
       if (err instanceof ForeignKeyConstraintViolationException) throw hasServers(await this.em.count(Server, { node: nodeId }));
@@ -135,7 +139,9 @@ export class NodesService {
   /** `POST /admin/nodes/:id/token`: admin check, then {@link issueToken}. */
   async rotateToken(actor: Actor | null, id: unknown): Promise<IssuedNodeToken> {
     requireAdmin(actor);
-    return this.issueToken((await this.find(id)).id);
+    const issued = await this.issueToken((await this.find(id)).id);
+    await this.activity.record({ event: 'node:token', actor, properties: { nodeId: issued.nodeId } });
+    return issued;
   }
 
   /**

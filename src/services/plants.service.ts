@@ -6,13 +6,13 @@ import { parseNewPlant } from '../validation/plants.js';
 import type { Actor } from './actor.js';
 import { requireActor } from './actor.js';
 
-/** The Plant shape of seed 001: `tag` is omitted when the plant has none. */
+/** The Plant shape of the plant store: `tag` is omitted when the plant has none. */
 export interface PlantView {
   name: string;
   tag?: string;
 }
 
-/** The sample plant store (seed 001, CONTRACT §7). Every error is a 400 except 401/429/500. */
+/** The sample plant store. Every error is a 400 except 401/429/500. */
 export class PlantsService {
   constructor(private readonly orm: MikroORM) {}
 

@@ -33,6 +33,8 @@ export interface ServerRecord {
   crashCount: number;
   createdAt: Date;
   updatedAt: Date;
+  /** The keys the caller holds on the server (`["*"]`: every key); set for the caller by the service. */
+  permissions?: string[];
 }
 
 export type UserRecord = Pick<User, 'id' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt'>;
@@ -50,7 +52,7 @@ export interface RecordTable<T = Record<string, unknown>> {
   dates: (keyof T & string)[];
 }
 
-export const SERVER_RECORDS: RecordTable<ServerRecord> = {
+export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions'>> = {
   table: 'servers',
   columns: {
     id: 'id',

@@ -10,12 +10,16 @@ import { createApiTokenInput, updateMeInput } from '../validation/auth.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Page, Paginated } from '../validation/pagination.js';
 import type { Actor } from './actor.js';
+import { noRecorder, type ActivityRecorder } from './activity.service.js';
 import { requireActor } from './actor.js';
 import type { UserRecord } from './records.js';
 
 /** The signed-in user's own account and API tokens. */
 export class UsersService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly activity: ActivityRecorder = noRecorder,
+  ) {}
 
   private get em() {
     return this.orm.em;
@@ -40,18 +44,25 @@ export class UsersService {
         if (!user) throw AppError.unauthorized();
         // a concurrent password change of this account may have ended this very session
         if (a.via === 'session' && !(await em.count(Session, { id: a.credentialId }))) throw AppError.unauthorized();
-        if (data.password !== undefined) {
-          if (!(await verifyPassword(user.passwordHash, data.currentPassword ?? ''))) {
+        const emailChanges = data.email !== undefined && data.email !== user.email;
+        // The email is how the account is recovered and signed in to: changing it, like the password,
+        // proves knowledge of the current password (a stolen session or API token is not enough).
+        if (data.password !== undefined || emailChanges) {
+          if (!data.currentPassword) throw AppError.validation({ currentPassword: 'is required to change the email' });
+          if (!(await verifyPassword(user.passwordHash, data.currentPassword))) {
             throw AppError.validation({ currentPassword: 'is not your current password' });
           }
         }
-        if (data.email !== undefined && data.email !== user.email) {
+        if (emailChanges && data.email !== undefined) {
           if (await em.count(User, { email: data.email, id: { $ne: user.id } })) {
             throw AppError.alreadyExists('email', 'An account with this email already exists.');
           }
           user.email = data.email;
         }
         if (data.name !== undefined) user.name = data.name;
+        const fields = (['name', 'email'] as const).filter((k) => data[k] !== undefined);
+        if (fields.length) await this.activity.record({ event: 'user:update', actor: a, properties: { fields } }, em);
+        if (data.password !== undefined) await this.activity.record({ event: 'user:password-changed', actor: a }, em);
         if (data.password !== undefined) {
           user.passwordHash = await hashPassword(data.password);
           await em.flush();
@@ -93,6 +104,7 @@ export class UsersService {
       prefix: secret.slice(0, 12),
       expiresAt,
     });
+    await this.activity.record({ event: 'user:api-token.create', actor: a, properties: { tokenId: token.id, name: data.name, expiresAt } }, this.em);
     await this.em.flush();
     return { token, secret };
   }
@@ -103,6 +115,7 @@ export class UsersService {
     const token = await this.em.findOne(ApiToken, { id: tokenId, user: a.user.id, revokedAt: null });
     if (!token) throw AppError.notFound('API token');
     token.revokedAt = new Date();
+    await this.activity.record({ event: 'user:api-token.delete', actor: a, properties: { tokenId: token.id, name: token.name } }, this.em);
     await this.em.flush();
   }
 }

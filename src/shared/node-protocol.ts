@@ -44,6 +44,14 @@ function signature(key: Buffer, method: string, path: string, ts: number, nonce:
 }
 
 /** Builds the Authorization header value for one request. `path` includes the query string. */
+/**
+ * What a streamed request body (a file written through the file manager) is signed as: the sender
+ * cannot hash bytes it has not read yet, so the signature covers the method, the path with its query
+ * and the time, and the body's integrity rests on the connection (TLS between panel and node).
+ * The agent accepts it on its streamed routes only.
+ */
+export const STREAMED_BODY = 'hostpanel:streamed-body';
+
 export function signRequest(nodeId: string, key: Buffer, method: string, path: string, body: string | Buffer = ''): string {
   const ts = Math.floor(Date.now() / 1000);
   const nonce = randomBytes(12).toString('base64url');
@@ -151,9 +159,29 @@ export interface ServerStateEvent {
   at: string; // ISO time
   /** Set when a process ended: its exit code (null when killed by a signal). */
   exitCode?: number | null;
-  /** Why the process ended: 'stopped' | 'killed' | 'crashed' | 'memory_limit' | 'disk_limit' | 'install_failed' | 'agent_restart'. */
+  /** Why the process ended: 'stopped' | 'killed' | 'crashed' | 'memory_limit' | 'disk_limit' | 'install_failed' | 'agent_restart' | 'not_isolated' (install refused). */
   reason?: string;
 }
+
+/**
+ * An action a user took over the node's console channel (a command, a power action), reported to
+ * the panel on the same ordered, signed event queue as state changes, for the activity log.
+ */
+export interface ConsoleActivityReport {
+  kind: 'activity';
+  serverId: string;
+  /** The console token's subject: the user's id. */
+  userId: string;
+  /** `server:console.command` or `server:power.<action>` */
+  event: string;
+  properties: Record<string, string>;
+  /** The console client's address as the agent saw it. */
+  ip: string | null;
+  at: string;
+}
+
+/** What the agent's event queue carries to the panel. */
+export type AgentEvent = ServerStateEvent | ConsoleActivityReport;
 
 export interface NodeStats {
   online: boolean;
@@ -172,6 +200,11 @@ export interface ConsoleTokenClaims {
   srv: string;
   /** node id */
   node: string;
-  /** permissions: 'console' (read), 'command', 'power' */
+  /**
+   * The permission keys the holder has on the server, among `websocket.connect` (required to
+   * connect), `control.console` (commands) and `control.start|stop|restart` (power; kill needs stop).
+   */
   perms: string[];
+  /** When the token was issued, in ms (finer than `iat`): tokens older than a revocation are refused. */
+  issuedAt?: number;
 }

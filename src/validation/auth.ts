@@ -11,7 +11,7 @@ export const updateMeInput = z
     name: displayName(100).optional(),
     email: email.optional(),
     password: password.optional(),
-    currentPassword: z.string({ message: 'must be a string' }).max(1024).meta({ description: 'Required with `password`; changing the password ends the user\'s other sessions.' }).optional(),
+    currentPassword: z.string({ message: 'must be a string' }).max(1024).meta({ description: 'Required with `password` and with an `email` different from the current one (422 `fields.currentPassword` when missing or wrong); changing the password ends the user\'s other sessions.' }).optional(),
   })
   .superRefine((v, ctx) => {
     if (v.password !== undefined && !v.currentPassword) {

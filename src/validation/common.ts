@@ -16,6 +16,18 @@ const LONE_SURROGATE = /\p{Cs}/u;
 export const UNICODE_MESSAGE = 'must be valid Unicode text (it contains a lone UTF-16 surrogate)';
 export const isWellFormed = (s: string) => !LONE_SURROGATE.test(s);
 
+/**
+ * Characters that change how a name looks without being seen: bidirectional controls (U+202A-202E
+ * embeddings and overrides, U+2066-2069 isolates, U+200E/U+200F marks, U+061C) can make
+ * "evil\u202Egnp.exe" read as "evilexe.png", and zero-width characters (U+200B-200D, U+2060, U+FEFF)
+ * make two names that look alike differ. Names are shown to other people (admins, shared access),
+ * so they must read as what they are.
+ */
+const INVISIBLE = /[\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/;
+export const INVISIBLE_MESSAGE = 'must not contain invisible or text-direction characters (zero-width spaces, bidi controls)';
+export const hasInvisible = (s: string) => INVISIBLE.test(s);
+
+/** The one rule for every name a user gives (users, servers, nodes, API tokens). */
 export const displayName = (max = 100) =>
   z
     .string({ message: 'must be a string' })
@@ -23,6 +35,7 @@ export const displayName = (max = 100) =>
     .min(1, 'must not be empty')
     .max(max, `must be at most ${max} characters`)
     .refine((s) => !CONTROL.test(s), 'must not contain control characters')
+    .refine((s) => !hasInvisible(s), INVISIBLE_MESSAGE)
     .refine(isWellFormed, UNICODE_MESSAGE);
 
 export const email = z

@@ -1,4 +1,4 @@
-/** Inputs of the nodes resource (admin only; CONTRACT §3). */
+/** Inputs of the nodes resource (admin only). */
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { displayName } from './common.js';

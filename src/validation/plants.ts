@@ -1,5 +1,5 @@
 /**
- * The plant store's request body (seed 001): `{ id, name, tag? }`, where `id` is an int64 kept
+ * The plant store's request body: `{ id, name, tag? }`, where `id` is an int64 kept
  * exactly. `JSON.parse` turns numbers into doubles (exact only up to 2^53), so the digits of the
  * top-level `id` member are read from the raw text by a small tokenizer that respects strings and
  * nesting (Node 20 has no `context.source` in JSON.parse revivers).

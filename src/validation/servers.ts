@@ -1,5 +1,5 @@
 /**
- * Inputs of the servers resource (CONTRACT §3). Units: memory and disk in MiB, cpu in percent of one
+ * Inputs of the servers resource. Units: memory and disk in MiB, cpu in percent of one
  * core. Integers only: `1.5` and `"512"` are 422. The upper bound of cpu depends on the node
  * (cores × 100) and the upper bound of memory/disk on what the node can still allocate, so both are
  * checked by the service once the node is known.

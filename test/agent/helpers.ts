@@ -1,3 +1,4 @@
+import { sleep, until } from '../support/wait';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, readdirSync, readlinkSync, rmSync } from 'node:fs';
@@ -22,21 +23,11 @@ import {
 import { startAgent, type AgentOptions, type AgentTuning, type RunningAgent } from '../../src/agent';
 import { BUILTIN_BLUEPRINTS, mergeVariables } from '../../src/blueprints/builtin';
 
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+export { sleep };
 
-export async function waitFor<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 10000, everyMs = 25): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v as NonNullable<T>;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await sleep(everyMs);
-  }
+/** `until` (test/support/wait.ts) with the agent tests' argument order. */
+export function waitFor<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 10000, everyMs = 25): Promise<NonNullable<T>> {
+  return until(fn, timeoutMs, what, everyMs);
 }
 
 export function tmpDir(prefix = 'hp-agent-'): string {
@@ -143,6 +134,9 @@ export async function startHarness(tuning: AgentTuning = {}, extra: Partial<Agen
     heartbeatSeconds: 1,
     statsIntervalMs: 200,
     tuning: { statsPushIntervalMs: 300, panelRetryMinMs: 50, panelRetryMaxMs: 300, autoRestartDelayMs: 100, ...tuning },
+    // tests open many console sockets of one user at once; test/agent/console-caps.test.ts sets the caps it tests
+    wsMaxConnectionsPerUser: 10_000,
+    wsMaxAnonymousPerAddress: 10_000,
     ...extra,
   };
   const h: Harness = {
@@ -164,7 +158,7 @@ export async function startHarness(tuning: AgentTuning = {}, extra: Partial<Agen
       return { status: res.status, body: raw ? JSON.parse(raw) : undefined };
     },
     token(srv, o = {}) {
-      return jwt.sign({ sub: o.sub ?? 'user-1', srv, node: o.node ?? nodeId, perms: o.perms ?? ['console', 'command', 'power'] }, o.key ?? consoleKey, {
+      return jwt.sign({ sub: o.sub ?? 'user-1', srv, node: o.node ?? nodeId, perms: o.perms ?? ['websocket.connect', 'control.console', 'control.start', 'control.stop', 'control.restart'] }, o.key ?? consoleKey, {
         algorithm: 'HS256',
         expiresIn: o.expiresIn ?? 600,
       });

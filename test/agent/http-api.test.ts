@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { signRequest } from '../../src/shared/node-protocol';
 import { createServer, demoSpec, logs, newId, power, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
+import { sleep } from '../support/wait.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -41,7 +43,7 @@ describe('agent HTTP API authentication', () => {
   test('a request captured before the agent restarted is refused after it (the nonces of the previous run are gone)', async () => {
     const auth = signRequest(h.nodeId, h.nodeKey, 'GET', '/api/system');
     expect((await raw('GET', '/api/system', { authorization: auth })).status).toBe(200);
-    await new Promise((r) => setTimeout(r, 1100)); // the restart is in a later second than the signature
+    await sleep(1100); // the restart is in a later second than the signature
     await h.restartAgent();
     expect((await raw('GET', '/api/system', { authorization: auth })).status).toBe(401);
     expect((await h.request('GET', '/api/system')).status).toBe(200); // freshly signed requests work
@@ -68,7 +70,8 @@ describe('agent HTTP API', () => {
     expect(s.memory.total).toBeGreaterThan(s.memory.used);
     expect(s.disk.total).toBeGreaterThan(0);
     expect(s.servers).toEqual({ total: expect.any(Number), running: expect.any(Number) });
-    expect(s.uptime).toBeGreaterThanOrEqual(0);
+    // whole seconds since the agent started
+    expect(Number.isInteger(s.uptime)).toBe(true);
   });
 
   test('heartbeat and events reach the panel, signed', async () => {
@@ -174,6 +177,9 @@ describe('deleting a server with many files', () => {
     const dir = path.join(h.dataDir, 'agent', 'servers', id);
     mkdirSync(path.join(dir, 'many'));
     for (let i = 0; i < 5000; i++) writeFileSync(path.join(dir, 'many', `f${i}`), 'x');
+    // the server's own files (they are removed as its user)
+    const owner = statSync(dir);
+    execFileSync('chown', ['-R', `${owner.uid}:${owner.gid}`, dir]);
     expect((await h.request('DELETE', `/api/servers/${id}`)).status).toBe(204);
     expect(existsSync(dir)).toBe(false);
     const serversDir = path.join(h.dataDir, 'agent', 'servers');
@@ -186,4 +192,12 @@ describe('deleting a server with many files', () => {
     await h.restartAgent();
     await waitFor(() => !existsSync(leftover), 'the leftover to be removed at boot');
   }, 30_000);
+});
+
+describe('the signature before the body', () => {
+  test('a request of another node is refused without its body being read (a 2 MiB body is not a 400)', async () => {
+    const big = 'x'.repeat(2 * 1024 * 1024);
+    const r = await raw('POST', `/api/servers/${newId()}/commands`, { authorization: signRequest('other-node', h.nodeKey, 'POST', `/api/servers/x/commands`, big), 'content-type': 'application/json' }, big);
+    expect(r.status).toBe(401);
+  });
 });

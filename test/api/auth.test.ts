@@ -176,11 +176,30 @@ describe('PATCH /users/me', () => {
   test('updates name and email; a taken email is ALREADY_EXISTS', async () => {
     const a = await p.newUser();
     const b = await p.newUser();
-    const ok = await p.request('PATCH', '/api/v1/users/me', { token: a.token, body: { name: 'Renamed', email: `New.${a.email}` } });
+    const ok = await p.request('PATCH', '/api/v1/users/me', { token: a.token, body: { name: 'Renamed', email: `New.${a.email}`, currentPassword: a.password } });
     expect(ok.status).toBe(200);
     expect(ok.body.data).toMatchObject({ name: 'Renamed', email: `new.${a.email}` });
-    expectError(await p.request('PATCH', '/api/v1/users/me', { token: a.token, body: { email: b.email.toUpperCase() } }), 422, 'ALREADY_EXISTS');
+    expectError(await p.request('PATCH', '/api/v1/users/me', { token: a.token, body: { email: b.email.toUpperCase(), currentPassword: a.password } }), 422, 'ALREADY_EXISTS');
     expectError(await p.request('PATCH', '/api/v1/users/me', { token: a.token, body: { name: 123 } }), 422, 'VALIDATION_ERROR');
+  });
+
+  test('an email change needs the current password (a stolen token alone cannot take over the account)', async () => {
+    const u = await p.newUser();
+    const missing = await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { email: `moved.${u.email}` } });
+    expectError(missing, 422, 'VALIDATION_ERROR');
+    expect(Object.keys(missing.body.error.details.fields)).toEqual(['currentPassword']);
+    const wrong = await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { email: `moved.${u.email}`, currentPassword: 'not-the-password' } });
+    expectError(wrong, 422, 'VALIDATION_ERROR');
+    expect(Object.keys(wrong.body.error.details.fields)).toEqual(['currentPassword']);
+    // nothing changed: the old email still signs in
+    expect((await p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: u.password } })).status).toBe(200);
+    // the same email (any case) is no change and needs nothing; a taken email is not revealed without the password
+    expect((await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { email: u.email.toUpperCase(), name: 'Same' } })).status).toBe(200);
+    const other = await p.newUser();
+    expectError(await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { email: other.email } }), 422, 'VALIDATION_ERROR');
+    const ok = await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { email: `moved.${u.email}`, currentPassword: u.password } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.data.email).toBe(`moved.${u.email}`);
   });
 
   test('a password change needs the current password and ends the other sessions', async () => {

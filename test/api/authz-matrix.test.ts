@@ -24,6 +24,12 @@ interface Call {
   body?: unknown;
   /** override the caller's credential (e.g. a fresh session for sign-out) */
   token?: string;
+  /** value for `:userId` */
+  userId?: string;
+  /** query string (without `?`) */
+  query?: string;
+  /** a raw body (sent as application/octet-stream) */
+  raw?: string;
 }
 
 interface Row {
@@ -64,6 +70,8 @@ async function newServer(): Promise<string> {
 }
 
 const AGENT: Expect = [200, 422]; // owner/admin on routes that depend on the agent
+/** A file operation past authorization: done, or refused by the files themselves (missing, exists) or the node. */
+const FILES: number[] = [200, 201, 204, 404, 422];
 
 const ROWS: Row[] = [
   // --- auth
@@ -136,6 +144,28 @@ const ROWS: Row[] = [
   { method: 'GET', route: '/admin/stats', expect: [401, 403, 403, 200] },
   // never the local node: a new token would cut off its running agent
   { method: 'POST', route: '/admin/nodes/:id/token', expect: [401, 403, 403, 201], call: () => ({ id: otherNodeId }) },
+  // --- shared access (the permission matrix of subusers: test/api/permission-matrix.test.ts)
+  { method: 'GET', route: '/permissions', expect: [401, 200, 200, 200] },
+  { method: 'GET', route: '/servers/:id/subusers', expect: [401, 404, 200, 200] },
+  { method: 'POST', route: '/servers/:id/subusers', expect: [401, 404, 201, 201], call: async () => ({ body: { email: (await p.newUser('invited')).email, permissions: [] } }) },
+  { method: 'PATCH', route: '/servers/:id/subusers/:userId', expect: [401, 404, 200, 200], call: async () => ({ userId: await newSubuser(), body: { permissions: ['websocket.connect'] } }) },
+  { method: 'DELETE', route: '/servers/:id/subusers/:userId', expect: [401, 404, 204, 204], call: async () => ({ userId: await newSubuser() }) },
+  // --- files (owner and admin: past authorization; the answer depends on the files, and the server may be installing)
+  { method: 'GET', route: '/servers/:id/files', expect: [401, 404, FILES, FILES], call: () => ({ query: 'path=/' }) },
+  { method: 'GET', route: '/servers/:id/files/search', expect: [401, 404, FILES, FILES], call: () => ({ query: 'path=/&query=a' }) },
+  { method: 'GET', route: '/servers/:id/files/contents', expect: [401, 404, FILES, FILES], call: () => ({ query: 'path=/missing.txt' }) },
+  { method: 'PUT', route: '/servers/:id/files/contents', expect: [401, 404, FILES, FILES], call: () => ({ query: `path=/m-${uniq()}.txt`, raw: 'hello' }) },
+  { method: 'GET', route: '/servers/:id/files/download', expect: [401, 404, FILES, FILES], call: () => ({ query: 'path=/missing.txt' }) },
+  { method: 'POST', route: '/servers/:id/files/upload', expect: [401, 404, [400, ...FILES], [400, ...FILES]], call: () => ({ query: 'path=/' }) },
+  { method: 'POST', route: '/servers/:id/files/rename', expect: [401, 404, FILES, FILES], call: () => ({ body: { from: '/missing', to: `/r-${uniq()}` } }) },
+  { method: 'POST', route: '/servers/:id/files/copy', expect: [401, 404, FILES, FILES], call: () => ({ body: { path: '/missing' } }) },
+  { method: 'POST', route: '/servers/:id/files/delete', expect: [401, 404, FILES, FILES], call: () => ({ body: { paths: ['/missing'] } }) },
+  { method: 'POST', route: '/servers/:id/files/directory', expect: [401, 404, FILES, FILES], call: () => ({ body: { path: `/d-${uniq()}` } }) },
+  { method: 'POST', route: '/servers/:id/files/chmod', expect: [401, 404, FILES, FILES], call: () => ({ body: { path: '/missing', mode: '644' } }) },
+  // --- the activity log
+  { method: 'GET', route: '/servers/:id/activity', expect: [401, 404, 200, 200] },
+  { method: 'GET', route: '/users/me/activity', expect: [401, 200, 200, 200] },
+  { method: 'GET', route: '/admin/activity', expect: [401, 403, 403, 200] },
   // --- the OpenAPI document (src/openapi): public
   { method: 'GET', route: '/openapi.json', expect: [200, 200, 200, 200] },
 ];
@@ -158,6 +188,14 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => p?.stop(), 60_000);
 
+/** A subuser of the matrix's server (with no keys), added by its owner; their user id. */
+async function newSubuser(): Promise<string> {
+  const u = await p.newUser('subuser');
+  const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: tokens.owner, body: { email: u.email, permissions: [] } });
+  if (r.status !== 201) throw new Error(`subuser failed: ${r.text}`);
+  return u.user.id;
+}
+
 const key = (method: string, route: string) => `${method} ${route}`;
 
 test('every route of the REST router has a row in the matrix (and no row is stale)', () => {
@@ -175,14 +213,14 @@ describe.each(ROWS.map((r) => [key(r.method, r.route), r] as const))('%s', (_nam
   test.each(WHO.map((who, i) => [who, row.expect[i]!] as const))('as %s → %p', async (who, expected) => {
     const call = (await row.call?.(who)) ?? {};
     const id = call.id ?? serverId;
-    const path = '/api/v1' + row.route.replace(':id', id);
+    const path = '/api/v1' + row.route.replace(':id', id).replace(':userId', call.userId ?? '') + (call.query ? `?${call.query}` : '');
     const token = 'token' in call ? call.token : tokens[who];
-    const r = await p.request(row.method, path, { token, body: call.body ?? (['POST', 'PATCH'].includes(row.method) ? {} : undefined) });
+    const r = await p.request(row.method, path, call.raw !== undefined ? { token, raw: call.raw, headers: { 'content-type': 'application/octet-stream' } } : { token, body: call.body ?? (['POST', 'PATCH'].includes(row.method) ? {} : undefined) });
     const allowed = Array.isArray(expected) ? expected : [expected];
     if (!allowed.includes(r.status)) throw new Error(`${row.method} ${path} as ${who}: expected ${allowed.join('|')}, got ${r.status} ${r.text.slice(0, 300)}`);
     if (r.status >= 400) {
       expect(r.body).toEqual({ error: { code: expect.any(String), message: expect.any(String), details: expect.any(Object) } });
-      if (r.status === 422) expect(['NODE_UNAVAILABLE', 'INVALID_STATE']).toContain(r.body.error.code);
+      if (r.status === 422) expect(['NODE_UNAVAILABLE', 'INVALID_STATE', 'ALREADY_EXISTS']).toContain(r.body.error.code);
     }
   });
 });

@@ -1,4 +1,4 @@
-/** The plant store (seed 001, CONTRACT §7): POST /plants, int64 ids kept exactly, the plant Error shape. */
+/** The plant store: POST /plants, int64 ids kept exactly, the plant Error shape. */
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 let p: TestPlatform;

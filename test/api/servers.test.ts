@@ -61,6 +61,7 @@ describe('POST /servers', () => {
       lastCrashAt: null,
       lastStopReason: null,
       crashCount: 0,
+      permissions: ['*'],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });
@@ -136,13 +137,17 @@ describe('POST /servers', () => {
   });
 
   test('odd Unicode and injection strings are stored verbatim and harmless', async () => {
-    for (const name of ["'; DROP TABLE servers; --", '<script>alert(1)</script>', 'Ünïcødé 🚀 服务器 ‮rtl', '{{MOTD}} $(rm -rf /) `id`', "Robert'); --"]) {
+    for (const name of ["'; DROP TABLE servers; --", '<script>alert(1)</script>', 'Ünïcødé 🚀 服务器 שרת', '{{MOTD}} $(rm -rf /) `id`', "Robert'); --"]) {
       const s = await created({ name, description: name + '\n' + name, variables: { COMMAND: name } });
       const g = await p.request('GET', `/api/v1/servers/${s.id}`, { token: owner.token });
       expect(g.body.data.name).toBe(name);
       expect(g.body.data.description).toBe(name + '\n' + name);
       expect(g.body.data.variables.COMMAND).toBe(name);
     }
+    // names refuse bidi controls (test/api/names.test.ts); free text keeps them
+    const rtl = await created({ name: 'rtl', description: 'Ünïcødé \u202Ertl', variables: { COMMAND: 'echo \u202Ertl' } });
+    expect(rtl.description).toBe('Ünïcødé \u202Ertl');
+    expect(rtl.variables.COMMAND).toBe('echo \u202Ertl');
     expect((await p.request('GET', '/api/v1/servers', { token: owner.token })).status).toBe(200);
   });
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { Client } from 'pg';
-import { freePort } from '../support/wait.js';
+import { freePort, sleep } from '../support/wait.js';
 
 const MAIN = path.resolve(__dirname, '../../dist/src/main.js');
 
@@ -96,6 +96,9 @@ maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart 
     const pg = new Client({ host: '127.0.0.1', port: pgCreds.port, user: 'postgres', password: pgCreds.password, database: 'hostpanel' });
     await pg.connect();
     expect((await pg.query('show unix_socket_directories')).rows[0].unix_socket_directories).toBe('');
+    // and on the IPv4 loopback only, the address whose port the start checks: a PostgreSQL that lost
+    // 127.0.0.1 to another program fails to start (and tries another port) instead of running on ::1 alone
+    expect((await pg.query('show listen_addresses')).rows[0].listen_addresses).toBe('127.0.0.1');
     await pg.end();
     expect(await stop(first)).toBe(0);
 
@@ -113,6 +116,26 @@ maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart 
   }
 }, 180_000);
 
+maybe('two starts at once on different DATA_DIRs and the same embedded PostgreSQL port: both come up and answer /health', async () => {
+  const a = await freshStart('hostpanel-twin-a-');
+  const b = await freshStart('hostpanel-twin-b-');
+  // as two `npm start` with the default port: both find it free, then only one can bind it
+  b.env.EMBEDDED_PG_PORT = a.env.EMBEDDED_PG_PORT;
+  const started = await Promise.allSettled([start(a.env), start(b.env)]);
+  try {
+    expect(started.map((s) => (s.status === 'fulfilled' ? 'started' : String(s.reason)))).toEqual(['started', 'started']);
+    const [sa, sb] = started.map((s) => (s as PromiseFulfilledResult<Started>).value) as [Started, Started];
+    expect((await fetch(sa.url + '/health')).status).toBe(200);
+    expect((await fetch(sb.url + '/health')).status).toBe(200);
+    const portOf = (dir: string) => (JSON.parse(readFileSync(path.join(dir, 'postgres-credentials.json'), 'utf8')) as { port: number }).port;
+    expect(portOf(a.env.DATA_DIR)).not.toBe(portOf(b.env.DATA_DIR));
+  } finally {
+    for (const s of started) if (s.status === 'fulfilled') await stop(s.value);
+    rmSync(a.dataDir, { recursive: true, force: true });
+    rmSync(b.dataDir, { recursive: true, force: true });
+  }
+}, 180_000);
+
 maybe('SIGTERM with a request under way: the request is answered, then the database stops, and the exit code is 0', async () => {
   const { dataDir, env } = await freshStart('hostpanel-stop-');
   try {
@@ -126,10 +149,10 @@ maybe('SIGTERM with a request under way: the request is answered, then the datab
     let reply = '';
     socket.on('data', (d) => (reply += d.toString()));
     socket.on('error', () => undefined);
-    await new Promise((r) => setTimeout(r, 300));
+    await sleep(300);
     const exited = stop(s);
     // the rest of the body arrives after the stop signal: the request still gets its answer
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     socket.write(body.slice(10));
     expect(await exited).toBe(0);
     expect(reply).toMatch(/^HTTP\/1\.1 401 /);
@@ -154,7 +177,7 @@ maybe('SIGTERM as soon as /health answers (the start not quite done): exit code 
         const ok = await fetch(health).then((r) => r.status === 200, () => false);
         if (ok) break;
         if (child.exitCode !== null) throw new Error(`run ${run + 1}: main.js exited (${child.exitCode}) before it was healthy`);
-        await new Promise((r) => setTimeout(r, 10));
+        await sleep(10);
       }
       child.kill('SIGTERM');
       expect(await exited).toBe(0);

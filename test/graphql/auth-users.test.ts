@@ -121,15 +121,23 @@ describe('me / updateMe', () => {
     const other = await p.newUser();
     const UPDATE = 'mutation($input: UpdateMeInput!) { updateMe(input: $input) { id name email } }';
     expect(expectData(await gql(p, UPDATE, { input: { name: 'Renamed' } }, { token: u.token })).updateMe.name).toBe('Renamed');
-    const taken = await gql(p, UPDATE, { input: { email: other.email.toUpperCase() } }, { token: u.token });
+    const taken = await gql(p, UPDATE, { input: { email: other.email.toUpperCase(), currentPassword: u.password } }, { token: u.token });
     expectGqlError(taken, 'ALREADY_EXISTS');
+    // an email change needs the current password, as over REST
+    const noPassword = await gql(p, UPDATE, { input: { email: `moved.${u.email}` } }, { token: u.token });
+    expectGqlError(noPassword, 'VALIDATION_ERROR');
+    expect(Object.keys(noPassword.body.errors![0]!.extensions.details.fields)).toEqual(['currentPassword']);
+    const wrongPassword = await gql(p, UPDATE, { input: { email: `moved.${u.email}`, currentPassword: 'wrong-password' } }, { token: u.token });
+    expectGqlError(wrongPassword, 'VALIDATION_ERROR');
+    const moved = await gql(p, UPDATE, { input: { email: `moved.${u.email}`, currentPassword: u.password } }, { token: u.token });
+    expect(expectData(moved).updateMe.email).toBe(`moved.${u.email}`);
 
     const noCurrent = await gql(p, UPDATE, { input: { password: 'new-password-1' } }, { token: u.token });
     expectGqlError(noCurrent, 'VALIDATION_ERROR');
     const rest = await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: 'new-password-1' } });
     expect(noCurrent.body.errors![0]!.extensions.details.fields).toEqual(rest.body.error.details.fields);
 
-    const second = await p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: u.password } });
+    const second = await p.request('POST', '/api/v1/auth/signin', { body: { email: `moved.${u.email}`, password: u.password } });
     const secondToken = second.body.data.token as string;
     const changed = await gql(p, UPDATE, { input: { password: 'new-password-1', currentPassword: u.password } }, { token: u.token });
     expectData(changed);

@@ -4,9 +4,10 @@
  * and a fresh context, and both answers must be the same: data, and errors (message, path, code).
  */
 import { RequestContext } from '@mikro-orm/core';
-import { execute, GraphQLError, Kind, parse, type ExecutionResult, type GraphQLSchema } from 'graphql';
+import { execute, Kind, parse, type ExecutionResult, type GraphQLSchema } from 'graphql';
 import { createLoaders, type GraphQLContext } from '../../src/graphql/context.js';
 import { buildGraphQLSchema } from '../../src/graphql/schema.js';
+import { coerceVariables } from '../../src/graphql/variables.js';
 import { formatGraphQLError } from '../../src/resolvers/errors.js';
 import { createNode } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -55,14 +56,14 @@ async function referenceInContext(query: string, variables: Record<string, unkno
     services: p.services,
     req: { headers: {} } as GraphQLContext['req'],
     res: null,
-    loaders: createLoaders(p.orm, p.services),
+    loaders: createLoaders(p.services),
   };
-  const result = (await execute({ schema, document: parse(query), contextValue: context, variableValues: variables })) as ExecutionResult;
-  // the same error mapping Apollo applies on the HTTP path: variable coercion errors are user input
-  // errors (BAD_USER_INPUT), then formatError
-  const errors = result.errors
-    ?.map((e) => (e.nodes?.[0]?.kind === Kind.VARIABLE_DEFINITION ? new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'BAD_USER_INPUT' } }) : e))
-    .map((e) => formatGraphQLError(e.toJSON(), e));
+  const document = parse(query);
+  // the same variable check as the gateway's (both transports), then formatError
+  const operation = document.definitions.find((d) => d.kind === Kind.OPERATION_DEFINITION);
+  const coerced = coerceVariables(schema, operation?.kind === Kind.OPERATION_DEFINITION ? (operation.variableDefinitions ?? []) : [], variables ?? {});
+  const result = 'errors' in coerced ? { errors: coerced.errors } : ((await execute({ schema, document, contextValue: context, variableValues: variables })) as ExecutionResult);
+  const errors = result.errors?.map((e) => formatGraphQLError(e.toJSON(), e));
   return comparable({ data: result.data, errors });
 }
 

@@ -8,7 +8,7 @@ import { ConsoleClient } from '../support/console-client.js';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { until, within } from '../support/wait.js';
+import { until, within, sleep } from '../support/wait.js';
 
 const LIMIT = 64 * 1024;
 let p: TestPlatform;
@@ -59,7 +59,7 @@ test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps 
   const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
   for (let i = 0; i < 25; i++) {
     node.send({ type: 'command', data: 'spam 250 4000' }); // about 1 MB of output each
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   (stalled.ws as unknown as { _socket: { resume(): void } })._socket.resume();
   const code = await within(stalled.closed, 20_000, -1);

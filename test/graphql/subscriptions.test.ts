@@ -8,7 +8,7 @@ import { createLocalDemoServer, waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from './gql.js';
-import { until } from '../support/wait.js';
+import { until, sleep } from '../support/wait.js';
 
 let p: TestPlatform;
 let owner: { token: string };
@@ -41,7 +41,7 @@ beforeAll(async () => {
   for (let i = 0; i < 100; i++) {
     const s = await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token });
     if (s.body.data.status === 'offline') break;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
 }, 60_000);
 

@@ -7,7 +7,7 @@ import type { Client } from 'graphql-ws';
 import { createLocalDemoServer } from '../support/fixtures.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { until } from '../support/wait.js';
+import { until, sleep } from '../support/wait.js';
 
 let p: TestPlatform;
 const clients: Client[] = [];
@@ -29,7 +29,7 @@ test('with 10 s console tokens, a feed outlives several renewals and relays one 
   const statuses = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }', { id });
   await until(() => statuses.items.length > 0, 10_000, 'the first status');
   // two and a half token lifetimes: the feed must renew (else the node closes it) and stay quiet
-  await new Promise((r) => setTimeout(r, 25_000));
+  await sleep(25_000);
   expect(statuses.items.map((d) => d.serverStatus.status)).toEqual(['offline']);
   expect(p.services.console.hub.upstreamCount).toBe(1);
 

@@ -3,6 +3,7 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { closeHttpServer } from '../../src/http/shutdown.js';
+import { sleep } from '../support/wait.js';
 
 function listen(handler: http.RequestListener): Promise<http.Server & { port: number }> {
   const server = http.createServer(handler);
@@ -12,7 +13,7 @@ function listen(handler: http.RequestListener): Promise<http.Server & { port: nu
 test('a request under way when the close begins still gets its whole answer; new connections are refused', async () => {
   const server = await listen((_req, res) => setTimeout(() => res.end('finished'), 300));
   const reply = fetch(`http://127.0.0.1:${server.port}/`).then(async (r) => ({ status: r.status, text: await r.text() }));
-  await new Promise((r) => setTimeout(r, 50)); // the request has reached the handler
+  await sleep(50); // the request has reached the handler
   const closing = closeHttpServer(server, 5000);
   await expect(reply).resolves.toEqual({ status: 200, text: 'finished' });
   await closing;

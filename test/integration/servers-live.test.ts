@@ -4,6 +4,7 @@
  */
 import { ConsoleClient } from '../support/console-client.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { sleep } from '../support/wait.js';
 
 let p: TestPlatform;
 let admin: { token: string };
@@ -44,7 +45,7 @@ async function waitStatus(id: string, status: string, timeoutMs = 20_000) {
   while (Date.now() < deadline) {
     last = await getServer(id);
     if (last.status === status) return last;
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
   }
   throw new Error(`server ${id} did not reach ${status}; last: ${JSON.stringify(last)}`);
 }

@@ -2,6 +2,7 @@
 import { createHook } from 'node:async_hooks';
 import net from 'node:net';
 import { startTestPlatform } from '../support/harness.js';
+import { sleep } from '../support/wait.js';
 
 function occupy(): Promise<net.Server & { port: number }> {
   return new Promise((resolve) => {
@@ -34,7 +35,7 @@ function openResources(): string[] {
 }
 
 async function settled(): Promise<string[]> {
-  await new Promise((r) => setTimeout(r, 300));
+  await sleep(300);
   return openResources();
 }
 
@@ -43,6 +44,17 @@ test('a start that fails after the GraphQL gateway and console hub exist leaves 
   const busy = await occupy();
   try {
     await expect(startTestPlatform({ port: busy.port, host: '0.0.0.0' })).rejects.toThrow(/PORT \d+ is already in use/);
+  } finally {
+    await new Promise((r) => busy.close(r));
+  }
+  expect(await settled()).toEqual(before);
+});
+
+test('a start that fails at its last step (the local agent, after the HTTP server listens) closes everything it opened', async () => {
+  const before = await settled();
+  const busy = await occupy();
+  try {
+    await expect(startTestPlatform({ localAgent: true, agentPort: busy.port })).rejects.toThrow(/AGENT_PORT \d+ is already in use/);
   } finally {
     await new Promise((r) => busy.close(r));
   }
@@ -91,7 +103,7 @@ test('a start that fails after the local agent said hello leaves no work running
   try {
     await expect(startTestPlatform({ localAgent: true, agentPort: busy.port })).rejects.toThrow(/AGENT_PORT/);
     timers.stop();
-    await new Promise((r) => setTimeout(r, 1000));
+    await sleep(1000);
     expect(timers.alive()).toEqual([]);
   } finally {
     timers.dispose();

@@ -109,6 +109,10 @@ export class ContractChecker {
       if (!v(x.body)) {
         problems.push(`${label}: body does not match the schema: ${this.ajv.errorsText(v.errors, { separator: '; ' })}; body ${x.text.slice(0, 300)}`);
       }
+    } else if (response.content && x.text !== '') {
+      // bytes (a file's contents, a download): the Content-Type must be one documented
+      const type = (x.headers['content-type'] ?? '').split(';')[0]!.trim();
+      if (!Object.keys(response.content).includes(type)) problems.push(`${label}: Content-Type ${type} is not documented (${Object.keys(response.content).join(', ')})`);
     } else if (x.text !== '') {
       problems.push(`${label}: documented without a body, got ${x.text.slice(0, 200)}`);
     }

@@ -13,6 +13,7 @@ import { listRoutes } from '../../src/rest/route-list.js';
 import { createNode } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { ContractChecker, operationsOf } from './contract.js';
+import { sleep } from '../support/wait.js';
 
 const doc = buildOpenApiDocument();
 const checker = new ContractChecker(doc);
@@ -47,7 +48,7 @@ test('the routes of the app and the operations of the document are the same', ()
 describe('a scenario over every operation', () => {
   let admin: string;
   let user: { token: string; user: any; email: string; password: string };
-  let other: { token: string; user: any };
+  let other: { token: string; user: any; email: string };
   let nodeId: string;
   let blueprintId: string;
   let serverId: string;
@@ -142,6 +143,45 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('GET', `/api/v1/servers/${serverId}/console-token`), 401, 'console token anonymous');
   });
 
+  test('shared access and the activity log', async () => {
+    expectStatus(await p.request('GET', '/api/v1/permissions', { token: other.token }), 200, 'permission keys');
+    const added = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: user.token, body: { email: other.email, permissions: ['websocket.connect'], paths: ['/plugins'] } });
+    expectStatus(added, 201, 'add subuser');
+    expectStatus(await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: user.token, body: { email: other.email, permissions: [] } }), 422, 'add subuser again');
+    expectStatus(await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: other.token, body: { email: user.email, permissions: [] } }), 403, 'add subuser without user.create');
+    expectStatus(await p.request('GET', `/api/v1/servers/${serverId}/subusers`, { token: user.token }), 200, 'list subusers');
+    expectStatus(await p.request('PATCH', `/api/v1/servers/${serverId}/subusers/${other.user.id}`, { token: user.token, body: { permissions: ['websocket.connect', 'activity.read'] } }), 200, 'change subuser');
+    expectStatus(await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:`, { token: other.token }), 200, 'server activity');
+    expectStatus(await p.request('GET', '/api/v1/users/me/activity?limit=5', { token: user.token }), 200, 'my activity');
+    expectStatus(await p.request('GET', '/api/v1/admin/activity?since=2020-01-01T00:00:00Z', { token: admin }), 200, 'all activity');
+    expectStatus(await p.request('GET', '/api/v1/admin/activity', { token: user.token }), 403, 'all activity by user');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${other.user.id}`, { token: user.token }), 204, 'remove subuser');
+  });
+
+  test('files on the local node agent', async () => {
+    const nodes = await p.request('GET', '/api/v1/nodes?limit=100', { token: admin });
+    const local = nodes.body.data.find((n: any) => n.name === 'local');
+    const created = await p.request('POST', '/api/v1/servers', { token: user.token, body: { name: 'Files server', nodeId: local.id, blueprintId, memory: 64, cpu: 10, disk: 128 } });
+    const id = created.body.data.id as string;
+    const F = (sub: string, q = '') => `/api/v1/servers/${id}/files${sub}${q ? `?${q}` : ''}`;
+    expectStatus(await p.request('POST', F('/directory'), { token: user.token, body: { path: '/cfg' } }), 201, 'create folder');
+    expectStatus(await p.request('PUT', F('/contents', 'path=/cfg/a.txt'), { token: user.token, raw: 'hello', headers: { 'content-type': 'text/plain' } }), 200, 'write file');
+    expectStatus(await p.request('GET', F('', 'path=/cfg'), { token: user.token }), 200, 'list files');
+    expectStatus(await p.request('GET', F('/search', 'path=/&query=a'), { token: user.token }), 200, 'search files');
+    expectStatus(await p.request('GET', F('/contents', 'path=/cfg/a.txt'), { token: user.token }), 200, 'read file');
+    expectStatus(await p.request('GET', F('/contents', 'path=../x'), { token: user.token }), 422, 'read file outside');
+    expectStatus(await p.request('GET', F('/download', 'path=/cfg/a.txt'), { token: user.token }), 200, 'download file');
+    expectStatus(await p.request('GET', F('/download', 'path=/cfg/a.txt'), { token: user.token, headers: { range: 'bytes=0-1' } }), 206, 'download range');
+    const form = `--b\r\nContent-Disposition: form-data; name="f"; filename="up.txt"\r\n\r\nuploaded\r\n--b--\r\n`;
+    expectStatus(await p.request('POST', F('/upload', 'path=/cfg'), { token: user.token, raw: form, headers: { 'content-type': 'multipart/form-data; boundary=b' } }), 201, 'upload');
+    expectStatus(await p.request('POST', F('/rename'), { token: user.token, body: { from: '/cfg/up.txt', to: '/cfg/b.txt' } }), 200, 'rename file');
+    expectStatus(await p.request('POST', F('/copy'), { token: user.token, body: { path: '/cfg/b.txt' } }), 201, 'copy file');
+    expectStatus(await p.request('POST', F('/chmod'), { token: user.token, body: { path: '/cfg/b.txt', mode: '640' } }), 200, 'chmod file');
+    expectStatus(await p.request('POST', F('/delete'), { token: user.token, body: { paths: ['/cfg'] } }), 204, 'delete files');
+    expectStatus(await p.request('GET', F('', 'path=/cfg'), { token: user.token }), 404, 'list deleted folder');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${id}`, { token: user.token }), 204, 'delete files server');
+  }, 60_000);
+
   test('power actions on the local node agent', async () => {
     const nodes = await p.request('GET', '/api/v1/nodes?limit=100', { token: admin });
     const local = nodes.body.data.find((n: any) => n.name === 'local');
@@ -155,7 +195,7 @@ describe('a scenario over every operation', () => {
     const until = Date.now() + 30_000;
     let status = created.body.data.status as string;
     while (status === 'installing' && Date.now() < until) {
-      await new Promise((r) => setTimeout(r, 200));
+      await sleep(200);
       status = (await p.request('GET', `/api/v1/servers/${id}`, { token: user.token })).body.data.status;
     }
     expect(status).toBe('offline');
@@ -238,7 +278,7 @@ test('every recorded response matches the document', () => {
     expect([`${x.method} ${x.path} → ${x.status}`, missing]).toEqual([`${x.method} ${x.path} → ${x.status}`, []]);
   }
 
-  // the error codes match their statuses (CONTRACT §1)
+  // the error codes match their statuses
   const STATUS_OF: Record<string, number> = {
     BAD_REQUEST: 400,
     UNAUTHORIZED: 401,

@@ -10,7 +10,7 @@ import Redis from 'ioredis';
 import { RedisBus } from '../../src/console/redis-bus.js';
 import { HISTORY_LINES, type ConsoleEvent } from '../../src/console/types.js';
 import { HoldingProxy } from '../support/redis-proxy.js';
-import { until } from '../support/wait.js';
+import { until, sleep } from '../support/wait.js';
 import { redisOnly } from '../support/redis-only.js';
 
 const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-batching.test.ts', 'to batch to');
@@ -67,7 +67,7 @@ describeRedis('the Redis console bus under a flood', () => {
       10_000,
       'a warm-up line at B',
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await sleep(200);
     atA.length = 0;
     atB.length = 0;
     messages = 0;
@@ -112,7 +112,7 @@ describeRedis('the Redis console bus under a flood', () => {
         10_000,
         'each bus to be connected',
       );
-      await new Promise((r) => setTimeout(r, 300));
+      await sleep(300);
       expect(new Set(atB)).toEqual(new Set(['from production']));
       expect(new Set(atStaging)).toEqual(new Set(['from staging']));
       expect(new Set(atElsewhere)).toEqual(new Set(['from another database']));

@@ -7,7 +7,7 @@
 import net from 'node:net';
 import { gqlWsClient, lineTexts, subscribe, CONSOLE_LINES } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { until } from '../support/wait.js';
+import { until, sleep } from '../support/wait.js';
 
 let p: TestPlatform;
 
@@ -41,7 +41,7 @@ test('the API answers, with rate-limit headers, and a GraphQL console subscriber
   const client = gqlWsClient(p.url, owner.token);
   try {
     const sub = subscribe(client, CONSOLE_LINES, { id: serverId });
-    await new Promise((r) => setTimeout(r, 500)); // subscribed before the server starts
+    await sleep(500); // subscribed before the server starts
     expect((await p.request('POST', `/api/v1/servers/${serverId}/start`, { token: owner.token })).status).toBe(200);
     await until(() => lineTexts(sub).some((l) => /Done \(/.test(l)) || sub.done, 20_000);
     expect(sub.errors).toEqual([]);

@@ -14,7 +14,7 @@ import { ConsoleClient } from '../support/console-client.js';
 import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { startRemoteNode } from '../support/remote-node.js';
-import { until } from '../support/wait.js';
+import { until, sleep } from '../support/wait.js';
 import { redisOnly } from '../support/redis-only.js';
 
 const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-outage.test.ts', 'to cut and restore');
@@ -122,7 +122,7 @@ describeRedis('Redis goes away and comes back under two gateway instances', () =
       // both feeds ran until the election closed one: still, no subscriber got a line twice
       for (let i = 0; i < 10; i++) {
         say(`settling ${i}`);
-        await new Promise((r) => setTimeout(r, 300));
+        await sleep(300);
       }
       await until(() => saw(onA, 'settling 9') && saw(earlyOnB, 'settling 9'), 15_000, 'the last settling line');
       expect(repeated(onA)).toEqual([]);

@@ -13,7 +13,7 @@ import { ConsoleClient } from '../support/console-client.js';
 import { CONSOLE_LINES, gqlWsClient, lineTexts, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { startRemoteNode } from '../support/remote-node.js';
-import { until as waitUntil } from '../support/wait.js';
+import { until as waitUntil, sleep } from '../support/wait.js';
 import { redisOnly } from '../support/redis-only.js';
 
 const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/two-instances.test.ts', 'to share between two gateway instances');
@@ -84,7 +84,7 @@ describeRedis('two gateway instances with Redis', () => {
     for (let i = 0; i < 100; i++) {
       const s = await a.request('GET', `/api/v1/servers/${id}`, { token: admin.token });
       if (s.body.data.status === 'offline') break;
-      await new Promise((r) => setTimeout(r, 100));
+      await sleep(100);
     }
 
     // real graphql-ws subscribers on both instances

@@ -18,7 +18,7 @@ async function freePort() {
 function announceSkips() {
   // Jest does not show the console of a suite that is skipped whole: say it here, once per run.
   if (!process.env.REDIS_URL) {
-    console.log('[tests] SKIPPED: the Redis scale-out tests (test/scale/two-instances.test.ts, test/scale/redis-outage.test.ts, test/scale/redis-batching.test.ts, test/scale/redis-hang.test.ts), because REDIS_URL is not set');
+    console.log('[tests] SKIPPED: the Redis scale-out tests (test/scale/two-instances.test.ts, test/scale/redis-outage.test.ts, test/scale/redis-batching.test.ts, test/scale/redis-hang.test.ts, test/scale/revocation-across.test.ts), because REDIS_URL is not set');
   }
   if (!existsSync('/usr/bin/chromium')) {
     console.log('[tests] SKIPPED: the browser tests (test/e2e/web.test.ts, test/openapi/docs.test.ts), because /usr/bin/chromium is missing (apt-get install chromium)');

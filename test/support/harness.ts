@@ -94,6 +94,10 @@ export async function startTestPlatform(
       databaseUrl: u.toString(),
       localAgent: false,
       rateLimits: { general: 100000, auth: 100000, admin: 100000 },
+      // tests open many sockets of one account at once; test/graphql/ws-caps.test.ts tests the real caps
+      wsLimits: { connectionsPerUser: 100000, subscriptionsPerUser: 100000, anonymousPerAddress: 100000 },
+      // many tests make more servers as one user than the default quota allows (test/api/quotas.test.ts sets its own)
+      userQuota: { servers: 0, memory: 0, cpu: 0, disk: 0 },
       ...overrides,
     },
   );

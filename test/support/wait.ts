@@ -11,14 +11,25 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Polls `fn` (sync or async) every 50 ms until it returns a truthy value, which is returned. */
-export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 20_000, what = 'condition'): Promise<NonNullable<T>> {
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Polls `fn` (sync or async) every `everyMs` until it returns a truthy value, which is returned. A
+ * throw counts as not yet (the last one is named in the timeout's message).
+ */
+export async function until<T>(fn: () => T | Promise<T>, timeoutMs = 20_000, what = 'condition', everyMs = 50): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
+  let last: unknown;
   for (;;) {
-    const v = await fn();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    try {
+      const v = await fn();
+      if (v) return v as NonNullable<T>;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(everyMs);
   }
 }
 

@@ -3,7 +3,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import jwt from 'jsonwebtoken';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import { POWER_ACTIONS, type ConsoleTokenClaims, type ServerStatus } from '../../shared/node-protocol';
+import { POWER_ACTIONS, type ConsoleActivityReport, type ConsoleTokenClaims, type PowerAction, type ServerStatus } from '../../shared/node-protocol';
+import { CONSOLE_COMMAND, CONSOLE_CONNECT, POWER_KEYS } from '../../permissions/keys';
+import { Revocations } from './revocations';
 import { childLogger } from '../../logger';
 import { AgentError } from '../errors';
 import type { ServerManager } from '../server/manager';
@@ -41,12 +43,24 @@ export interface ConsoleOptions {
   maxPayload: number;
   /** seconds before `exp` when `token_expiring` is sent (default 60) */
   expiringLeadSeconds: number;
+  /** console sockets one user may have open at once (WS_MAX_CONNECTIONS_PER_USER; default 20) */
+  maxPerUser?: number;
+  /** sockets one address may have open before they authenticate (WS_MAX_ANONYMOUS_PER_ADDRESS; default 10) */
+  maxAnonymousPerAddress?: number;
+  /** called once a session authenticates; false when it was ended (a cap) */
+  onAuthenticated?: (session: ConsoleSession) => boolean;
+  /** where console actions are reported for the panel's activity log (the agent's panel event queue) */
+  report?: (r: ConsoleActivityReport) => void;
+  /** rights the panel took back (tokens issued before are refused); the gateway makes one when not given */
+  revocations?: Revocations;
 }
 
 /** Close codes used on the console channel. */
 export const CLOSE_UNAUTHORIZED = 4401;
 export const CLOSE_SLOW_CLIENT = 4408;
 export const CLOSE_SERVER_DELETED = 4404;
+export const CLOSE_REVOKED = 4403;
+export const CLOSE_TOO_MANY = 4429;
 
 interface VerifiedToken {
   claims: ConsoleTokenClaims;
@@ -65,17 +79,18 @@ export function verifyConsoleToken(token: unknown, key: Buffer): VerifiedToken {
     throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token');
   }
   if (typeof payload !== 'object' || payload === null) throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token');
-  const { sub, srv, node, perms, exp, aud } = payload as Record<string, unknown>;
+  const { sub, srv, node, perms, exp, aud, issuedAt, iat } = payload as Record<string, unknown>;
   if (typeof sub !== 'string' || typeof srv !== 'string' || typeof node !== 'string' || !Array.isArray(perms) || !perms.every((p) => typeof p === 'string'))
     throw new AgentError(401, 'UNAUTHORIZED', 'Console token is missing claims');
   if (typeof exp !== 'number') throw new AgentError(401, 'UNAUTHORIZED', 'Console token has no expiry');
   if (aud !== undefined && typeof aud !== 'string' && !(Array.isArray(aud) && aud.every((a) => typeof a === 'string')))
     throw new AgentError(401, 'UNAUTHORIZED', 'Invalid console token audience');
-  return { claims: { sub, srv, node, perms: perms as string[] }, exp, aud: aud as string | string[] | undefined };
+  const issued = typeof issuedAt === 'number' ? issuedAt : typeof iat === 'number' ? iat * 1000 : 0;
+  return { claims: { sub, srv, node, perms: perms as string[], issuedAt: issued }, exp, aud: aud as string | string[] | undefined };
 }
 
 /**
- * One console connection (CONTRACT §4): auth within the timeout, then history and live output of one
+ * One console connection: auth within the timeout, then history and live output of one
  * server, commands and power actions according to the token's perms, renewal, expiry.
  */
 class ConsoleSession {
@@ -95,6 +110,7 @@ class ConsoleSession {
   constructor(
     private readonly ws: WebSocket,
     private readonly opts: ConsoleOptions,
+    private readonly ip: string | null,
   ) {
     this.authTimer = setTimeout(() => this.reject('AUTH_TIMEOUT', 'No authentication received in time'), opts.authTimeoutMs);
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
@@ -199,7 +215,9 @@ class ConsoleSession {
     // optional audience: when present it must name this node
     if (aud !== undefined && !(Array.isArray(aud) ? aud : [aud]).includes(`node:${this.opts.nodeId}`))
       return this.reject('UNAUTHORIZED', 'Console token is for another audience');
-    if (!claims.perms.includes('console')) return this.reject('FORBIDDEN', 'Console token does not grant console access');
+    if (!claims.perms.includes(CONSOLE_CONNECT)) return this.reject('FORBIDDEN', 'Console token does not grant console access');
+    if (this.opts.revocations?.revoked(claims.srv, claims.sub, claims.issuedAt ?? 0))
+      return this.reject('TOKEN_REVOKED', 'Your console access to this server changed; get a new console token');
     if (this.server && claims.srv !== this.server.id) {
       return this.error('FORBIDDEN', 'A renewed token must be for the same server');
     }
@@ -208,10 +226,13 @@ class ConsoleSession {
     if (this.authTimer) clearTimeout(this.authTimer);
     this.authTimer = null;
     const fresh = !this.server || this.expired;
+    // a socket counts against its user's cap when it first authenticates; a renewal is the same socket
+    const first = !this.server;
     this.server = server;
     this.perms = new Set(claims.perms);
     this.sub = claims.sub;
     this.expired = false;
+    if (first && this.opts.onAuthenticated && !this.opts.onAuthenticated(this)) return;
     this.scheduleExpiry(exp);
     this.send('auth_success', { serverId: server.id, status: server.status, boot: AGENT_BOOT_ID });
     if (fresh) {
@@ -270,11 +291,12 @@ class ConsoleSession {
 
   private onCommand(data: unknown): void {
     const server = this.server!;
-    if (!this.perms.has('command')) return this.error('FORBIDDEN', 'Your token does not allow sending commands');
+    if (!this.perms.has(CONSOLE_COMMAND)) return this.error('FORBIDDEN', `Sending commands needs the ${CONSOLE_COMMAND} permission`);
     if (typeof data !== 'string' || data.length === 0 || data.length > 4096 || /[\r\n\0]/.test(data))
       return this.error('BAD_REQUEST', 'A command is a non-empty single-line string of at most 4096 characters');
     try {
       server.sendCommand(data);
+      this.report('server:console.command', { command: data });
     } catch (e) {
       const err = e as AgentError;
       this.error(err.code ?? 'INVALID_STATE', err.message);
@@ -283,13 +305,58 @@ class ConsoleSession {
 
   private onPower(data: unknown): void {
     const server = this.server!;
-    if (!this.perms.has('power')) return this.error('FORBIDDEN', 'Your token does not allow power actions');
     if (typeof data !== 'string' || !(POWER_ACTIONS as readonly string[]).includes(data)) return this.error('BAD_REQUEST', 'Power action must be start, stop, restart or kill');
+    const key = POWER_KEYS[data as PowerAction];
+    if (!this.perms.has(key)) return this.error('FORBIDDEN', `This power action needs the ${key} permission`);
     log.info({ serverId: server.id, user: this.sub, action: data }, 'power action from console');
+    this.report(`server:power.${data}`, { via: 'console' });
     server.power(data).catch((e: unknown) => {
       const err = e as AgentError;
       this.error(err.code ?? 'INTERNAL_ERROR', err.message ?? 'Power action failed');
     });
+  }
+
+  private report(event: string, properties: Record<string, string>): void {
+    if (!this.server || this.sub.startsWith('gateway:')) return;
+    this.opts.report?.({ kind: 'activity', serverId: this.server.id, userId: this.sub, event, properties, ip: this.ip, at: new Date().toISOString() });
+  }
+
+  /** The user of an authenticated session (null before its first auth). */
+  get user(): string | null {
+    return this.server ? this.sub : null;
+  }
+
+  get address(): string | null {
+    return this.ip;
+  }
+
+  /** Ends the session: its user has too many console sockets open. */
+  tooMany(max: number): void {
+    this.error('TOO_MANY_CONNECTIONS', `At most ${max} console connections per user; close another one first.`);
+    this.cleanup();
+    try {
+      this.ws.close(CLOSE_TOO_MANY, 'too many connections');
+    } catch {
+      /* ignore */
+    }
+    setTimeout(() => this.ws.terminate(), 1000).unref();
+  }
+
+  /** Whether this session watches `serverId` as `userId`. */
+  isFor(serverId: string, userId: string): boolean {
+    return this.server?.id === serverId && this.sub === userId;
+  }
+
+  /** Ends the session: the user's rights on its server changed. */
+  revoke(): void {
+    this.error('TOKEN_REVOKED', 'Your console access to this server changed; get a new console token');
+    this.cleanup();
+    try {
+      this.ws.close(CLOSE_REVOKED, 'access revoked');
+    } catch {
+      /* ignore */
+    }
+    setTimeout(() => this.ws.terminate(), 1000).unref();
   }
 
   cleanup(): void {
@@ -306,10 +373,23 @@ export class ConsoleGateway {
   private readonly sessions = new Map<WebSocket, ConsoleSession>();
   private pingTimer: NodeJS.Timeout;
 
+  private readonly revocations: Revocations;
+
   constructor(private readonly opts: ConsoleOptions) {
+    this.revocations = opts.revocations ??= new Revocations();
+    const maxPerUser = opts.maxPerUser ?? 20;
+    // a user's sockets past the cap are ended as they authenticate (the gateway's own feeds are not users)
+    opts.onAuthenticated = (session) => {
+      const user = session.user;
+      if (!user || user.startsWith('gateway:')) return true;
+      const open = [...this.sessions.values()].filter((s) => s.user === user).length;
+      if (open <= maxPerUser) return true;
+      session.tooMany(maxPerUser);
+      return false;
+    };
     this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload, perMessageDeflate: false });
-    this.wss.on('connection', (ws: WebSocket) => {
-      const session = new ConsoleSession(ws, opts);
+    this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
+      const session = new ConsoleSession(ws, opts, req?.socket?.remoteAddress ?? null);
       this.sessions.set(ws, session);
       (ws as WebSocket & { isAlive?: boolean }).isAlive = true;
       ws.on('pong', () => ((ws as WebSocket & { isAlive?: boolean }).isAlive = true));
@@ -340,11 +420,30 @@ export class ConsoleGateway {
       socket.destroy();
       return;
     }
+    const address = req.socket.remoteAddress ?? 'unknown';
+    const anonymous = [...this.sessions.values()].filter((s) => s.user === null && s.address === address).length;
+    if (anonymous >= (this.opts.maxAnonymousPerAddress ?? 10)) {
+      socket.write('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      socket.destroy();
+      return;
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
   }
 
   get clientCount(): number {
     return this.sessions.size;
+  }
+
+  /** The panel took rights on `serverId` from `userId`: their tokens so far stop working, their sockets close. */
+  revoke(serverId: string, userId: string): number {
+    this.revocations.record(serverId, userId);
+    let closed = 0;
+    for (const s of this.sessions.values()) {
+      if (!s.isFor(serverId, userId)) continue;
+      s.revoke();
+      closed++;
+    }
+    return closed;
   }
 
   close(): void {

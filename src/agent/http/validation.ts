@@ -40,6 +40,7 @@ export const serverSpecSchema = z.object({
   revision: z.number().int().min(0).default(0),
 });
 
+export const revokeSchema = z.object({ userId: z.string().min(1).max(128) });
 export const powerSchema = z.object({ action: z.enum(POWER_ACTIONS as unknown as [string, ...string[]]) });
 export const commandSchema = z.object({
   command: z
