@@ -7,7 +7,7 @@
  *
  * Environment knobs (defaults in brackets):
  *   DATABASE_URL            external PostgreSQL (a scratch database is created and dropped) [embedded]
- *   BENCH_SCENARIOS         comma list of http,console,startup [all]
+ *   BENCH_SCENARIOS         comma list of http,console,activity,startup [all]
  *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
  *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [10]
  *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [5]
@@ -29,6 +29,7 @@ const { openBenchDatabase } = require('./lib/database');
 const { runHttpScenarios, seedServers } = require('./lib/http-bench');
 const { runConsoleScenarios } = require('./lib/console-bench');
 const { runStartupScenario } = require('./lib/startup-bench');
+const { runActivityScenario } = require('./lib/activity-bench');
 const { buildRows, markdown } = require('./lib/report');
 const { PANEL_NODE_FLAGS } = require('./lib/panel-flags');
 const { startChild, stopChild, killAllChildren, apiOk, withTimeout } = require('./lib/util');
@@ -39,7 +40,7 @@ const int = (name, def) => {
   return Number.isFinite(v) && v > 0 ? v : def;
 };
 const params = {
-  scenarios: (env.BENCH_SCENARIOS || 'http,console,startup').split(',').map((s) => s.trim()),
+  scenarios: (env.BENCH_SCENARIOS || 'http,console,activity,startup').split(',').map((s) => s.trim()),
   servers: int('BENCH_SERVERS', 10_000),
   httpSeconds: int('BENCH_HTTP_SECONDS', 10),
   httpRounds: int('BENCH_HTTP_ROUNDS', 5),
@@ -106,7 +107,7 @@ async function main() {
     }
   };
 
-  const wantPanel = params.scenarios.includes('http') || params.scenarios.includes('console');
+  const wantPanel = ['http', 'console', 'activity'].some((s) => params.scenarios.includes(s));
   if (wantPanel) {
     log('database: preparing');
     const db = await withTimeout(openBenchDatabase(), 180_000, 'starting the benchmark database');
@@ -157,6 +158,23 @@ async function main() {
           } finally {
             await stopChild(baseline.child, 5000);
           }
+        });
+      }
+      if (params.scenarios.includes('activity')) {
+        await phase('activity', async () => {
+          const server = (await apiOk(base, 'POST', '/api/v1/servers', { token: owner.token, body: { name: 'bench activity', nodeId: localNode.id, blueprintId: demo.id, memory: 128, cpu: 50, disk: 256 } })).data;
+          for (let i = 0; i < 200; i++) {
+            const s = (await apiOk(base, 'GET', `/api/v1/servers/${server.id}`, { token: owner.token })).data;
+            if (s.status === 'offline') break;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          await apiOk(base, 'POST', `/api/v1/servers/${server.id}/start`, { token: owner.token });
+          result.activity = await withTimeout(
+            runActivityScenario({ panelChild: panel.child, panelUrl: base, panelPid: ready.pid, userToken: owner.token, serverId: server.id, seconds: params.httpSeconds, warmupSeconds: params.warmupSeconds, quietWaitMs: params.quietWaitSeconds * 1000, rounds: 3, log }),
+            (params.httpSeconds + params.warmupSeconds + params.quietWaitSeconds + 2) * 12 * 1000 + 60_000,
+            'the activity scenario',
+          );
+          await apiOk(base, 'POST', `/api/v1/servers/${server.id}/kill`, { token: owner.token });
         });
       }
       if (params.scenarios.includes('console')) {

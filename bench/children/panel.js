@@ -29,6 +29,11 @@ async function close() {
 
 process.on('message', (m) => {
   if (m?.type === 'close') void close();
+  // the activity scenario compares the same requests with recording on and off (bench only)
+  if (m?.type === 'activity') {
+    if (platform) platform.services.activity.enabled = Boolean(m.enabled);
+    process.send({ type: 'activity_done' });
+  }
   if (m?.type === 'gc') {
     global.gc?.();
     process.send({ type: 'gc_done' });
@@ -54,6 +59,8 @@ process.on('disconnect', () => void close());
       agentPort: 0,
       stopGraceSeconds: 3,
       rateLimits: { general: big, auth: big, admin: big },
+      // hundreds of subscribers of one account from one address
+      wsLimits: { connectionsPerUser: big, subscriptionsPerUser: big, anonymousPerAddress: big },
     },
   );
   platform = await startPlatform(config);

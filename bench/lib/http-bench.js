@@ -144,4 +144,4 @@ async function runHttpScenarios({ panelUrl, panelPid, baselineUrl, baselinePid, 
   };
 }
 
-module.exports = { runHttpScenarios, seedServers, GRAPHQL_PAGE };
+module.exports = { runHttpScenarios, seedServers, measure, GRAPHQL_PAGE };

@@ -46,6 +46,17 @@ function buildRows(r) {
       add('', `${label}: panel RSS with 1 stalled reader (before → peak → end)`, `${fmt(s.rss.beforeMiB)} → ${fmt(s.rss.peakMiB)} → ${fmt(s.rss.endMiB)} MiB`, `${fmt(b?.rss.beforeMiB)} → ${fmt(b?.rss.peakMiB)} → ${fmt(b?.rss.endMiB)} MiB`, null, primary ? 'flat (2nd half ≤ +32 MiB)' : '', gate(s.rss.flat));
     }
   }
+  if (r.activity) {
+    for (const [key, label] of [['list', '5. Activity log cost: REST server list as a user'], ['power', '5. Activity log cost: power action (no-op start)']]) {
+      const a = r.activity[key];
+      if (!a) continue;
+      // CPU per request is the cost: requests/s on this shared 2-core machine swing ±30% between rounds
+      add(label, 'panel + PostgreSQL CPU per request, recording on (off = baseline)', fmt(a.cpuOn, ' ms'), fmt(a.cpuOff, ' ms'), a.cpuRatio, '≤ 1.05× (cost ≤ 5%)', a.cpuRatio <= 1.05);
+      add('', 'requests/s', fmt(a.on.requestsPerSec), fmt(a.off.requestsPerSec), a.ratio, '', null);
+      add('', 'latency p99', fmt(a.on.latencyMs.p99, ' ms'), fmt(a.off.latencyMs.p99, ' ms'), ratio(a.on.latencyMs.p99, a.off.latencyMs.p99), '', null);
+      add('', 'CPU ratio per round', a.cpuRatiosByRound.join(', '), '', null, '', null);
+    }
+  }
   if (r.startup) {
     const s = r.startup;
     add('4. Startup on an existing embedded DB', `time to /health 200 (median of ${s.runs.length}; max)`, `${fmt(s.medianMs, ' ms')} (max ${fmt(s.maxMs, ' ms')})`, '—', null, '< 5 s', s.maxMs < 5000);
@@ -84,7 +95,7 @@ function feasibility(r) {
     const framesPerSec = r.params.linesPerSec * r.params.subscribers;
     const keptPace = b.publishedLines >= asked * 0.95;
     out.push(
-      `${r.params.linesPerSec} lines/s to ${r.params.subscribers} subscribers is ${framesPerSec.toLocaleString('en')} frames/s (one frame per line, CONTRACT §4): ` +
+      `${r.params.linesPerSec} lines/s to ${r.params.subscribers} subscribers is ${framesPerSec.toLocaleString('en')} frames/s (one frame per line): ` +
         `the bare ws baseline produced ${b.publishedLines} of the ${asked} lines in ${r.params.consoleSeconds} s and delivered ${fmt(b.deliveredLinesPerSecTotal)} frames/s — ` +
         `${keptPace ? 'reachable here' : '**not reachable on this machine**'}.`,
     );
