@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'INVALID_PATH'
   | 'DISK_LIMIT'
   | 'FILE_TOO_LARGE'
+  | 'INVALID_ARCHIVE'
   | 'RATE_LIMITED'
   | 'INTERNAL_ERROR';
 
@@ -37,6 +38,7 @@ const STATUS: Record<ErrorCode, number> = {
   INVALID_PATH: 422,
   DISK_LIMIT: 422,
   FILE_TOO_LARGE: 422,
+  INVALID_ARCHIVE: 422,
   RATE_LIMITED: 429,
   INTERNAL_ERROR: 500,
 };

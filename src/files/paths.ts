@@ -13,3 +13,25 @@ export function normalisePath(raw: unknown, field = 'path'): string {
     throw new AppError('INVALID_PATH', (err as Error).message, { fields: { [field]: (err as Error).message } });
   }
 }
+
+/** The folder that normalised `paths` share (their longest common parent). */
+export function commonFolder(paths: readonly string[]): string {
+  let base = pathComponents(paths[0] ?? '/').slice(0, -1);
+  for (const p of paths.slice(1)) {
+    const parts = pathComponents(p);
+    let i = 0;
+    while (i < base.length && i < parts.length - 1 && base[i] === parts[i]) i++;
+    base = base.slice(0, i);
+  }
+  return displayPath(base);
+}
+
+/** Where a compress puts its archive when not told: `archive-<date>_<time>.tar.gz` in the folder its paths share. */
+export function defaultArchivePath(paths: readonly string[], now = new Date()): string {
+  const stamp = now.toISOString().replace(/\.\d+Z$/, '').replace(/:/g, '-').replace('T', '_');
+  const folder = commonFolder(paths);
+  return `${folder === '/' ? '' : folder}/archive-${stamp}.tar.gz`;
+}
+
+/** The folder a path is in (`/` for the root and what lies in it). */
+export const parentFolder = (path: string): string => displayPath(pathComponents(path).slice(0, -1));

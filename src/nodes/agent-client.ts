@@ -14,7 +14,7 @@ const log = childLogger('agent-client');
 export const AGENT_TIMEOUT_MS = 2000;
 
 /** The agent's 422 codes that are the panel's own too (the file manager's): passed on as they are. */
-const PASSED_THROUGH: ReadonlySet<string> = new Set<ErrorCode>(['INVALID_PATH', 'DISK_LIMIT', 'FILE_TOO_LARGE', 'ALREADY_EXISTS', 'VALIDATION_ERROR']);
+const PASSED_THROUGH: ReadonlySet<string> = new Set<ErrorCode>(['INVALID_PATH', 'DISK_LIMIT', 'FILE_TOO_LARGE', 'INVALID_ARCHIVE', 'ALREADY_EXISTS', 'VALIDATION_ERROR']);
 
 export class AgentClient {
   constructor(

@@ -22,7 +22,7 @@ import { newPlantBody } from '../validation/plants.js';
 import { createServerInput, deleteServerQuery, serverListQuery, updateServerInput } from '../validation/servers.js';
 import { activityFilter } from '../validation/activity.js';
 import { createSubuserInput, updateSubuserInput } from '../validation/subusers.js';
-import { chmodInput as chmodFileInput, deleteInput as deleteFilesInput, listQuery as listFilesQuery, pathInput as filePathInput, renameInput as renameFileInput, searchQuery as searchFilesQuery } from '../validation/files.js';
+import { chmodInput as chmodFileInput, compressInput as compressFilesInput, decompressInput as decompressFileInput, deleteInput as deleteFilesInput, listQuery as listFilesQuery, pathInput as filePathInput, renameInput as renameFileInput, searchQuery as searchFilesQuery } from '../validation/files.js';
 import {
   ApiTokenSchema,
   AuthResultSchema,
@@ -147,6 +147,8 @@ const FILE_OPERATIONS: Operation[] = [
   { method: 'post', path: '/servers/{id}/files/delete', operationId: 'deleteFiles', tag: 'Files', summary: 'Delete files and folders', description: 'Needs `file.delete`. 1..1000 paths; folders with everything in them; a symlink is removed, never what it points to.', auth: 'user', pathId: 'Server', body: deleteFilesInput, success: { status: 204, description: 'Deleted.' }, errors: fileErrors('file.delete', { 400: '' }) },
   { method: 'post', path: '/servers/{id}/files/directory', operationId: 'createDirectory', tag: 'Files', summary: 'Create a folder', description: 'Needs `file.create`. The parent must exist.', auth: 'user', pathId: 'Server', body: filePathInput, success: { status: 201, description: 'The new folder.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.create', { 400: '', 422: 'INVALID_PATH; ALREADY_EXISTS; VALIDATION_ERROR.' }) },
   { method: 'post', path: '/servers/{id}/files/chmod', operationId: 'chmodFile', tag: 'Files', summary: 'Change permission bits', description: 'Needs `file.update`. `mode` is an octal string of permission bits (`644`; no setuid, setgid or sticky bit); never through a symlink.', auth: 'user', pathId: 'Server', body: chmodFileInput, success: { status: 200, description: 'The entry.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.update', { 400: '' }) },
+  { method: 'post', path: '/servers/{id}/files/compress', operationId: 'compressFiles', tag: 'Files', summary: 'Compress into a .tar.gz', description: 'Needs `file.archive` for every path and the destination. Folders with everything in them; entries are named from the folder the paths share; symlinks are stored as links, never followed. `destination` is the archive\'s path (it must not exist); by default `archive-<date>_<time>.tar.gz` in the folder the paths share. Within the disk limit: past it, 422 DISK_LIMIT and no archive.', auth: 'user', pathId: 'Server', body: compressFilesInput, success: { status: 201, description: 'The new archive.', schema: envelope(FileEntrySchema) }, errors: fileErrors('file.archive', { 400: '', 422: 'INVALID_PATH; ALREADY_EXISTS: the destination exists; DISK_LIMIT; VALIDATION_ERROR; NODE_UNAVAILABLE.' }) },
+  { method: 'post', path: '/servers/{id}/files/decompress', operationId: 'decompressFile', tag: 'Files', summary: 'Decompress an archive', description: 'Needs `file.archive` for the archive and the destination. `.tar.gz`, `.tgz`, `.tar` and `.zip` (told by their first bytes), into the folder `destination` (by default the archive\'s own; made when missing). Existing files of the same name are replaced. Every entry is checked before anything is written: one that would land outside the destination, an absolute name, a link pointing outside it, an entry below a link the archive makes, or a device is 422 INVALID_ARCHIVE and nothing is written; more than the disk limit allows is 422 DISK_LIMIT and nothing is written (an expansion that passes it anyway stops and removes what it wrote). Hard links are written as copies.', auth: 'user', pathId: 'Server', body: decompressFileInput, success: { status: 200, description: 'The entries made or replaced at the top of the destination.', schema: envelope(z.array(FileEntrySchema)) }, errors: fileErrors('file.archive', { 400: '', 422: 'INVALID_PATH; INVALID_ARCHIVE; DISK_LIMIT; INVALID_STATE: a file of the archive would replace a folder; VALIDATION_ERROR; NODE_UNAVAILABLE.' }) },
 ];
 
 const OPERATIONS: Operation[] = [
@@ -652,6 +654,8 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [filePathInput, filePathInput.meta({ id: 'FilePathInput' })],
   [deleteFilesInput, deleteFilesInput.meta({ id: 'DeleteFilesInput' })],
   [chmodFileInput, chmodFileInput.meta({ id: 'ChmodFileInput' })],
+  [compressFilesInput, compressFilesInput.meta({ id: 'CompressFilesInput' })],
+  [decompressFileInput, decompressFileInput.meta({ id: 'DecompressFileInput' })],
 ]);
 const NEW_PLANT = newPlantBody.meta({ id: 'NewPlant', description: 'Request body of POST /plants: a Plant plus its id.' });
 

@@ -290,6 +290,7 @@ export const ERROR_CODES = [
   'INVALID_PATH',
   'DISK_LIMIT',
   'FILE_TOO_LARGE',
+  'INVALID_ARCHIVE',
   'RATE_LIMITED',
   'INTERNAL_ERROR',
 ] as const satisfies readonly ErrorCode[];
@@ -297,7 +298,7 @@ export const ERROR_CODES = [
 export const ErrorCodeSchema = z.enum(ERROR_CODES).meta({
   id: 'ErrorCode',
   description:
-    '400 BAD_REQUEST · 401 UNAUTHORIZED · 403 FORBIDDEN · 404 NOT_FOUND · 422 VALIDATION_ERROR, ALREADY_EXISTS, INVALID_STATE, NODE_HAS_SERVERS, NODE_UNAVAILABLE, CAPACITY_EXCEEDED, QUOTA_EXCEEDED (the owner\'s per-user quota of servers, memory, cpu or disk: `details.exceeded` names which, with `limits`, `used` and `requested`), INVALID_PATH (a file path that is not text, holds NUL or leads outside the server\'s directory, lexically or through a symlink), DISK_LIMIT (a write would pass the server\'s disk limit; nothing half-written stays), FILE_TOO_LARGE (over the editor\'s limit: download it instead) · 429 RATE_LIMITED · 500 INTERNAL_ERROR',
+    '400 BAD_REQUEST · 401 UNAUTHORIZED · 403 FORBIDDEN · 404 NOT_FOUND · 422 VALIDATION_ERROR, ALREADY_EXISTS, INVALID_STATE, NODE_HAS_SERVERS, NODE_UNAVAILABLE, CAPACITY_EXCEEDED, QUOTA_EXCEEDED (the owner\'s per-user quota of servers, memory, cpu or disk: `details.exceeded` names which, with `limits`, `used` and `requested`), INVALID_PATH (a file path that is not text, holds NUL or leads outside the server\'s directory, lexically or through a symlink), DISK_LIMIT (a write would pass the server\'s disk limit; nothing half-written stays), FILE_TOO_LARGE (over the editor\'s limit: download it instead), INVALID_ARCHIVE (an archive that is damaged, not .tar.gz/.tgz/.tar/.zip, or holds an entry landing outside the destination, an absolute name, a link pointing outside or a device: nothing is written) · 429 RATE_LIMITED · 500 INTERNAL_ERROR',
 });
 
 export const ErrorSchema = z

@@ -70,6 +70,8 @@ const ROWS: Row[] = [
   ['POST', '/servers/:id/files/delete', ['deleteFiles'], 'user', 'file.delete'],
   ['POST', '/servers/:id/files/directory', ['createDirectory'], 'user', 'file.create'],
   ['POST', '/servers/:id/files/chmod', ['chmodFile'], 'user', 'file.update'],
+  ['POST', '/servers/:id/files/compress', ['compressFiles'], 'user', 'file.archive'],
+  ['POST', '/servers/:id/files/decompress', ['decompressFile'], 'user', 'file.archive'],
   ['GET', '/nodes', ['nodes'], 'admin'],
   ['POST', '/nodes', ['createNode'], 'admin'],
   ['GET', '/nodes/:id', ['node'], 'admin'],

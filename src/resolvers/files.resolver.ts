@@ -61,4 +61,24 @@ export class FilesResolver {
   chmodFile(@Arg('serverId', () => ID) serverId: string, @Arg('path') path: string, @Arg('mode') mode: string, @Ctx() ctx: GraphQLContext) {
     return ctx.services.files.chmod(ctx.actor, serverId, { path, mode });
   }
+
+  @Mutation(() => FileEntryType, { description: 'POST /servers/:id/files/compress (file.archive): a .tar.gz of `paths` at `destination` (default: archive-<date>_<time>.tar.gz in the folder they share).' })
+  compressFiles(
+    @Arg('serverId', () => ID) serverId: string,
+    @Arg('paths', () => [String]) paths: string[],
+    @Arg('destination', () => String, { nullable: true }) destination: string | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    return ctx.services.files.compress(ctx.actor, serverId, { paths, destination });
+  }
+
+  @Mutation(() => [FileEntryType], { description: 'POST /servers/:id/files/decompress (file.archive): the entries made at the top of `destination` (default: the archive\u2019s folder).' })
+  decompressFile(
+    @Arg('serverId', () => ID) serverId: string,
+    @Arg('path') path: string,
+    @Arg('destination', () => String, { nullable: true }) destination: string | null,
+    @Ctx() ctx: GraphQLContext,
+  ) {
+    return ctx.services.files.decompress(ctx.actor, serverId, { path, destination });
+  }
 }

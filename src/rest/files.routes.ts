@@ -63,6 +63,8 @@ export function fileRoutes(services: Services): Router {
   });
   r.post('/servers/:id/files/directory', async (req, res) => sendData(res, await services.files.mkdir(req.actor ?? null, req.params.id, req.body), 201));
   r.post('/servers/:id/files/chmod', async (req, res) => sendData(res, await services.files.chmod(req.actor ?? null, req.params.id, req.body)));
+  r.post('/servers/:id/files/compress', async (req, res) => sendData(res, await services.files.compress(req.actor ?? null, req.params.id, req.body), 201));
+  r.post('/servers/:id/files/decompress', async (req, res) => sendData(res, await services.files.decompress(req.actor ?? null, req.params.id, req.body)));
   return r;
 }
 

@@ -8,12 +8,12 @@ import type { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import type { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
-import { normalisePath } from '../files/paths.js';
+import { defaultArchivePath, normalisePath, parentFolder } from '../files/paths.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import type { PermissionKey } from '../permissions/keys.js';
-import { demand, withinScopes, type ServerAccess } from '../permissions/policy.js';
+import { demand, may, withinScopes, type ServerAccess } from '../permissions/policy.js';
 import { parseInput } from '../validation/common.js';
-import { chmodInput, deleteInput, listQuery, pathInput, renameInput, searchQuery } from '../validation/files.js';
+import { chmodInput, compressInput, decompressInput, deleteInput, listQuery, pathInput, renameInput, searchQuery } from '../validation/files.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, type Actor } from './actor.js';
 import type { ServersService } from './servers.service.js';
@@ -34,6 +34,8 @@ interface Target {
 }
 
 const enc = encodeURIComponent;
+/** How long the node may take to compress or decompress (the answer comes when it is done). */
+const ARCHIVE_TIMEOUT_MS = 30 * 60_000;
 
 export class FilesService {
   constructor(
@@ -48,12 +50,14 @@ export class FilesService {
     return this.config.fileUploadMaxBytes;
   }
 
-  /** The server, when the caller holds `key` for every one of `paths` (normalised). */
-  private async target(actor: Actor | null, serverId: unknown, key: PermissionKey, paths: string[]): Promise<Target> {
+  /** The server, when the caller holds `key` (or one of `key`'s alternatives) for every one of `paths` (normalised). */
+  private async target(actor: Actor | null, serverId: unknown, key: PermissionKey | readonly PermissionKey[], paths: string[]): Promise<Target> {
     const a = requireActor(actor);
     const { server, access } = await this.servers.access(a, serverId);
-    demand(access, key);
-    for (const p of paths) demand(access, key, p);
+    const keys = typeof key === 'string' ? [key] : key;
+    for (const p of [undefined, ...paths]) {
+      if (!keys.some((k) => may(access, k, p))) demand(access, keys[0]!, p);
+    }
     return { server, access, actor: a };
   }
 
@@ -98,7 +102,7 @@ export class FilesService {
    */
   async write(actor: Actor | null, serverId: unknown, rawPath: unknown, body: Readable, event: 'write' | 'upload' = 'write'): Promise<{ entry: FileEntry; created: boolean }> {
     const path = normalisePath(rawPath);
-    const t = await this.target(actor, serverId, 'file.read', []);
+    const t = await this.target(actor, serverId, ['file.update', 'file.create'], [path]);
     const exists = await this.stat(t, path).then(
       () => true,
       (err) => (err instanceof AppError && err.code === 'NOT_FOUND' ? false : Promise.reject(err)),
@@ -161,6 +165,28 @@ export class FilesService {
     const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/directory'), { path }))!;
     await this.record(t, 'create-directory', { path });
     return entry;
+  }
+
+  /** A .tar.gz of `paths` at `destination` (by default named after the date, in the folder they share). */
+  async compress(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+    const data = parseInput(compressInput, input);
+    const paths = data.paths.map((p, i) => normalisePath(p, `paths.${i}`));
+    const destination = data.destination == null ? defaultArchivePath(paths) : normalisePath(data.destination, 'destination');
+    const t = await this.target(actor, serverId, 'file.archive', [...paths, destination]);
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/compress'), { paths, destination }, ARCHIVE_TIMEOUT_MS))!;
+    await this.record(t, 'compress', { paths: paths.slice(0, 100), count: paths.length, archive: entry.path });
+    return entry;
+  }
+
+  /** Extracts the archive `path` into `destination` (by default its own folder); the entries made at the top. */
+  async decompress(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry[]> {
+    const data = parseInput(decompressInput, input);
+    const path = normalisePath(data.path);
+    const destination = data.destination == null ? parentFolder(path) : normalisePath(data.destination, 'destination');
+    const t = await this.target(actor, serverId, 'file.archive', [path, destination]);
+    const entries = (await this.agents.call<FileEntry[]>(t.server.node, 'POST', this.base(t.server, '/decompress'), { path, destination }, ARCHIVE_TIMEOUT_MS)) ?? [];
+    await this.record(t, 'decompress', { path, destination });
+    return entries;
   }
 
   async chmod(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {

@@ -22,3 +22,8 @@ export const pathInput = z.object({ path });
 export const renameInput = z.object({ from: path, to: path });
 export const deleteInput = z.object({ paths: z.array(path, { message: 'must be a list of paths' }).min(1, 'must name at least one path').max(1000, 'must name at most 1000 paths') });
 export const chmodInput = z.object({ path, mode: z.string({ message: 'must be an octal string' }).regex(/^0?[0-7]{3}$/, 'must be an octal string of permission bits, e.g. "644" (no setuid, setgid or sticky bit)') });
+export const compressInput = z.object({
+  paths: z.array(path, { message: 'must be a list of paths' }).min(1, 'must name at least one path').max(1000, 'must name at most 1000 paths'),
+  destination: path.nullish(),
+});
+export const decompressInput = z.object({ path, destination: path.nullish() });

@@ -120,9 +120,37 @@ test('bad input: 1,000-path deletes, wrong types, huge names', async () => {
   expectError(await p.request('POST', F('/directory'), { token: owner.token, body: { path: '/' + 'n'.repeat(4096) } }), 422, 'INVALID_PATH');
 });
 
+test('archives: compress and decompress through the panel, with file.archive and folder scopes', async () => {
+  expect((await p.request('POST', F('/directory'), { token: owner.token, body: { path: '/maps' } })).status).toBe(201);
+  expect((await put('/maps/a.txt', 'map a')).status).toBe(200);
+  const c = await p.request('POST', F('/compress'), { token: owner.token, body: { paths: ['/maps/a.txt'] } });
+  expect(c.status).toBe(201);
+  expect(c.body.data.path).toMatch(/^\/maps\/archive-\d{4}-\d\d-\d\d_\d\d-\d\d-\d\d\.tar\.gz$/);
+  const d = await p.request('POST', F('/decompress'), { token: owner.token, body: { path: c.body.data.path, destination: '/maps/out' } });
+  expect(d.status).toBe(200);
+  expect(d.body.data.map((e: any) => e.path)).toEqual(['/maps/out/a.txt']);
+  expect((await p.request('GET', F('/contents', 'path=/maps/out/a.txt'), { token: owner.token })).text).toBe('map a');
+  expectError(await p.request('POST', F('/decompress'), { token: owner.token, body: { path: '/maps/a.txt' } }), 422, 'INVALID_ARCHIVE');
+  expectError(await p.request('POST', F('/compress'), { token: owner.token, body: { paths: ['/root/etc/passwd'] } }), 422, 'INVALID_PATH');
+  expectError(await p.request('POST', F('/compress'), { token: owner.token, body: { paths: [] } }), 422, 'VALIDATION_ERROR');
+  // a subuser scoped to /maps: the default archive of paths inside it lands inside it; outside is refused
+  const sub = await p.newUser('archiver');
+  await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: sub.email, permissions: ['file.archive'], paths: ['/maps'] } });
+  expect((await p.request('POST', F('/compress'), { token: sub.token, body: { paths: ['/maps/out'], destination: '/maps/sub.tar.gz' } })).status).toBe(201);
+  expectError(await p.request('POST', F('/compress'), { token: sub.token, body: { paths: ['/maps/out'], destination: '/sub.tar.gz' } }), 403, 'FORBIDDEN');
+  expectError(await p.request('POST', F('/decompress'), { token: sub.token, body: { path: '/maps/sub.tar.gz', destination: '/' } }), 403, 'FORBIDDEN');
+  expectError(await p.request('POST', F('/compress'), { token: sub.token, body: { paths: ['/plugins'] } }), 403, 'FORBIDDEN');
+  const viewer = await p.newUser('no-archive');
+  await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: viewer.email, permissions: ['file.read', 'file.create'] } });
+  expectError(await p.request('POST', F('/compress'), { token: viewer.token, body: { paths: ['/maps'] } }), 403, 'FORBIDDEN');
+  const g = await p.request('POST', '/graphql', { token: owner.token, body: { query: 'mutation($s: ID!) { decompressFile(serverId: $s, path: "/maps/sub.tar.gz", destination: "/maps/g") { path } }', variables: { s: serverId } } });
+  expect(g.body.data.decompressFile.map((e: any) => e.path)).toEqual(['/maps/g/out']);
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/maps'] } })).status).toBe(204);
+});
+
 test('changes are in the activity log', async () => {
   const events = (await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:file&limit=100`, { token: owner.token })).body.data.map((e: any) => e.event);
-  for (const e of ['server:file.create-directory', 'server:file.write', 'server:file.rename', 'server:file.copy', 'server:file.chmod', 'server:file.delete', 'server:file.upload', 'server:file.download']) expect(events).toContain(e);
+  for (const e of ['server:file.create-directory', 'server:file.write', 'server:file.rename', 'server:file.copy', 'server:file.chmod', 'server:file.delete', 'server:file.upload', 'server:file.download', 'server:file.compress', 'server:file.decompress']) expect(events).toContain(e);
 });
 
 test('GraphQL: the text file operations mirror REST, with the same keys', async () => {

@@ -177,6 +177,9 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('POST', F('/rename'), { token: user.token, body: { from: '/cfg/up.txt', to: '/cfg/b.txt' } }), 200, 'rename file');
     expectStatus(await p.request('POST', F('/copy'), { token: user.token, body: { path: '/cfg/b.txt' } }), 201, 'copy file');
     expectStatus(await p.request('POST', F('/chmod'), { token: user.token, body: { path: '/cfg/b.txt', mode: '640' } }), 200, 'chmod file');
+    expectStatus(await p.request('POST', F('/compress'), { token: user.token, body: { paths: ['/cfg'], destination: '/cfg.tar.gz' } }), 201, 'compress files');
+    expectStatus(await p.request('POST', F('/decompress'), { token: user.token, body: { path: '/cfg.tar.gz', destination: '/restored' } }), 200, 'decompress file');
+    expectStatus(await p.request('POST', F('/decompress'), { token: user.token, body: { path: '/cfg/b.txt' } }), 422, 'decompress a text file');
     expectStatus(await p.request('POST', F('/delete'), { token: user.token, body: { paths: ['/cfg'] } }), 204, 'delete files');
     expectStatus(await p.request('GET', F('', 'path=/cfg'), { token: user.token }), 404, 'list deleted folder');
     expectStatus(await p.request('DELETE', `/api/v1/servers/${id}`, { token: user.token }), 204, 'delete files server');

@@ -78,6 +78,12 @@ export function mapError(err: unknown, what: string): never {
   throw err;
 }
 
+/** An entry removed while a walk was under way is left out; other errors stop it. */
+function ignoreVanished(err: unknown): void {
+  if ((err as AgentError)?.status === 404) return;
+  throw err;
+}
+
 export class Jail {
   /** `root`: the server's directory, its real path. */
   constructor(readonly root: string) {}
@@ -198,14 +204,14 @@ export class Jail {
    * write stops with DISK_LIMIT and the temporary file is removed. An existing file keeps its mode.
    * Returns the entry and whether the file is new.
    */
-  async writeFile(parts: readonly string[], data: AsyncIterable<Buffer> | Buffer, allowance: number): Promise<{ entry: Entry; created: boolean }> {
+  async writeFile(parts: readonly string[], data: AsyncIterable<Buffer> | Buffer, allowance: number, mode = 0o644): Promise<{ entry: Entry; created: boolean }> {
     const shown = displayPath(parts);
     return this.inParent(parts, async (dir, name) => {
       const before = await fsp.lstat(this.at(dir, name)).catch(() => null);
       if (before && !before.isFile()) throw new AgentError(422, 'INVALID_STATE', `${shown} exists and is not a file.`);
       const temp = TEMP_PREFIX + randomBytes(8).toString('hex');
       const tmpPath = this.at(dir, temp);
-      const out = await fsp.open(tmpPath, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, before ? before.mode & 0o777 : 0o644).catch((e) => mapError(e, shown));
+      const out = await fsp.open(tmpPath, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, before ? before.mode & 0o777 : mode).catch((e) => mapError(e, shown));
       let written = 0;
       try {
         const chunks = Buffer.isBuffer(data) ? [data] : data;
@@ -225,6 +231,57 @@ export class Jail {
       const st = await fsp.lstat(this.at(dir, name));
       return { entry: entryOf(parts, st), created: !before };
     });
+  }
+
+  /**
+   * Makes the folder `parts` and any missing folder on the way (a symlink inside the server is
+   * followed); returns the paths of the folders it made, outermost first.
+   */
+  async mkdirp(parts: readonly string[]): Promise<string[][]> {
+    const made: string[][] = [];
+    for (let i = 1; i <= parts.length; i++) {
+      const at = parts.slice(0, i);
+      const isNew = await this.inParent(at, async (dir, name) => {
+        const st = await fsp.stat(this.at(dir, name)).catch(() => null);
+        if (st?.isDirectory()) return false;
+        if (st) throw new AgentError(422, 'INVALID_STATE', `${displayPath(at)} exists and is not a folder.`);
+        await fsp.mkdir(this.at(dir, name), { mode: 0o755 }).catch((e) => mapError(e, displayPath(at)));
+        return true;
+      });
+      if (isNew) made.push(at);
+    }
+    return made;
+  }
+
+  /** Makes the symlink `parts` pointing to `target` (a relative path, checked by the caller); `parts` must not exist. */
+  async symlink(parts: readonly string[], target: string): Promise<Entry> {
+    return this.inParent(parts, async (dir, name) => {
+      await fsp.symlink(target, this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)));
+      return entryOf(parts, await fsp.lstat(this.at(dir, name)));
+    });
+  }
+
+  /** What the symlink `parts` points to. */
+  async readlink(parts: readonly string[]): Promise<string> {
+    return this.inParent(parts, (dir, name) => fsp.readlink(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts))));
+  }
+
+  /**
+   * Visits `parts` and, for a folder, everything below it, folders before what they hold, names in
+   * order; symlinks are visited, never followed; the file manager's temporary files are left out.
+   */
+  async walk(parts: readonly string[], visit: (parts: string[], st: Stats) => Promise<void>): Promise<void> {
+    const st = await this.inParent(parts, (dir, name) => fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts))));
+    await visit([...parts], st);
+    if (!st.isDirectory()) return;
+    const dir = await this.openDir(parts);
+    let names: string[];
+    try {
+      names = (await fsp.readdir(`/proc/self/fd/${dir.fd}`)).filter((n) => !n.startsWith(TEMP_PREFIX)).sort();
+    } finally {
+      await dir.close();
+    }
+    for (const name of names) await this.walk([...parts, name], visit).catch((e) => ignoreVanished(e));
   }
 
   async mkdir(parts: readonly string[]): Promise<Entry> {

@@ -17,7 +17,9 @@ export type FileRequest =
   | { op: 'copy'; path: string; allowance: number }
   | { op: 'delete'; paths: string[] }
   | { op: 'chmod'; path: string; mode: number }
-  | { op: 'search'; path: string; query: string };
+  | { op: 'search'; path: string; query: string }
+  | { op: 'compress'; paths: string[]; destination: string; allowance: number }
+  | { op: 'decompress'; path: string; destination: string; allowance: number };
 
 export type FileResult =
   | { entries: Entry[]; total: number }

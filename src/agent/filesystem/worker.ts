@@ -9,6 +9,7 @@
 import { createServer, type Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { AgentError } from '../errors';
+import { compress, decompress } from './archives';
 import { Jail } from './jail';
 import { pathComponents } from './paths';
 import { readJsonLine, type FileRequest, type FileResponse, type FileResult } from './protocol';
@@ -90,6 +91,14 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
       return { entry: await jail.chmod(pathComponents(req.path), req.mode) };
     case 'search': {
       const entries = await jail.search(pathComponents(req.path), req.query);
+      return { entries, total: entries.length };
+    }
+    case 'compress': {
+      const paths = req.paths.map((p) => pathComponents(p));
+      return { entry: await compress(jail, paths, pathComponents(req.destination), req.allowance) };
+    }
+    case 'decompress': {
+      const entries = await decompress(jail, pathComponents(req.path), pathComponents(req.destination), req.allowance);
       return { entries, total: entries.length };
     }
   }

@@ -4,7 +4,7 @@
  * requests. `request` opens one connection to it per file request (protocol.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, promises as fsp } from 'node:fs';
+import { existsSync, promises as fsp, readFileSync, statSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
@@ -40,14 +40,86 @@ function compiledAgentDir(): string {
   throw new Error('the file worker is not built: run `npm run build`');
 }
 
-/** The modules the worker loads, relative to src/agent: nothing else of the agent (no secrets, no packages). */
-const WORKER_FILES = ['errors.js', 'filesystem/worker.js', 'filesystem/jail.js', 'filesystem/paths.js', 'filesystem/protocol.js'];
+/** The modules the worker loads, relative to src/agent: nothing else of the agent (no secrets). */
+const WORKER_FILES = ['errors.js', 'filesystem/worker.js', 'filesystem/jail.js', 'filesystem/paths.js', 'filesystem/protocol.js', 'filesystem/archives.js', 'filesystem/archive-entries.js'];
+/** The packages the worker loads (with what they depend on). */
+const WORKER_PACKAGES = ['tar', 'yauzl', 'archiver'];
+
+/** The folder of package `name` as Node finds it from `from` (its node_modules, then its parents'). */
+function packageDir(name: string, from: string): string {
+  for (let dir = from; ; dir = path.dirname(dir)) {
+    const candidate = path.join(dir, 'node_modules', name);
+    if (existsSync(path.join(candidate, 'package.json'))) return candidate;
+    if (path.dirname(dir) === dir) throw new Error(`the file worker's package ${name} is not installed: run \`npm install\``);
+  }
+}
+
+/** The folders of `names` and of every package they depend on. */
+function packageClosure(names: readonly string[]): string[] {
+  const dirs = new Set<string>();
+  const visit = (name: string, from: string): void => {
+    const dir = packageDir(name, from);
+    if (dirs.has(dir)) return;
+    dirs.add(dir);
+    const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const dep of Object.keys(pkg.dependencies ?? {})) visit(dep, dir);
+  };
+  for (const name of names) visit(name, __dirname);
+  return [...dirs];
+}
+
+/** Whether users other than the agent's can reach `file`: every folder on the way searchable, the file readable. */
+function reachableByOthers(file: string): boolean {
+  if ((statSync(file).mode & 0o004) === 0) return false;
+  for (let dir = path.dirname(file); ; dir = path.dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (path.dirname(dir) === dir) return true;
+  }
+}
 
 /**
- * Copies the worker's compiled code into `lib` (0755, files 0644): the agent's own folder may be one
- * only root can enter, and the worker runs as the server's user. Returns the worker's path there.
+ * The packages the worker loads: where they are installed when the servers' users can read them there
+ * (the usual case), else copied into `lib/node_modules` as they sit in the project's node_modules
+ * (once per set of versions). Returns the folder to give the worker as NODE_PATH, or null.
  */
-export async function installWorker(lib: string): Promise<string> {
+async function installPackages(lib: string, names: readonly string[], copy: boolean): Promise<string | null> {
+  const dirs = packageClosure(names);
+  const top = path.dirname(packageDir(names[0]!, __dirname));
+  if (!copy && dirs.every((d) => reachableByOthers(path.join(d, 'package.json')))) return top;
+  const stamp = dirs.map((d) => `${path.relative(top, d)}@${JSON.parse(readFileSync(path.join(d, 'package.json'), 'utf8')).version}`).join('\n');
+  const stampFile = path.join(lib, 'node_modules', '.hostpanel-packages');
+  if ((await fsp.readFile(stampFile, 'utf8').catch(() => '')) === stamp) return null;
+  for (const dir of dirs) {
+    await fsp.cp(dir, path.join(lib, 'node_modules', path.relative(top, dir)), { recursive: true, force: true, filter: (src) => !src.slice(dir.length).includes('/node_modules/') });
+  }
+  await readableByAll(path.join(lib, 'node_modules'));
+  await fsp.writeFile(stampFile, stamp);
+  return null;
+}
+
+/** Gives everyone read access (and search on folders) below `dir`: the worker runs as each server's user. */
+async function readableByAll(dir: string): Promise<void> {
+  await fsp.chmod(dir, 0o755);
+  for (const d of await fsp.readdir(dir, { withFileTypes: true })) {
+    const p = path.join(dir, d.name);
+    if (d.isDirectory()) await readableByAll(p);
+    else if (d.isFile()) await fsp.chmod(p, 0o644);
+  }
+}
+
+export interface InstalledWorker {
+  /** the worker's script */
+  script: string;
+  /** NODE_PATH for the worker (its packages where they are installed), or null (they are beside it) */
+  nodePath: string | null;
+}
+
+/**
+ * Copies the worker's compiled code into `lib` (0755, files 0644), and its packages when the servers'
+ * users cannot read them where they are (or `copyPackages`): the agent's own folder may be one only
+ * root can enter, and the worker runs as the server's user.
+ */
+export async function installWorker(lib: string, opts: { copyPackages?: boolean } = {}): Promise<InstalledWorker> {
   const from = compiledAgentDir();
   await fsp.mkdir(path.join(lib, 'filesystem'), { recursive: true, mode: 0o755 });
   for (const dir of [lib, path.join(lib, 'filesystem')]) await fsp.chmod(dir, 0o755);
@@ -55,7 +127,8 @@ export async function installWorker(lib: string): Promise<string> {
     await fsp.copyFile(path.join(from, file), path.join(lib, file));
     await fsp.chmod(path.join(lib, file), 0o644);
   }
-  return path.join(lib, 'filesystem', 'worker.js');
+  const nodePath = await installPackages(lib, WORKER_PACKAGES, opts.copyPackages ?? false);
+  return { script: path.join(lib, 'filesystem', 'worker.js'), nodePath };
 }
 
 export class FileWorkers {
@@ -63,11 +136,11 @@ export class FileWorkers {
 
   /**
    * `runDir`: a folder of the agent's (0711) that holds one folder per server for its worker's socket;
-   * `script`: the worker (see installWorker).
+   * `installed`: the worker (see installWorker).
    */
   constructor(
     private readonly runDir: string,
-    private readonly script: Promise<string>,
+    private readonly installed: Promise<InstalledWorker>,
   ) {}
 
   /** Sends `req` (and `body`, the bytes of a write) to the server's worker; resolves with its answer and the bytes that follow it. */
@@ -106,11 +179,12 @@ export class FileWorkers {
     if (target.identity) await fsp.chown(folder, target.identity.uid, target.identity.gid);
     const socketPath = path.join(folder, 'files.sock');
     await fsp.rm(socketPath, { force: true });
-    const child = fork(await this.script, [target.dir, socketPath], {
+    const { script, nodePath } = await this.installed;
+    const child = fork(script, [target.dir, socketPath], {
       ...(target.identity ? { uid: target.identity.uid, gid: target.identity.gid } : {}),
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       execArgv: [],
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...(nodePath ? { NODE_PATH: nodePath } : {}) },
     });
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));

@@ -17,7 +17,7 @@ import type { Server } from '../server/server';
 import { parseBody } from './validation';
 
 const MIB = 1024 * 1024;
-export const FILE_ROUTE = /^\/api\/servers\/([^/]+)\/files(?:\/(contents|download|rename|copy|delete|directory|chmod|search|stat))?$/;
+export const FILE_ROUTE = /^\/api\/servers\/([^/]+)\/files(?:\/(contents|download|rename|copy|delete|directory|chmod|search|stat|compress|decompress))?$/;
 
 export interface FilesContext {
   manager: ServerManager;
@@ -33,6 +33,8 @@ const schemas = {
   directory: pathBody,
   delete: z.object({ paths: z.array(z.string().max(8192)).min(1).max(1000) }),
   chmod: z.object({ path: z.string().max(8192), mode: z.string().regex(/^0?[0-7]{3}$/, 'must be an octal string of permission bits, e.g. 644') }),
+  compress: z.object({ paths: z.array(z.string().max(8192)).min(1).max(1000), destination: z.string().max(8192) }),
+  decompress: z.object({ path: z.string().max(8192), destination: z.string().max(8192) }),
 };
 
 const budgets = new WeakMap<Server, DiskBudget>();
@@ -127,6 +129,7 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
       budgetOf(server).invalidate();
     }
   }
+  if (route === 'compress' || route === 'decompress') return archive(server, route, json, simple);
   if (route === 'delete') {
     const { res: answer, body } = await ask({ op: 'delete', paths: parseBody(schemas.delete, json).paths });
     body.destroy();
@@ -137,6 +140,21 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
     return;
   }
   throw notFound('Unknown route');
+}
+
+/** Compress (201, the archive's entry) or decompress (200, the entries made), within the disk's allowance. */
+async function archive(server: Server, route: 'compress' | 'decompress', json: unknown, simple: (r: FileRequest, status?: number, key?: 'entry' | 'entries') => Promise<void>): Promise<void> {
+  const budget = budgetOf(server);
+  const { allowance, done } = await budget.reserve();
+  try {
+    if (route === 'compress') {
+      return await simple({ op: 'compress', ...parseBody(schemas.compress, json), allowance }, 201);
+    }
+    return await simple({ op: 'decompress', ...parseBody(schemas.decompress, json), allowance }, 200, 'entries');
+  } finally {
+    done(0);
+    budget.invalidate();
+  }
 }
 
 /** Streams a file: the whole of it, or the one range a `Range: bytes=a-b` header asks for. */

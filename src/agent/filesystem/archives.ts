@@ -1,0 +1,248 @@
+/**
+ * Compress and decompress for the file manager, on the jail (jail.ts), so that every file read or
+ * written is checked where it was opened.
+ *
+ * Decompressing reads the archive twice. The first pass checks every entry and adds up what it would
+ * take on disk: an entry that would land outside the destination (`..`, an absolute name), a link
+ * pointing outside it, an entry below a link the archive makes, or a device is INVALID_ARCHIVE, and
+ * more than the disk allows is DISK_LIMIT, before anything is written. The second pass writes, checking
+ * each entry again (the server's processes may change the archive between the passes) and counting the
+ * bytes; when it fails, what it made is removed.
+ *
+ * Compressing writes a .tar.gz (archiver) of files opened through the jail, atomically, within the
+ * disk limit.
+ */
+import type { Stats } from 'node:fs';
+import { Readable } from 'node:stream';
+import archiver from 'archiver';
+import { AgentError } from '../errors';
+import { invalidArchive, formatOf, readEntries, type ArchiveEntry } from './archive-entries';
+import { alreadyExists, diskLimit, type Entry, type Jail } from './jail';
+import { displayPath, MAX_NAME_BYTES } from './paths';
+
+/** What an entry without contents (a folder, a link) is counted as on disk, as the disk measurement does. */
+const ENTRY_BYTES = 4096;
+const onDisk = (e: ArchiveEntry): number => (e.kind === 'file' ? Math.max(ENTRY_BYTES, Math.ceil(e.size / ENTRY_BYTES) * ENTRY_BYTES) : ENTRY_BYTES);
+
+/** The components of an archive name below the destination; INVALID_ARCHIVE when it leads out or is not a plain name. */
+export function entryParts(name: string): string[] {
+  if (name.startsWith('/') || /^[A-Za-z]:[\\/]/.test(name)) throw invalidArchive(`The archive holds an absolute name (${clip(name)}): it would land outside the destination.`);
+  if (name.includes('\u0000') || name.includes('\uFFFD')) throw invalidArchive(`The archive holds a name that is not valid UTF-8 text (${clip(name)}).`);
+  const out: string[] = [];
+  for (const part of name.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (!out.length) throw invalidArchive(`The archive holds ${clip(name)}, which would land outside the destination.`);
+      out.pop();
+      continue;
+    }
+    if (Buffer.byteLength(part) > MAX_NAME_BYTES) throw invalidArchive(`The archive holds a name longer than ${MAX_NAME_BYTES} bytes.`);
+    out.push(part);
+  }
+  return out;
+}
+
+const clip = (s: string): string => JSON.stringify(s.length > 120 ? s.slice(0, 120) + '…' : s);
+const key = (parts: readonly string[]): string => parts.join('/');
+
+/** Checks entries one after another against the ones before them (the same rules on both passes). */
+class EntryRules {
+  private readonly links = new Set<string>();
+  private readonly files = new Set<string>();
+
+  /** The entry's components below the destination; throws INVALID_ARCHIVE. */
+  check(e: ArchiveEntry): string[] {
+    if (e.kind === 'special') throw invalidArchive(`The archive holds ${clip(e.name)}, a device or other special file: the file manager extracts files, folders and links only.`);
+    const parts = entryParts(e.name);
+    if (!parts.length) {
+      if (e.kind === 'directory') return parts;
+      throw invalidArchive(`The archive holds an entry without a name (${clip(e.name)}).`);
+    }
+    for (let i = 1; i <= parts.length; i++) {
+      if (this.links.has(key(parts.slice(0, i)))) throw invalidArchive(`The archive holds ${clip(e.name)}, below or over a link it makes: extract the link's target instead.`);
+    }
+    if (e.kind === 'symlink') this.checkLink(parts, e);
+    if (e.kind === 'hardlink') {
+      const target = entryParts(e.target ?? '');
+      if (!this.files.has(key(target))) throw invalidArchive(`The archive holds ${clip(e.name)}, a hard link to ${clip(e.target ?? '')}, which is not a file earlier in the archive.`);
+    }
+    if (e.kind === 'symlink') this.links.add(key(parts));
+    if (e.kind === 'file' || e.kind === 'hardlink') this.files.add(key(parts));
+    return parts;
+  }
+
+  /** A link's target, taken from the link's folder, must stay in the destination. */
+  private checkLink(parts: readonly string[], e: ArchiveEntry): void {
+    const target = e.target ?? '';
+    if (!target || target.startsWith('/')) throw invalidArchive(`The archive holds ${clip(e.name)}, a link pointing outside the destination (${clip(target)}).`);
+    const resolved = [...parts.slice(0, -1)];
+    for (const part of target.split('/')) {
+      if (part === '' || part === '.') continue;
+      if (part === '..') {
+        if (!resolved.length) throw invalidArchive(`The archive holds ${clip(e.name)}, a link pointing outside the destination (${clip(target)}).`);
+        resolved.pop();
+      } else resolved.push(part);
+    }
+  }
+}
+
+/** Runs `fn` over the entries of the archive `archive`, closing it afterwards. */
+async function withEntries<T>(jail: Jail, archive: readonly string[], fn: (entries: AsyncGenerator<ArchiveEntry>) => Promise<T>): Promise<T> {
+  const { handle } = await jail.openFile(archive);
+  try {
+    const entries = readEntries(handle, await formatOf(handle, displayPath(archive)));
+    try {
+      return await fn(entries);
+    } finally {
+      await entries.return(undefined);
+    }
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** Adds up what the archive would take, checking every entry; INVALID_ARCHIVE or DISK_LIMIT before anything is written. */
+async function plan(jail: Jail, archive: readonly string[], allowance: number): Promise<void> {
+  await withEntries(jail, archive, async (entries) => {
+    const rules = new EntryRules();
+    let total = 0;
+    for await (const e of entries) {
+      rules.check(e);
+      total += onDisk(e);
+      if (total > allowance) throw diskLimit();
+    }
+  });
+}
+
+/**
+ * Extracts `archive` into the folder `destination` (made when missing), within `allowance` bytes.
+ * Returns the entries it made or replaced at the top of the destination.
+ */
+export async function decompress(jail: Jail, archive: readonly string[], destination: readonly string[], allowance: number): Promise<Entry[]> {
+  await plan(jail, archive, allowance);
+  const made: string[][] = [];
+  const top = new Set<string>();
+  try {
+    made.push(...(await jail.mkdirp(destination)));
+    await withEntries(jail, archive, async (entries) => {
+      const rules = new EntryRules();
+      let left = allowance;
+      for await (const e of entries) {
+        const parts = rules.check(e);
+        if (!parts.length) continue;
+        left -= e.kind === 'file' ? 0 : ENTRY_BYTES;
+        if (left < 0) throw diskLimit();
+        left -= await extractOne(jail, destination, parts, e, left, made);
+        top.add(parts[0]!);
+      }
+    });
+  } catch (err) {
+    for (const parts of made.reverse()) await jail.remove(parts).catch(() => undefined);
+    throw err;
+  }
+  const out: Entry[] = [];
+  for (const name of [...top].sort()) out.push(await jail.stat([...destination, name]));
+  return out;
+}
+
+/** Writes one entry at `parts` below `destination`; returns the bytes of contents it wrote and adds what it made to `made`. */
+async function extractOne(jail: Jail, destination: readonly string[], parts: readonly string[], e: ArchiveEntry, allowance: number, made: string[][]): Promise<number> {
+  const at = [...destination, ...parts];
+  made.push(...(await jail.mkdirp(at.slice(0, -1))));
+  if (e.kind === 'directory') {
+    made.push(...(await jail.mkdirp(at)));
+    return 0;
+  }
+  if (e.kind === 'symlink') {
+    await jail.symlink(at, e.target!);
+    made.push(at);
+    return 0;
+  }
+  const data = e.kind === 'file' ? e.contents() : await copyOf(jail, destination, e.target!);
+  // owner read and write kept, so that the server can change and delete what it unpacked
+  const { entry, created } = await jail.writeFile(at, data, allowance, (e.mode & 0o777) | 0o600);
+  if (created) made.push(at);
+  return entry.size;
+}
+
+/** The contents of the file a hard link repeats (written again: a copy, not a link). */
+async function copyOf(jail: Jail, destination: readonly string[], target: string): Promise<AsyncIterable<Buffer>> {
+  const { handle } = await jail.openFile([...destination, ...entryParts(target)]);
+  return (async function* () {
+    try {
+      for await (const chunk of handle.createReadStream({ autoClose: false }) as AsyncIterable<Buffer>) yield chunk;
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  })();
+}
+
+/**
+ * Writes a .tar.gz of `paths` (folders with everything in them; names relative to the folder they
+ * share; the root stands for everything in it) at `target`, which must not exist.
+ */
+export async function compress(jail: Jail, paths: readonly (readonly string[])[], target: readonly string[], allowance: number): Promise<Entry> {
+  if (!target.length) throw new AgentError(422, 'INVALID_PATH', 'The archive needs a file name.');
+  if (await jail.stat(target).catch((e) => (e instanceof AgentError && e.status === 404 ? null : Promise.reject(e)))) throw alreadyExists(displayPath(target));
+  const roots = paths.some((p) => !p.length) ? (await jail.list([], 1, 1_000_000)).items.map((i) => [i.name]) : paths;
+  const base = commonParent(roots);
+  const archive = archiver('tar', { gzip: true, gzipOptions: { level: 6 } });
+  // archiver's errors reach the write through the stream (and each entry's wait through addEntry)
+  archive.on('error', () => undefined);
+  const writing = jail.writeFile(target, archive as unknown as AsyncIterable<Buffer>, allowance);
+  // a failed write (the disk limit) stops the archive, and the entry it was taking
+  let stop!: (err: unknown) => void;
+  const stopped = new Promise<never>((_, reject) => (stop = reject));
+  stopped.catch(() => undefined);
+  writing.catch((err) => {
+    stop(err);
+    archive.destroy();
+  });
+  try {
+    for (const p of roots) await jail.walk(p, (parts, st) => addEntry(jail, archive, parts, parts.slice(base.length).join('/'), st, stopped));
+    await Promise.race([archive.finalize(), stopped]);
+  } catch (err) {
+    // the write fails too (its temporary file removed): a half archive is never renamed into place
+    archive.destroy(err as Error);
+    const writeError = await writing.then(() => null, (e: unknown) => e);
+    throw writeError instanceof AgentError ? writeError : err;
+  }
+  return (await writing).entry;
+}
+
+/** The folder all of `paths` are in (their longest common parent). */
+function commonParent(paths: readonly (readonly string[])[]): string[] {
+  let base = paths[0]?.slice(0, -1) ?? [];
+  for (const p of paths.slice(1)) {
+    let i = 0;
+    while (i < base.length && i < p.length - 1 && base[i] === p[i]) i++;
+    base = base.slice(0, i);
+  }
+  return base;
+}
+
+/** Appends one walked entry and waits until archiver has taken it (one open file at a time). */
+async function addEntry(jail: Jail, archive: archiver.Archiver, parts: string[], name: string, st: Stats, stopped: Promise<never>): Promise<void> {
+  const mode = st.mode & 0o777;
+  let source: Buffer | Readable;
+  if (st.isDirectory()) source = Buffer.alloc(0);
+  else if (st.isFile()) source = (await jail.openFile(parts)).handle.createReadStream({ autoClose: true });
+  else if (!st.isSymbolicLink()) return; // sockets, fifos and devices are left out
+  let onEntry!: () => void;
+  let onError!: (err: Error) => void;
+  const taken = new Promise<void>((resolve, reject) => {
+    onEntry = resolve;
+    onError = reject;
+    archive.once('entry', onEntry);
+    archive.once('error', onError);
+  });
+  try {
+    if (st.isSymbolicLink()) archive.symlink(name, await jail.readlink(parts), mode);
+    else archive.append(source!, { name: st.isDirectory() ? name + '/' : name, mode, date: st.mtime });
+    await Promise.race([taken, stopped]);
+  } finally {
+    archive.off('entry', onEntry);
+    archive.off('error', onError);
+    if (source! instanceof Readable) source.destroy();
+  }
+}
