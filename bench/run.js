@@ -7,7 +7,8 @@
  *
  * Environment knobs (defaults in brackets):
  *   DATABASE_URL            external PostgreSQL (a scratch database is created and dropped) [embedded]
- *   BENCH_SCENARIOS         comma list of http,console,activity,startup [all]
+ *   BENCH_SCENARIOS         comma list of http,console,activity,files,startup [all]
+ *   BENCH_FILE_MIB          size of the file uploaded and downloaded in the files scenario [512]
  *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
  *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [10]
  *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [5]
@@ -30,6 +31,7 @@ const { runHttpScenarios, seedServers } = require('./lib/http-bench');
 const { runConsoleScenarios } = require('./lib/console-bench');
 const { runStartupScenario } = require('./lib/startup-bench');
 const { runActivityScenario } = require('./lib/activity-bench');
+const { runFilesScenario } = require('./lib/files-bench');
 const { buildRows, markdown } = require('./lib/report');
 const { PANEL_NODE_FLAGS } = require('./lib/panel-flags');
 const { startChild, stopChild, killAllChildren, apiOk, withTimeout } = require('./lib/util');
@@ -40,7 +42,8 @@ const int = (name, def) => {
   return Number.isFinite(v) && v > 0 ? v : def;
 };
 const params = {
-  scenarios: (env.BENCH_SCENARIOS || 'http,console,activity,startup').split(',').map((s) => s.trim()),
+  scenarios: (env.BENCH_SCENARIOS || 'http,console,activity,files,startup').split(',').map((s) => s.trim()),
+  fileMiB: int('BENCH_FILE_MIB', 512),
   servers: int('BENCH_SERVERS', 10_000),
   httpSeconds: int('BENCH_HTTP_SECONDS', 10),
   httpRounds: int('BENCH_HTTP_ROUNDS', 5),
@@ -107,7 +110,7 @@ async function main() {
     }
   };
 
-  const wantPanel = ['http', 'console', 'activity'].some((s) => params.scenarios.includes(s));
+  const wantPanel = ['http', 'console', 'activity', 'files'].some((s) => params.scenarios.includes(s));
   if (wantPanel) {
     log('database: preparing');
     const db = await withTimeout(openBenchDatabase(), 180_000, 'starting the benchmark database');
@@ -175,6 +178,23 @@ async function main() {
             'the activity scenario',
           );
           await apiOk(base, 'POST', `/api/v1/servers/${server.id}/kill`, { token: owner.token });
+        });
+      }
+      if (params.scenarios.includes('files')) {
+        await phase('files', async () => {
+          const disk = params.fileMiB * 2 + 256;
+          const server = (await apiOk(base, 'POST', '/api/v1/servers', { token: owner.token, body: { name: 'bench files', nodeId: localNode.id, blueprintId: demo.id, memory: 128, cpu: 50, disk } })).data;
+          for (let i = 0; i < 200; i++) {
+            const s = (await apiOk(base, 'GET', `/api/v1/servers/${server.id}`, { token: owner.token })).data;
+            if (s.status === 'offline') break;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          result.files = await withTimeout(
+            runFilesScenario({ panelUrl: base, panelPid: ready.pid, userToken: owner.token, serverId: server.id, serverDir: path.join(dataDir, 'agent', 'servers', server.id), sizeMiB: params.fileMiB, log }),
+            10 * 60_000,
+            'the files scenario',
+          ).catch((err) => Promise.reject(new Error(`${err.message}\npanel output:\n${panel.child.output().slice(-3000)}`)));
+          await apiOk(base, 'DELETE', `/api/v1/servers/${server.id}`, { token: owner.token }, [204]);
         });
       }
       if (params.scenarios.includes('console')) {

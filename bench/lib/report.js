@@ -57,6 +57,17 @@ function buildRows(r) {
       add('', 'CPU ratio per round', a.cpuRatiosByRound.join(', '), '', null, '', null);
     }
   }
+  if (r.files) {
+    const t = r.files.transfer;
+    const rssOf = (x) => `${fmt(x.rss.beforeMiB)} → ${fmt(x.rss.peakMiB)} MiB`;
+    if (t) {
+      add(`6. Files: ${t.sizeMiB} MiB through the panel`, 'upload (multipart) MiB/s (baseline: cp on the same disk)', fmt(t.upload.mibPerSec), fmt(t.copy.mibPerSec), t.upload.ratio, '≥ 0.5× cp', t.upload.ratio >= 0.5);
+      add('', 'download MiB/s (baseline: cp)', fmt(t.download.mibPerSec), fmt(t.copy.mibPerSec), t.download.ratio, '≥ 0.5× cp', t.download.ratio >= 0.5);
+      add('', 'panel + agent RSS during the upload / download (before → peak)', `${rssOf(t.upload)} / ${rssOf(t.download)}`, '—', null, 'flat', null);
+    }
+    const l = r.files.list;
+    if (l) add(`6b. Files: list a folder of ${l.files} files (page of ${l.pageSize})`, 'latency p50 / p99', `${fmt(l.latencyMs.p50)} / ${fmt(l.latencyMs.p99, ' ms')}`, '—', null, '', null);
+  }
   if (r.startup) {
     const s = r.startup;
     add('4. Startup on an existing embedded DB', `time to /health 200 (median of ${s.runs.length}; max)`, `${fmt(s.medianMs, ' ms')} (max ${fmt(s.maxMs, ' ms')})`, '—', null, '< 5 s', s.maxMs < 5000);

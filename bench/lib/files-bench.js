@@ -1,0 +1,130 @@
+'use strict';
+/**
+ * The file manager's throughput: a 512 MiB file uploaded (multipart, POST /files/upload) and
+ * downloaded (GET /files/download) through the panel and its node agent, against a plain copy of the
+ * same file on the same disk (`cp`) in the same run, with the panel's RSS sampled during each; and
+ * listing a folder of 10,000 files (p50/p99 of the page of 1,000 the API gives at most).
+ */
+const { execFileSync } = require('node:child_process');
+const fs = require('node:fs');
+const http = require('node:http');
+const os = require('node:os');
+const path = require('node:path');
+const { pipeline } = require('node:stream/promises');
+const { rssMiB, Histogram, sleep } = require('./util');
+
+const MIB = 1024 * 1024;
+
+/** Samples the RSS of `pid` every 100 ms until stopped; returns { beforeMiB, peakMiB }. */
+function sampleRss(pid) {
+  const beforeMiB = rssMiB(pid);
+  let peakMiB = beforeMiB;
+  const t = setInterval(() => (peakMiB = Math.max(peakMiB, rssMiB(pid) ?? 0)), 100);
+  return () => (clearInterval(t), { beforeMiB, peakMiB });
+}
+
+/** Writes `mib` MiB of incompressible bytes to `file`. */
+function makeFile(file, mib) {
+  const fd = fs.openSync(file, 'w');
+  const block = require('node:crypto').randomBytes(MIB);
+  for (let i = 0; i < mib; i++) fs.writeSync(fd, block);
+  fs.closeSync(fd);
+}
+
+const seconds = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
+
+/** Streams `file` as one multipart part to the upload route; resolves with the status. */
+function upload(panelUrl, token, serverId, file) {
+  const boundary = 'hostpanelbench' + Date.now();
+  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const size = fs.statSync(file).size;
+  const url = new URL(`/api/v1/servers/${serverId}/files/upload?path=/`, panelUrl);
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + size + tail.length } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`upload → ${res.statusCode}: ${text.slice(0, 300)}`))));
+    });
+    req.on('error', reject);
+    req.write(head);
+    const rs = fs.createReadStream(file, { highWaterMark: MIB });
+    rs.on('error', reject);
+    rs.pipe(req, { end: false });
+    rs.on('end', () => req.end(tail));
+  });
+}
+
+async function download(panelUrl, token, serverId, out) {
+  const res = await fetch(new URL(`/api/v1/servers/${serverId}/files/download?path=/big.bin`, panelUrl), { headers: { authorization: `Bearer ${token}` } });
+  if (res.status !== 200) throw new Error(`download → ${res.status}`);
+  await pipeline(res.body, fs.createWriteStream(out));
+}
+
+async function runFilesScenario({ panelUrl, panelPid, userToken, serverId, serverDir, sizeMiB = 512, listFiles = 10_000, listRequests = 100, log }) {
+  const work = fs.mkdtempSync(path.join(path.dirname(serverDir), '..', 'bench-files-'));
+  const result = {};
+  try {
+    const src = path.join(work, 'big.bin');
+    log(`  files: writing a ${sizeMiB} MiB file`);
+    makeFile(src, sizeMiB);
+
+    // the plain copy: the same bytes read and written on the same disk (its page cache warm, as for the upload)
+    let t0 = process.hrtime.bigint();
+    execFileSync('cp', ['--reflink=never', src, path.join(work, 'copy.bin')]);
+    execFileSync('sync');
+    const copySeconds = seconds(t0);
+    fs.rmSync(path.join(work, 'copy.bin'));
+
+    log('  files: upload through the panel');
+    let stop = sampleRss(panelPid);
+    t0 = process.hrtime.bigint();
+    await upload(panelUrl, userToken, serverId, src);
+    const uploadSeconds = seconds(t0);
+    const uploadRss = stop();
+
+    log('  files: download through the panel');
+    stop = sampleRss(panelPid);
+    t0 = process.hrtime.bigint();
+    await download(panelUrl, userToken, serverId, path.join(work, 'down.bin'));
+    execFileSync('sync');
+    const downloadSeconds = seconds(t0);
+    const downloadRss = stop();
+    if (fs.statSync(path.join(work, 'down.bin')).size !== sizeMiB * MIB) throw new Error('the download is not the size of the upload');
+
+    const mbps = (s) => Math.round((sizeMiB / s) * 10) / 10;
+    result.transfer = {
+      sizeMiB,
+      copy: { seconds: copySeconds, mibPerSec: mbps(copySeconds) },
+      upload: { seconds: uploadSeconds, mibPerSec: mbps(uploadSeconds), rss: uploadRss, ratio: Math.round((copySeconds / uploadSeconds) * 100) / 100 },
+      download: { seconds: downloadSeconds, mibPerSec: mbps(downloadSeconds), rss: downloadRss, ratio: Math.round((copySeconds / downloadSeconds) * 100) / 100 },
+    };
+    log(`  files: copy ${mbps(copySeconds)} MiB/s, upload ${mbps(uploadSeconds)} MiB/s (${result.transfer.upload.ratio}x), download ${mbps(downloadSeconds)} MiB/s (${result.transfer.download.ratio}x)`);
+
+    // a folder of 10,000 files, made by the server's own user as its processes would
+    const many = path.join(serverDir, 'many');
+    fs.mkdirSync(many);
+    for (let i = 0; i < listFiles; i++) fs.writeFileSync(path.join(many, `file-${String(i).padStart(5, '0')}.txt`), 'x');
+    const { uid, gid } = fs.statSync(serverDir);
+    execFileSync('chown', ['-R', `${uid}:${gid}`, many]);
+    const hist = new Histogram();
+    const url = `${panelUrl}/api/v1/servers/${serverId}/files?path=/many&limit=1000`;
+    for (let i = 0; i < listRequests + 5; i++) {
+      const t = process.hrtime.bigint();
+      const res = await fetch(url, { headers: { authorization: `Bearer ${userToken}` } });
+      const body = await res.json();
+      if (res.status !== 200 || body.meta.total !== listFiles) throw new Error(`list → ${res.status}`);
+      if (i >= 5) hist.add(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    result.list = { files: listFiles, pageSize: 1000, latencyMs: hist.summary() };
+    log(`  files: listing ${listFiles} files p50 ${result.list.latencyMs.p50} ms, p99 ${result.list.latencyMs.p99} ms`);
+    fs.rmSync(many, { recursive: true, force: true });
+    await sleep(100);
+  } finally {
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+  result.machine = { freeMemMiB: Math.round(os.freemem() / MIB) };
+  return result;
+}
+
+module.exports = { runFilesScenario };
