@@ -2,7 +2,7 @@
  * File paths on the panel: the same rules as the node's (src/agent/filesystem/paths.ts), as the
  * panel's error. The panel checks them before it asks the node, for the `paths` scopes of subusers.
  */
-import { pathComponents, displayPath } from '../agent/filesystem/paths.js';
+import { commonParent, pathComponents, displayPath } from '../agent/filesystem/paths.js';
 import { AppError } from '../errors.js';
 
 /** `/a/b` for a user's path, or 422 INVALID_PATH (with the field it came in). */
@@ -14,22 +14,10 @@ export function normalisePath(raw: unknown, field = 'path'): string {
   }
 }
 
-/** The folder that normalised `paths` share (their longest common parent). */
-export function commonFolder(paths: readonly string[]): string {
-  let base = pathComponents(paths[0] ?? '/').slice(0, -1);
-  for (const p of paths.slice(1)) {
-    const parts = pathComponents(p);
-    let i = 0;
-    while (i < base.length && i < parts.length - 1 && base[i] === parts[i]) i++;
-    base = base.slice(0, i);
-  }
-  return displayPath(base);
-}
-
 /** Where a compress puts its archive when not told: `archive-<date>_<time>.tar.gz` in the folder its paths share. */
 export function defaultArchivePath(paths: readonly string[], now = new Date()): string {
   const stamp = now.toISOString().replace(/\.\d+Z$/, '').replace(/:/g, '-').replace('T', '_');
-  const folder = commonFolder(paths);
+  const folder = displayPath(commonParent(paths.map((p) => pathComponents(p))));
   return `${folder === '/' ? '' : folder}/archive-${stamp}.tar.gz`;
 }
 

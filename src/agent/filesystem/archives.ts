@@ -18,7 +18,7 @@ import archiver from 'archiver';
 import { AgentError } from '../errors';
 import { invalidArchive, formatOf, readEntries, type ArchiveEntry } from './archive-entries';
 import { alreadyExists, diskLimit, type Entry, type Jail } from './jail';
-import { displayPath, MAX_NAME_BYTES } from './paths';
+import { commonParent, displayPath, MAX_NAME_BYTES } from './paths';
 
 /** What an entry without contents (a folder, a link) is counted as on disk, as the disk measurement does. */
 const ENTRY_BYTES = 4096;
@@ -208,17 +208,6 @@ export async function compress(jail: Jail, paths: readonly (readonly string[])[]
     throw writeError instanceof AgentError ? writeError : err;
   }
   return (await writing).entry;
-}
-
-/** The folder all of `paths` are in (their longest common parent). */
-function commonParent(paths: readonly (readonly string[])[]): string[] {
-  let base = paths[0]?.slice(0, -1) ?? [];
-  for (const p of paths.slice(1)) {
-    let i = 0;
-    while (i < base.length && i < p.length - 1 && base[i] === p[i]) i++;
-    base = base.slice(0, i);
-  }
-  return base;
 }
 
 /** Appends one walked entry and waits until archiver has taken it (one open file at a time). */

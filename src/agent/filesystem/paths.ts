@@ -42,3 +42,14 @@ export function entryName(parts: readonly string[]): string {
   if (name === undefined) throw invalidPath('The server\u2019s root cannot be the target of this operation.');
   return name;
 }
+
+/** The folder all of `paths` are in (their longest common parent; `[]` for none). */
+export function commonParent(paths: readonly (readonly string[])[]): string[] {
+  let base = paths[0]?.slice(0, -1) ?? [];
+  for (const p of paths.slice(1)) {
+    let i = 0;
+    while (i < base.length && i < p.length - 1 && base[i] === p[i]) i++;
+    base = base.slice(0, i);
+  }
+  return base;
+}
