@@ -10,6 +10,7 @@ import { adminView } from './views/admin';
 import { createServerView } from './views/create-server';
 import { serverView } from './views/server';
 import { serverActivityView } from './views/server-activity';
+import { serverFilesView } from './views/server-files';
 import { serverUsersView } from './views/server-users';
 import { adminActivityView } from './views/admin-activity';
 import { serversView } from './views/servers';
@@ -23,6 +24,7 @@ const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin
   { pattern: /^\/(servers\/?)?$/, view: serversView, title: 'Servers', auth: true },
   { pattern: /^\/servers\/new\/?$/, view: createServerView, title: 'New server', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/?$/, view: serverView, title: 'Server', auth: true },
+  { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/files\/?$/, view: serverFilesView, title: 'Files', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/users\/?$/, view: serverUsersView, title: 'Users', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/activity\/?$/, view: serverActivityView, title: 'Activity', auth: true },
   { pattern: /^\/admin\/?$/, view: adminView, title: 'Administration', auth: true, admin: true },

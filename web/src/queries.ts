@@ -155,3 +155,23 @@ export const M_DELETE_SUBUSER = `mutation DeleteSubuser($serverId: ID!, $userId:
 export const Q_SERVER_ACTIVITY = `query ServerActivity($serverId: ID!, $filter: ActivityFilter, $page: Int) { serverActivity(serverId: $serverId, filter: $filter, page: $page, limit: 50) { total page limit items { ${ACTIVITY} } } }`;
 export const Q_ADMIN_ACTIVITY = `query AdminActivity($filter: ActivityFilter, $page: Int) { adminActivity(filter: $filter, page: $page, limit: 50) { total page limit items { ${ACTIVITY} } } }`;
 export const S_SERVER_ACTIVITY = `subscription ServerActivity($serverId: ID!) { serverActivity(serverId: $serverId) { ${ACTIVITY} } }`;
+
+export interface FileEntry {
+  name: string;
+  path: string;
+  type: 'file' | 'directory' | 'symlink' | 'other';
+  size: number;
+  mode: string;
+  modifiedAt: string;
+}
+const ENTRY = 'name path type size mode modifiedAt';
+export const Q_FILES = `query Files($serverId: ID!, $path: String, $page: Int) { files(serverId: $serverId, path: $path, page: $page, limit: 1000) { total items { ${ENTRY} } } }`;
+export const Q_FILE_SEARCH = `query FileSearch($serverId: ID!, $path: String, $query: String!) { fileSearch(serverId: $serverId, path: $path, query: $query) { ${ENTRY} } }`;
+export const Q_FILE_CONTENTS = `query FileContents($serverId: ID!, $path: String!) { fileContents(serverId: $serverId, path: $path) { path contents } }`;
+export const M_WRITE_FILE = `mutation WriteFile($serverId: ID!, $path: String!, $contents: String!) { writeFile(serverId: $serverId, path: $path, contents: $contents) { ${ENTRY} } }`;
+export const M_RENAME_FILE = `mutation RenameFile($serverId: ID!, $from: String!, $to: String!) { renameFile(serverId: $serverId, from: $from, to: $to) { ${ENTRY} } }`;
+export const M_COPY_FILE = `mutation CopyFile($serverId: ID!, $path: String!) { copyFile(serverId: $serverId, path: $path) { ${ENTRY} } }`;
+export const M_DELETE_FILES = `mutation DeleteFiles($serverId: ID!, $paths: [String!]!) { deleteFiles(serverId: $serverId, paths: $paths) }`;
+export const M_CREATE_DIRECTORY = `mutation CreateDirectory($serverId: ID!, $path: String!) { createDirectory(serverId: $serverId, path: $path) { ${ENTRY} } }`;
+export const M_COMPRESS_FILES = `mutation CompressFiles($serverId: ID!, $paths: [String!]!) { compressFiles(serverId: $serverId, paths: $paths) { ${ENTRY} } }`;
+export const M_DECOMPRESS_FILE = `mutation DecompressFile($serverId: ID!, $path: String!) { decompressFile(serverId: $serverId, path: $path) { ${ENTRY} } }`;
