@@ -3,11 +3,12 @@
  * download) stream through to the node; the others are JSON. Mounted in two parts: the streamed
  * writes before the JSON body parser (their bodies are raw), the rest after it.
  */
-import { Readable } from 'node:stream';
+import { finished, PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { Router, type Request, type Response } from 'express';
 import { AppError } from '../errors.js';
+import { discardRest } from '../shared/discard-body.js';
 import type { FileEntry } from '../services/files.service.js';
 import type { Services } from '../services/index.js';
 import { sendData, sendNoContent } from './respond.js';
@@ -15,14 +16,21 @@ import { sendData, sendNoContent } from './respond.js';
 const single = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
 
 /**
- * Runs a streamed write; when it fails before the client has sent the whole body, the answer closes
- * the connection (the rest of the body is not read, so the connection cannot carry another request).
+ * Runs a streamed write of `req`'s body, handed to it through a stream of its own: when the write
+ * fails before the client has sent everything, that stream is let go (whatever it is handed to may
+ * destroy it) and the rest of the body is read and dropped (discardRest).
  */
-async function abandonOnError<T>(req: Request, res: Response, run: () => Promise<T>): Promise<T> {
+async function streamedWrite<T>(req: Request, run: (body: Readable) => Promise<T>): Promise<T> {
+  const body = new PassThrough();
+  req.pipe(body);
+  // a client that goes away half way cuts the write off (a pipe alone would leave it waiting)
+  finished(req, (err) => err && body.destroy(err));
   try {
-    return await run();
+    return await run(body);
   } catch (err) {
-    if (!req.complete) res.setHeader('connection', 'close');
+    req.unpipe(body);
+    body.destroy();
+    discardRest(req);
     throw err;
   }
 }
@@ -33,10 +41,17 @@ export function fileWriteRoutes(services: Services): Router {
   r.put('/servers/:id/files/contents', async (req, res) => {
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (declared > services.files.maxUploadBytes) throw tooLarge(services.files.maxUploadBytes);
-    const { entry } = await abandonOnError(req, res, () => services.files.write(req.actor ?? null, req.params.id, single(req.query.path), req));
+    const { entry } = await streamedWrite(req, (body) => services.files.write(req.actor ?? null, req.params.id, single(req.query.path), body));
     sendData(res, entry);
   });
-  r.post('/servers/:id/files/upload', async (req, res) => sendData(res, await abandonOnError(req, res, () => upload(services, req)), 201));
+  r.post('/servers/:id/files/upload', async (req, res) => {
+    try {
+      sendData(res, await upload(services, req), 201);
+    } catch (err) {
+      discardRest(req);
+      throw err;
+    }
+  });
   return r;
 }
 

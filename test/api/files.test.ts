@@ -4,6 +4,9 @@
  * own process (links to / and /etc/passwd), `..`, the disk limit, subusers' keys and folder scopes,
  * and the activity entries.
  */
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { blueprintsByKey, expectError, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -82,14 +85,55 @@ test('escapes: `..`, links made by the server to / and /etc/passwd, NUL', async 
   expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/p'] } })).status).toBe(204);
 });
 
-test('the disk limit: a write past it is refused and leaves nothing', async () => {
-  const big = Readable.from((function* () {
-    for (let i = 0; i < 140; i++) yield Buffer.alloc(1024 * 1024, i);
-  })());
-  const r = await fetch(p.url + F('/contents', 'path=/huge.bin'), { method: 'PUT', headers: { authorization: `Bearer ${owner.token}` }, body: Readable.toWeb(big) as any, duplex: 'half' } as RequestInit).catch((e) => e);
-  if (r instanceof Response) expect(((await r.json()) as any).error.code).toBe('DISK_LIMIT');
+test('the disk limit: a write past it is refused, leaves nothing, and never reads as the node being down', async () => {
+  // the node refuses the body half way: the panel must still get its answer (DISK_LIMIT), not a reset
+  // connection that it would take for an unreachable node
+  for (let round = 0; round < 5; round++) {
+    const big = Readable.from((function* () {
+      for (let i = 0; i < 140; i++) yield Buffer.alloc(1024 * 1024, i);
+    })());
+    // the client gets the answer too: the panel reads and drops the rest of the body instead of resetting the connection
+    const r = await fetch(p.url + F('/contents', 'path=/huge.bin'), { method: 'PUT', headers: { authorization: `Bearer ${owner.token}` }, body: Readable.toWeb(big) as any, duplex: 'half' } as RequestInit);
+    expect(r.status).toBe(422);
+    expect(((await r.json()) as any).error.code).toBe('DISK_LIMIT');
+    const list = await p.request('GET', F('', 'path=/'), { token: owner.token });
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((e: any) => e.name)).not.toContain('huge.bin');
+  }
+});
+
+test('a refused write answers with a connection that stays open: the rest of the body is read and dropped, not reset', async () => {
+  // (the client itself may drop the socket: Node's does when an answer comes before its body is sent)
+  const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+  const send = (method: string, path: string, body?: Buffer) =>
+    new Promise<{ status: number; code?: string; connection?: string }>((resolve, reject) => {
+      const req = httpRequest(p.url + path, { method, agent, headers: { authorization: `Bearer ${owner.token}`, 'content-type': 'application/octet-stream' } }, (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode!, code: text.startsWith('{') ? JSON.parse(text).error?.code : undefined, connection: res.headers.connection }));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  try {
+    expect(await send('PUT', F('/contents', 'path=/huge2.bin'), Buffer.alloc(140 * 1024 * 1024, 1))).toEqual({ status: 422, code: 'DISK_LIMIT', connection: 'keep-alive' });
+    expect(await send('GET', F('', 'path=/'))).toEqual({ status: 200, code: undefined, connection: 'keep-alive' });
+  } finally {
+    agent.destroy();
+  }
+});
+
+test('a write the client cuts off half way leaves nothing behind, and the node stays reachable', async () => {
+  const dir = path.join(p.config.dataDir, 'agent', 'servers', serverId);
+  await new Promise<void>((resolve) => {
+    const req = httpRequest(p.url + F('/contents', 'path=/cut.bin'), { method: 'PUT', headers: { authorization: `Bearer ${owner.token}`, 'content-length': String(8 * 1024 * 1024) } });
+    req.on('error', () => resolve());
+    req.write(Buffer.alloc(1024 * 1024, 1), () => setTimeout(() => req.destroy(), 200));
+  });
+  await until(() => !readdirSync(dir).some((n) => n.startsWith('.hostpanel-tmp-') || n === 'cut.bin'), 10_000, 'the half file to go');
   const list = await p.request('GET', F('', 'path=/'), { token: owner.token });
-  expect(list.body.data.map((e: any) => e.name)).not.toContain('huge.bin');
+  expect(list.status).toBe(200);
+  expect(list.body.data.map((e: any) => e.name)).not.toContain('cut.bin');
 });
 
 test('subusers: each operation needs its key, and folder scopes hold', async () => {

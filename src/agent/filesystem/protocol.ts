@@ -1,9 +1,12 @@
 /**
  * What the agent and a server's file worker say to each other on one connection: the agent sends one
- * JSON line (a FileRequest), then the bytes of a write; the worker answers one JSON line (a
- * FileResponse), then the bytes of a read.
+ * JSON line (a FileRequest), then the bytes of a write in frames (a 4-byte length, then that many
+ * bytes; a frame of length 0 ends them, so that a body cut off on its way, which ends the connection
+ * without it, is never taken for a whole file); the worker answers one JSON line (a FileResponse),
+ * then the bytes of a read.
  */
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import type { Entry } from './jail';
 
 export type FileRequest =
@@ -43,6 +46,7 @@ export function readJsonLine<T>(socket: Socket, ended: () => Error): Promise<T> 
       socket.off('data', onData);
       socket.off('end', onEnd);
       socket.off('error', onEnd);
+      socket.off('close', onEnd);
     };
     const onEnd = () => {
       cleanup();
@@ -71,5 +75,72 @@ export function readJsonLine<T>(socket: Socket, ended: () => Error): Promise<T> 
     socket.on('data', onData);
     socket.on('end', onEnd);
     socket.on('error', onEnd);
+    // destroyed on this side (a body cut off on its way) ends with neither 'end' nor 'error'
+    socket.on('close', onEnd);
   });
+}
+
+const frameHeader = (length: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(length);
+  return b;
+};
+
+/**
+ * Sends `body` to `socket` in frames, then the end frame and the end of the connection's writing
+ * side; a body that closes before its end (an aborted request) destroys the connection instead.
+ */
+export function sendFramed(body: Readable, socket: Socket): void {
+  let held = false; // paused here until the socket drains
+  const onData = (chunk: Buffer) => {
+    if (socket.destroyed) return;
+    socket.write(frameHeader(chunk.length));
+    if (!socket.write(chunk)) {
+      held = true;
+      body.pause();
+    }
+  };
+  const onDrain = () => {
+    if (!held) return;
+    held = false;
+    body.resume();
+  };
+  const onEnd = () => socket.end(frameHeader(0));
+  const onClose = () => {
+    if (!body.readableEnded) socket.destroy();
+  };
+  body.on('data', onData);
+  body.on('end', onEnd);
+  body.on('close', onClose);
+  socket.on('drain', onDrain);
+  // the worker answered (or went away) before the end: what is left of the body is the caller's to drop
+  socket.once('close', () => {
+    body.off('data', onData);
+    body.off('end', onEnd);
+    body.off('close', onClose);
+    onDrain();
+  });
+}
+
+/** The bytes of the frames read from `socket` (paused at the first one); throws when it ends before the end frame. */
+export async function* readFramed(socket: Socket): AsyncGenerator<Buffer> {
+  let buf: Buffer = Buffer.alloc(0);
+  let need = -1; // bytes of the current frame still to come; -1: a header is next
+  for await (const chunk of socket.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    while (buf.length) {
+      if (need < 0) {
+        if (buf.length < 4) break;
+        need = buf.readUInt32BE(0);
+        buf = buf.subarray(4);
+        if (need === 0) return;
+      }
+      const take = Math.min(need, buf.length);
+      if (take) yield buf.subarray(0, take);
+      buf = buf.subarray(take);
+      need -= take;
+      if (need === 0) need = -1;
+    }
+  }
+  throw new Error('the body ended before its end: the write was cut off');
 }

@@ -12,7 +12,7 @@ import { AgentError } from '../errors';
 import { compress, decompress } from './archives';
 import { Jail } from './jail';
 import { pathComponents } from './paths';
-import { readJsonLine, type FileRequest, type FileResponse, type FileResult } from './protocol';
+import { readFramed, readJsonLine, type FileRequest, type FileResponse, type FileResult } from './protocol';
 
 function answer(socket: Socket, res: FileResponse): void {
   socket.write(JSON.stringify(res) + '\n');
@@ -74,8 +74,8 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
     case 'stat':
       return { entry: await jail.stat(pathComponents(req.path)) };
     case 'write':
-      // the bytes that follow the request line; the socket stays open for the answer
-      return jail.writeFile(pathComponents(req.path), socket.iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>, req.allowance);
+      // the framed bytes that follow the request line; the socket stays open for the answer
+      return jail.writeFile(pathComponents(req.path), readFramed(socket), req.allowance);
     case 'mkdir':
       return { entry: await jail.mkdir(pathComponents(req.path)) };
     case 'rename':

@@ -11,7 +11,7 @@ import type { Readable } from 'node:stream';
 import { childLogger } from '../../logger';
 import { AgentError } from '../errors';
 import type { ServerIdentity } from '../environment/isolation';
-import { readJsonLine, type FileRequest, type FileResponse } from './protocol';
+import { readJsonLine, sendFramed, type FileRequest, type FileResponse } from './protocol';
 
 const log = childLogger('agent');
 const IDLE_MS = 60_000;
@@ -162,7 +162,7 @@ export class FileWorkers {
       socket.once('error', reject);
     });
     socket.write(JSON.stringify(req) + '\n');
-    if (body) body.pipe(socket);
+    if (body) sendFramed(body, socket);
     else socket.end();
     const res = await readJsonLine<FileResponse>(socket, () => new AgentError(500, 'INTERNAL_ERROR', 'The file worker closed the connection without an answer.'));
     return { res, body: socket };

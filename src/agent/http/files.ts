@@ -14,6 +14,7 @@ import type { FileRequest, FileResponse } from '../filesystem/protocol';
 import type { FileWorkers } from '../filesystem/workers';
 import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
+import { discardRest } from '../../shared/discard-body';
 import { parseBody } from './validation';
 
 const MIB = 1024 * 1024;
@@ -101,12 +102,19 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
     const budget = budgetOf(server);
     const { allowance, done } = await budget.reserve();
     const limit = Math.min(allowance, Number(q('max') ?? Infinity));
-    const { res: answer, body } = await ask({ op: 'write', path: q('path') ?? '', allowance: limit }, req);
-    body.destroy();
-    done(answer.ok && 'entry' in answer.result ? (answer.result.entry?.size ?? 0) : 0);
+    let written = 0;
+    let answer: FileResponse;
+    try {
+      const asked = await ask({ op: 'write', path: q('path') ?? '', allowance: limit }, req);
+      asked.body.destroy();
+      answer = asked.res;
+      if (answer.ok && 'entry' in answer.result) written = answer.result.entry?.size ?? 0;
+    } finally {
+      // a write that failed any way (a body cut off, the worker gone) gives its reservation back
+      done(written);
+    }
     if (!answer.ok) {
-      // the rest of an upload refused half way is not read: the connection closes with the answer
-      res.setHeader('connection', 'close');
+      discardRest(req);
       fail(answer);
     }
     const result = answer.result as { entry: unknown; created?: boolean };
