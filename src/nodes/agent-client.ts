@@ -7,7 +7,9 @@ import { Node } from '../entities/Node.js';
 import { AppError, type ErrorCode } from '../errors.js';
 import { childLogger } from '../logger.js';
 import type { MasterKey } from '../security/master-key.js';
-import { Readable } from 'node:stream';
+import http from 'node:http';
+import https from 'node:https';
+import { finished, Readable } from 'node:stream';
 import { signRequest, STREAMED_BODY } from '../shared/node-protocol.js';
 
 const log = childLogger('agent-client');
@@ -91,13 +93,8 @@ export class AgentClient {
     const timer = opts.body ? null : setTimeout(() => abort.abort(), opts.headersTimeoutMs ?? AGENT_TIMEOUT_MS * 5);
     let res: Response;
     try {
-      res = await fetch(this.baseUrl(node) + path, {
-        method,
-        headers: { authorization: signRequest(node.id, key, method, path, opts.body ? STREAMED_BODY : ''), ...opts.headers },
-        body: opts.body ? (Readable.toWeb(opts.body) as ReadableStream) : undefined,
-        signal: abort.signal,
-        ...(opts.body ? { duplex: 'half' } : {}),
-      } as RequestInit);
+      const headers = { authorization: signRequest(node.id, key, method, path, opts.body ? STREAMED_BODY : ''), ...opts.headers };
+      res = opts.body ? await sendStreamed(this.baseUrl(node) + path, method, headers, opts.body) : await fetch(this.baseUrl(node) + path, { method, headers, signal: abort.signal });
     } catch (err) {
       if (opts.body?.destroyed || (opts.body as { aborted?: boolean } | undefined)?.aborted) throw AppError.badRequest('The upload was cut off before it ended.');
       log.warn({ node: node.id, path, err: (err as Error).message }, 'node agent unreachable');
@@ -134,4 +131,31 @@ export class AgentClient {
   private async markOffline(nodeId: string): Promise<void> {
     await this.orm.em.fork().nativeUpdate(Node, { id: nodeId, status: 'online' }, { status: 'offline' }).catch(() => undefined);
   }
+}
+
+/** Statuses whose answers have no body (a Response refuses one). */
+const NO_BODY = new Set([101, 204, 205, 304]);
+
+/**
+ * A request whose body is streamed to the node with node:http, which reads `body` only as fast as the
+ * node takes it. (fetch read a fast client's whole upload into memory: +550 MiB for 512 MiB, measured
+ * in bench/lib/files-bench.js.) Resolves with the node's answer as soon as it comes, even before the
+ * body is all sent (a refusal); a body that ends early (the client gone) aborts the request.
+ */
+function sendStreamed(url: string, method: string, headers: Record<string, string>, body: Readable): Promise<Response> {
+  const target = new URL(url);
+  const request = target.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const req = request(target, { method, headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
+      const answer = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) answer.set(k, Array.isArray(v) ? v.join(', ') : v);
+      const status = res.statusCode ?? 502;
+      if (NO_BODY.has(status)) res.resume();
+      resolve(new Response(NO_BODY.has(status) ? null : (Readable.toWeb(res) as ReadableStream), { status, headers: answer }));
+    });
+    req.on('error', reject);
+    // (finished also answers for a body that was destroyed before this request began)
+    finished(body, (err) => err && req.destroy(err));
+    body.pipe(req);
+  });
 }
