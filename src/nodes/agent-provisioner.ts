@@ -6,6 +6,9 @@ import type { AgentClient } from './agent-client.js';
 import { serverSpec } from './spec.js';
 
 /** The real provisioner: pushes server specs to their node's agent and removes them there. */
+/** How long a node may take to remove a server (a busy node kills many processes at once). */
+const REMOVE_TIMEOUT_MS = 10_000;
+
 export class AgentProvisioner implements ServerProvisioner {
   constructor(
     private readonly orm: MikroORM,
@@ -21,7 +24,8 @@ export class AgentProvisioner implements ServerProvisioner {
   async remove(server: Server): Promise<void> {
     await this.orm.em.populate(server, ['node']);
     try {
-      await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}`);
+      // the node kills the server's processes (and waits for its cgroup to empty) before it answers
+      await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}`, undefined, REMOVE_TIMEOUT_MS);
     } catch (err) {
       // The agent never heard of it (e.g. created while the node was down): nothing to remove there.
       if (!(err instanceof AppError && err.code === 'NOT_FOUND')) throw err;

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import jwt from 'jsonwebtoken';
-import WebSocket from 'ws';
+import { ConsoleClient, type ConsoleMessage } from '../support/console-client';
 import {
   deriveConsoleKey,
   deriveNodeKey,
@@ -269,74 +269,4 @@ export async function logs(h: Harness, id: string): Promise<string[]> {
   return (await h.request('GET', `/api/servers/${id}/logs`)).body.data.lines;
 }
 
-export interface Msg {
-  type: string;
-  data: any;
-}
-
-/** A console WebSocket client that records everything it receives. */
-export class ConsoleClient {
-  messages: Msg[] = [];
-  closed: { code: number; reason: string } | null = null;
-  private cursor = 0;
-
-  private constructor(readonly ws: WebSocket) {
-    ws.on('message', (d) => {
-      try {
-        this.messages.push(JSON.parse(d.toString()));
-      } catch {
-        this.messages.push({ type: '__raw', data: d.toString() });
-      }
-    });
-    ws.on('close', (code, reason) => (this.closed = { code, reason: reason.toString() }));
-    ws.on('error', () => {});
-  }
-
-  static connect(url: string): Promise<ConsoleClient> {
-    return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url);
-      const c = new ConsoleClient(ws);
-      ws.once('open', () => resolve(c));
-      ws.once('error', reject);
-    });
-  }
-
-  send(obj: unknown): void {
-    this.ws.send(typeof obj === 'string' ? obj : JSON.stringify(obj));
-  }
-
-  /** Next message (after the cursor) of that type matching `pred`; moves the cursor past it. */
-  async next(type: string, pred: (m: Msg) => boolean = () => true, timeoutMs = 10000): Promise<Msg> {
-    return waitFor(
-      () => {
-        for (let i = this.cursor; i < this.messages.length; i++) {
-          const m = this.messages[i]!;
-          if (m.type === type && pred(m)) {
-            this.cursor = i + 1;
-            return m;
-          }
-        }
-        return null;
-      },
-      `console message ${type}`,
-      timeoutMs,
-      10,
-    );
-  }
-
-  has(type: string, pred: (m: Msg) => boolean = () => true): boolean {
-    return this.messages.some((m) => m.type === type && pred(m));
-  }
-
-  async waitClosed(timeoutMs = 10000): Promise<{ code: number; reason: string }> {
-    return waitFor(() => this.closed, 'socket close', timeoutMs, 10);
-  }
-
-  close(): void {
-    try {
-      this.ws.terminate();
-    } catch {
-      /* ignore */
-    }
-  }
-}
+export { ConsoleClient, type ConsoleMessage as Msg };

@@ -1,4 +1,7 @@
-/** A plain `ws` client for the node console channel, recording every message it receives. */
+/**
+ * The tests' client of the node console channel: a plain `ws` client that records every message it
+ * receives. `waitFor` finds a message anywhere in what came; `next` reads them in order (a cursor).
+ */
 import WebSocket from 'ws';
 
 export interface ConsoleMessage {
@@ -8,7 +11,9 @@ export interface ConsoleMessage {
 
 export class ConsoleClient {
   readonly messages: ConsoleMessage[] = [];
-  closeCode: number | null = null;
+  /** how the socket closed, once it has */
+  closed: { code: number; reason: string } | null = null;
+  private cursor = 0;
   private waiters: (() => void)[] = [];
 
   private constructor(readonly ws: WebSocket) {
@@ -20,16 +25,32 @@ export class ConsoleClient {
       }
       this.wake();
     });
-    ws.on('close', (code) => {
-      this.closeCode = code;
+    ws.on('close', (code, reason) => {
+      this.closed = { code, reason: reason.toString() };
       this.wake();
     });
+    ws.on('error', () => undefined);
+  }
+
+  get closeCode(): number | null {
+    return this.closed?.code ?? null;
   }
 
   private wake() {
     const w = this.waiters;
     this.waiters = [];
     w.forEach((f) => f());
+  }
+
+  /** Resolves at the next message or close, or after `ms`. */
+  private nextEvent(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      this.waiters.push(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
   }
 
   static open(url: string): Promise<ConsoleClient> {
@@ -41,9 +62,10 @@ export class ConsoleClient {
     });
   }
 
-  /** Opens, authenticates and waits for auth_success. */
-  static async connect(url: string, token: string): Promise<ConsoleClient> {
+  /** Opens; with a `token`, also authenticates and waits for auth_success. */
+  static async connect(url: string, token?: string): Promise<ConsoleClient> {
     const c = await ConsoleClient.open(url);
+    if (token === undefined) return c;
     c.send({ type: 'auth', token });
     await c.waitFor((m) => m.type === 'auth_success');
     return c;
@@ -53,34 +75,47 @@ export class ConsoleClient {
     this.ws.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
   }
 
-  /** Resolves with the first message (already received or future) matching `pred`. */
+  /** Resolves with the first message from index `from` on (already received or future) matching `pred`. */
   async waitFor(pred: (m: ConsoleMessage) => boolean, timeoutMs = 15_000, from = 0): Promise<ConsoleMessage> {
+    const i = await this.indexOf(pred, timeoutMs, from, 'a message');
+    return this.messages[i]!;
+  }
+
+  /** The next message after the cursor of type `type` matching `pred`; moves the cursor past it. */
+  async next(type: string, pred: (m: ConsoleMessage) => boolean = () => true, timeoutMs = 10_000): Promise<ConsoleMessage> {
+    const i = await this.indexOf((m) => m.type === type && pred(m), timeoutMs, this.cursor, `console message ${type}`);
+    this.cursor = i + 1;
+    return this.messages[i]!;
+  }
+
+  private async indexOf(pred: (m: ConsoleMessage) => boolean, timeoutMs: number, from: number, what: string): Promise<number> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const found = this.messages.slice(from).find(pred);
-      if (found) return found;
-      if (this.closeCode !== null) throw new Error(`socket closed (${this.closeCode}) before the expected message; got: ${this.summary()}`);
+      for (let i = from; i < this.messages.length; i++) if (pred(this.messages[i]!)) return i;
+      if (this.closed) throw new Error(`socket closed (${this.closed.code}) before ${what}; got: ${this.summary()}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for a message; got: ${this.summary()}`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
+      if (left <= 0) throw new Error(`timed out waiting for ${what}; got: ${this.summary()}`);
+      await this.nextEvent(left);
     }
   }
 
-  waitClose(timeoutMs = 15_000): Promise<number> {
-    if (this.closeCode !== null) return Promise.resolve(this.closeCode);
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('socket did not close')), timeoutMs);
-      this.ws.once('close', (code) => {
-        clearTimeout(t);
-        resolve(code);
-      });
-    });
+  has(type: string, pred: (m: ConsoleMessage) => boolean = () => true): boolean {
+    return this.messages.some((m) => m.type === type && pred(m));
+  }
+
+  /** How the socket closed (waits at most `timeoutMs`). */
+  async waitClosed(timeoutMs = 15_000): Promise<{ code: number; reason: string }> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('timed out waiting for the socket to close');
+      await this.nextEvent(left);
+    }
+    return this.closed;
+  }
+
+  async waitClose(timeoutMs = 15_000): Promise<number> {
+    return (await this.waitClosed(timeoutMs)).code;
   }
 
   lines(): string[] {
@@ -91,7 +126,8 @@ export class ConsoleClient {
     return JSON.stringify(this.messages.slice(-8)).slice(0, 1500);
   }
 
+  /** Closes at once (no closing handshake). */
   close(): void {
-    this.ws.close();
+    this.ws.terminate();
   }
 }

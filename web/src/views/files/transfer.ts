@@ -2,7 +2,7 @@
  * Uploads and downloads of the file browser, over REST (GraphQL carries text only): an upload is one
  * multipart POST with progress events; a download is a link the browser follows with its cookie.
  */
-import { ApiError } from '../api';
+import { ApiError } from '../../api';
 
 const base = (serverId: string) => `/api/v1/servers/${encodeURIComponent(serverId)}/files`;
 
