@@ -136,6 +136,22 @@ test('a write the client cuts off half way leaves nothing behind, and the node s
   expect(list.body.data.map((e: any) => e.name)).not.toContain('cut.bin');
 });
 
+test('an upload whose file part arrives a moment after the request began is written (not a 500)', async () => {
+  // the part's 'file' event then comes from a later read of the socket, outside the request's context
+  const boundary = 'late-part';
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = httpRequest(p.url + F('/upload', 'path=/'), { method: 'POST', headers: { authorization: `Bearer ${owner.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.write(`--${boundary}\r\n`);
+    setTimeout(() => req.end(`Content-Disposition: form-data; name="f"; filename="late.txt"\r\n\r\nlate\r\n--${boundary}--\r\n`), 300);
+  });
+  expect(status).toBe(201);
+  expect((await p.request('GET', F('/contents', 'path=/late.txt'), { token: owner.token })).text).toBe('late');
+});
+
 test('subusers: each operation needs its key, and folder scopes hold', async () => {
   const sub = await p.newUser('sub');
   const add = (permissions: string[], paths?: string[]) => p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: sub.email, permissions, ...(paths ? { paths } : {}) } });
