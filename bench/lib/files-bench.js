@@ -55,10 +55,15 @@ function upload(panelUrl, token, serverId, file) {
   });
 }
 
-async function download(panelUrl, token, serverId, out) {
-  const res = await fetch(new URL(`/api/v1/servers/${serverId}/files/download?path=/big.bin`, panelUrl), { headers: { authorization: `Bearer ${token}` } });
-  if (res.status !== 200) throw new Error(`download → ${res.status}`);
-  await pipeline(res.body, fs.createWriteStream(out));
+/** Downloads into `out` with node:http (the client's own cost kept low: fetch's web streams are slower than the panel). */
+function download(panelUrl, token, serverId, out) {
+  return new Promise((resolve, reject) => {
+    const req = http.get(new URL(`/api/v1/servers/${serverId}/files/download?path=/big.bin`, panelUrl), { headers: { authorization: `Bearer ${token}` } }, (res) => {
+      if (res.statusCode !== 200) return reject(new Error(`download → ${res.statusCode}`));
+      pipeline(res, fs.createWriteStream(out, { highWaterMark: MIB })).then(resolve, reject);
+    });
+    req.on('error', reject);
+  });
 }
 
 async function runFilesScenario({ panelUrl, panelPid, userToken, serverId, serverDir, sizeMiB = 512, listFiles = 10_000, listRequests = 100, log }) {

@@ -85,25 +85,21 @@ export class AgentClient {
    * streamed (a file write, signed as STREAMED_BODY). Resolves with the agent's 2xx response once its
    * headers are in (within `headersTimeoutMs`); errors as in call().
    */
-  async stream(node: Node, method: string, path: string, opts: { body?: Readable; headers?: Record<string, string>; headersTimeoutMs?: number } = {}): Promise<Response> {
+  async stream(node: Node, method: string, path: string, opts: { body?: Readable; headers?: Record<string, string>; headersTimeoutMs?: number } = {}): Promise<NodeAnswer> {
     const key = this.nodeKey(node);
     if (!key) throw AppError.nodeUnavailable('This node has no token yet: generate one with POST /admin/nodes/:id/token and give it to its agent.');
-    const abort = new AbortController();
-    // a write's answer comes once all its bytes are sent: only a download's headers are timed
-    const timer = opts.body ? null : setTimeout(() => abort.abort(), opts.headersTimeoutMs ?? AGENT_TIMEOUT_MS * 5);
-    let res: Response;
+    let res: NodeAnswer;
     try {
       const headers = { authorization: signRequest(node.id, key, method, path, opts.body ? STREAMED_BODY : ''), ...opts.headers };
-      res = opts.body ? await sendStreamed(this.baseUrl(node) + path, method, headers, opts.body) : await fetch(this.baseUrl(node) + path, { method, headers, signal: abort.signal });
+      // a write's answer comes once all its bytes are sent: only a read's headers are timed
+      res = await exchange(this.baseUrl(node) + path, method, headers, opts.body, opts.body ? null : (opts.headersTimeoutMs ?? AGENT_TIMEOUT_MS * 5));
     } catch (err) {
       if (opts.body?.destroyed || (opts.body as { aborted?: boolean } | undefined)?.aborted) throw AppError.badRequest('The upload was cut off before it ended.');
       log.warn({ node: node.id, path, err: (err as Error).message }, 'node agent unreachable');
       await this.markOffline(node.id);
       throw AppError.nodeUnavailable();
-    } finally {
-      if (timer) clearTimeout(timer);
     }
-    if (res.ok || res.status === 416) return res;
+    if ((res.status >= 200 && res.status < 300) || res.status === 416) return res;
     const json = await res.json().catch(() => null);
     throw this.failure(node, res.status, json);
   }
@@ -133,27 +129,54 @@ export class AgentClient {
   }
 }
 
-/** Statuses whose answers have no body (a Response refuses one). */
-const NO_BODY = new Set([101, 204, 205, 304]);
+/** A node's answer to a streamed request: its status and headers, and its body as it comes. */
+export interface NodeAnswer {
+  status: number;
+  header(name: string): string | null;
+  body: Readable;
+  json<T = any>(): Promise<T>;
+  bytes(): Promise<Buffer>;
+}
+
+function answerOf(res: http.IncomingMessage): NodeAnswer {
+  const bytes = async () => {
+    const chunks: Buffer[] = [];
+    for await (const c of res as AsyncIterable<Buffer>) chunks.push(c);
+    return Buffer.concat(chunks);
+  };
+  return {
+    status: res.statusCode ?? 502,
+    header: (name) => {
+      const v = res.headers[name.toLowerCase()];
+      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : v;
+    },
+    body: res,
+    bytes,
+    json: async () => JSON.parse((await bytes()).toString('utf8')),
+  };
+}
 
 /**
- * A request whose body is streamed to the node with node:http, which reads `body` only as fast as the
- * node takes it. (fetch read a fast client's whole upload into memory: +550 MiB for 512 MiB, measured
- * in bench/lib/files-bench.js.) Resolves with the node's answer as soon as it comes, even before the
- * body is all sent (a refusal); a body that ends early (the client gone) aborts the request.
+ * One request to the node with node:http, the body (if any) streamed: the body is read only as fast
+ * as the node takes it (fetch read a fast client's whole upload into memory: +550 MiB for 512 MiB,
+ * measured in bench/lib/files-bench.js), and the answer's body is a plain stream. Resolves as soon as
+ * the answer's headers come, even before the body is all sent (a refusal); a body that ends early
+ * (the client gone) aborts the request; without a body, no headers within `headersTimeoutMs` does.
  */
-function sendStreamed(url: string, method: string, headers: Record<string, string>, body: Readable): Promise<Response> {
+function exchange(url: string, method: string, headers: Record<string, string>, body: Readable | undefined, headersTimeoutMs: number | null): Promise<NodeAnswer> {
   const target = new URL(url);
   const request = target.protocol === 'https:' ? https.request : http.request;
   return new Promise((resolve, reject) => {
-    const req = request(target, { method, headers: { ...headers, 'transfer-encoding': 'chunked' } }, (res) => {
-      const answer = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) answer.set(k, Array.isArray(v) ? v.join(', ') : v);
-      const status = res.statusCode ?? 502;
-      if (NO_BODY.has(status)) res.resume();
-      resolve(new Response(NO_BODY.has(status) ? null : (Readable.toWeb(res) as ReadableStream), { status, headers: answer }));
+    const req = request(target, { method, headers: body ? { ...headers, 'transfer-encoding': 'chunked' } : headers }, (res) => {
+      if (timer) clearTimeout(timer);
+      resolve(answerOf(res));
     });
-    req.on('error', reject);
+    const timer = headersTimeoutMs === null ? null : setTimeout(() => req.destroy(new Error('the node did not answer in time')), headersTimeoutMs);
+    req.on('error', (err) => {
+      if (timer) clearTimeout(timer);
+      reject(err);
+    });
+    if (!body) return void req.end();
     // (finished also answers for a body that was destroyed before this request began)
     finished(body, (err) => err && req.destroy(err));
     body.pipe(req);

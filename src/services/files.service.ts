@@ -9,7 +9,7 @@ import type { Config } from '../config.js';
 import type { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
 import { defaultArchivePath, normalisePath, parentFolder } from '../files/paths.js';
-import type { AgentClient } from '../nodes/agent-client.js';
+import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
 import type { PermissionKey } from '../permissions/keys.js';
 import { demand, may, withinScopes, type ServerAccess } from '../permissions/policy.js';
 import { parseInput } from '../validation/common.js';
@@ -92,7 +92,7 @@ export class FilesService {
     const path = normalisePath(rawPath);
     const t = await this.target(actor, serverId, 'file.read-content', [path]);
     const r = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/contents')}?path=${enc(path)}`);
-    const bytes = Buffer.from(await r.arrayBuffer());
+    const bytes = await r.bytes();
     return { bytes, text: isUtf8(bytes), path };
   }
 
@@ -119,7 +119,7 @@ export class FilesService {
   }
 
   /** The node's streamed answer for a download (the whole file, or the range asked for). */
-  async download(actor: Actor | null, serverId: unknown, rawPath: unknown, range?: string): Promise<{ response: Response; path: string }> {
+  async download(actor: Actor | null, serverId: unknown, rawPath: unknown, range?: string): Promise<{ response: NodeAnswer; path: string }> {
     const path = normalisePath(rawPath);
     const t = await this.target(actor, serverId, 'file.read-content', [path]);
     const response = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/download')}?path=${enc(path)}`, { headers: range ? { range } : {} });

@@ -17,6 +17,8 @@ import { displayPath, entryName, invalidPath } from './paths';
 /** open(2)'s O_PATH (Linux): a descriptor of the inode itself, without reading it or following the last link. */
 const O_PATH = 0o10000000;
 const TEMP_PREFIX = '.hostpanel-tmp-';
+/** How much a write gathers before it writes (and a read reads at once). */
+export const WRITE_BATCH_BYTES = 1024 * 1024;
 
 export type EntryType = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -215,11 +217,21 @@ export class Jail {
       let written = 0;
       try {
         const chunks = Buffer.isBuffer(data) ? [data] : data;
+        // written in batches of about WRITE_BATCH_BYTES: one write call per 64 KiB chunk kept a
+        // streamed upload at a fraction of the disk's speed
+        let batch: Buffer[] = [];
+        let batched = 0;
         for await (const chunk of chunks) {
           written += chunk.length;
           if (written > allowance) throw diskLimit();
-          await out.write(chunk);
+          batch.push(chunk);
+          batched += chunk.length;
+          if (batched < WRITE_BATCH_BYTES) continue;
+          await out.writev(batch);
+          batch = [];
+          batched = 0;
         }
+        if (batch.length) await out.writev(batch);
         await out.sync();
         await out.close();
         await fsp.rename(tmpPath, this.at(dir, name)).catch((e) => mapError(e, shown));

@@ -94,8 +94,11 @@ export function sendFramed(body: Readable, socket: Socket): void {
   let held = false; // paused here until the socket drains
   const onData = (chunk: Buffer) => {
     if (socket.destroyed) return;
+    socket.cork();
     socket.write(frameHeader(chunk.length));
-    if (!socket.write(chunk)) {
+    const more = socket.write(chunk);
+    socket.uncork();
+    if (!more) {
       held = true;
       body.pause();
     }

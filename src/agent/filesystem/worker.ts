@@ -10,7 +10,7 @@ import { createServer, type Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { AgentError } from '../errors';
 import { compress, decompress } from './archives';
-import { Jail } from './jail';
+import { Jail, WRITE_BATCH_BYTES } from './jail';
 import { pathComponents } from './paths';
 import { readFramed, readJsonLine, type FileRequest, type FileResponse, type FileResult } from './protocol';
 
@@ -58,7 +58,7 @@ async function download(jail: Jail, socket: Socket, req: Extract<FileRequest, { 
     const length = Math.max(0, end - start + 1);
     answer(socket, { ok: true, result: { size, entry, length }, body: true });
     // past the answer line an error can only cut the connection (the agent sees the body end early)
-    if (length) await pipeline(handle.createReadStream({ start, end, autoClose: false }), socket, { end: false }).catch(() => socket.destroy());
+    if (length) await pipeline(handle.createReadStream({ start, end, autoClose: false, highWaterMark: WRITE_BATCH_BYTES }), socket, { end: false }).catch(() => socket.destroy());
     socket.end();
   } finally {
     await handle.close().catch(() => undefined);
