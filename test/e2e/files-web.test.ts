@@ -63,6 +63,9 @@ maybe('the file browser', () => {
     await page.goto(`${p.url}/servers/${serverId}`);
     await page.getByRole('link', { name: 'Files' }).click();
     await page.getByRole('navigation', { name: 'Folder' }).waitFor();
+    // the tabs are styled as tabs (their class used to be written as a `classname` attribute)
+    const tab = page.getByRole('navigation', { name: 'Server sections' }).getByRole('link', { name: 'Files' });
+    expect([await tab.getAttribute('class'), await tab.getAttribute('aria-current')]).toEqual(['tab', 'page']);
 
     // a new folder, entered through its link
     answerNextPrompt(page, 'config');

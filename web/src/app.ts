@@ -26,7 +26,7 @@ export function link(href: string, text: string | Node, attrs: Record<string, st
   const a = document.createElement('a');
   a.href = href;
   a.dataset.link = '';
-  for (const [k, v] of Object.entries(attrs)) a.setAttribute(k, v);
+  for (const [k, v] of Object.entries(attrs)) a.setAttribute(k === 'className' ? 'class' : k, v);
   a.append(text);
   return a;
 }

@@ -28,14 +28,70 @@ function meter(label: string, used: number | null | undefined, total: number | n
   );
 }
 
+/** The platform's figures and the first 20 nodes with their live figures: two requests (aliases for the nodes). */
+async function fetchFigures(): Promise<{ platform: PlatformStats; nodes: NodeInfo[]; total: number; stats: Record<string, NodeStats> }> {
+  const base = await gql<{ adminStats: PlatformStats; nodes: { total: number; items: NodeInfo[] } }>(`query Admin { adminStats { users blueprints nodes { total online } servers { total byStatus { installing install_failed offline starting running stopping } } memory { allocated total } disk { allocated total } } nodes(limit: 100) { total items { ${NODE_FIELDS} } } }`);
+  const nodes = base.nodes.items.slice(0, 20);
+  let stats: Record<string, NodeStats> = {};
+  if (nodes.length) {
+    const vars = nodes.map((_, i) => `$n${i}: ID!`).join(', ');
+    const fields = nodes.map((_, i) => `n${i}: nodeStats(nodeId: $n${i}) { ${STATS_FIELDS} }`).join(' ');
+    stats = await gql<Record<string, NodeStats>>(`query NodeFigures(${vars}) { ${fields} }`, Object.fromEntries(nodes.map((n, i) => [`n${i}`, n.id])));
+  }
+  return { platform: base.adminStats, nodes, total: base.nodes.total, stats };
+}
+
+function platformFigures(s: PlatformStats): HTMLElement[] {
+  const byStatus = (Object.keys(s.servers.byStatus) as ServerStatus[])
+    .filter((k) => s.servers.byStatus[k] > 0)
+    .map((k) => `${s.servers.byStatus[k]} ${STATUS_LABEL[k].toLowerCase()}`)
+    .join(', ');
+  const figure = (term: string, ...value: (string | number | HTMLElement | null)[]) => h('div', null, h('dt', null, term), h('dd', null, ...value));
+  return [
+    h(
+      'dl',
+      { className: 'figures' },
+      figure('Users', s.users),
+      figure('Servers', s.servers.total, byStatus ? h('span', { className: 'sub' }, byStatus) : null),
+      figure('Nodes online', `${s.nodes.online} of ${s.nodes.total}`),
+      figure('Blueprints', s.blueprints),
+    ),
+    meter('Memory allocated', s.memory.allocated, s.memory.total, `${mib(s.memory.allocated)} of ${mib(s.memory.total)}`),
+    meter('Disk allocated', s.disk.allocated, s.disk.total, `${mib(s.disk.allocated)} of ${mib(s.disk.total)}`),
+  ];
+}
+
+/** A node's live figures, or why there are none. */
+function liveFigures(st: NodeStats | undefined): HTMLElement | HTMLElement[] {
+  if (!st?.online) return h('p', { className: 'muted' }, 'The node agent cannot be reached: no live figures.');
+  const load = st.cpu.load ? ` · load ${st.cpu.load.map((l) => l.toFixed(2)).join(' ')}` : '';
+  return [
+    meter('CPU', st.cpu.usage, 100, `${st.cpu.usage?.toFixed(1) ?? '—'}% of ${st.cpu.cores ?? '?'} cores${load}`),
+    meter('Memory', st.memory.used, st.memory.total, `${mib(st.memory.used)} of ${mib(st.memory.total)}`),
+    meter('Disk', st.disk.used, st.disk.total, `${mib(st.disk.used)} of ${mib(st.disk.total)}`),
+    h('p', { className: 'meta' }, `Servers: ${st.servers.running ?? 0} running of ${st.servers.total ?? 0} · agent up ${duration(st.uptime)}`),
+  ];
+}
+
+function nodeCard(n: NodeInfo, st: NodeStats | undefined): HTMLLIElement {
+  const online = st?.online ?? false;
+  const titleId = `node-${n.id}`;
+  return h(
+    'li',
+    { className: 'card node-card', 'aria-labelledby': titleId },
+    h('div', { className: 'server-card-head' }, h('h3', { id: titleId }, n.name), h('span', { className: `status ${online ? 'status-running' : 'status-offline'}` }, online ? 'Online' : 'Offline')),
+    h('p', { className: 'meta' }, `${n.scheme}://${n.fqdn}:${n.port}`, n.lastSeenAt ? ` · last seen ${new Date(n.lastSeenAt).toLocaleString()}` : ''),
+    liveFigures(st),
+    n.allocated ? meter('Allocated memory', n.allocated.memory, n.memory, `${mib(n.allocated.memory)} of ${mib(n.memory)} allocatable`) : null,
+  );
+}
+
 export const adminView: View = (main) => {
   const msg = messageBox();
-  const platform = h('section', { className: 'card', 'aria-labelledby': 'platform-title' }, h('h2', { id: 'platform-title' }, 'Platform'));
   const platformBody = h('div', { 'aria-busy': 'true' }, h('p', { className: 'muted' }, 'Loading…'));
-  platform.append(platformBody);
-  const nodesSection = h('section', { 'aria-labelledby': 'nodes-title' }, h('h2', { id: 'nodes-title' }, 'Nodes'));
+  const platform = h('section', { className: 'card', 'aria-labelledby': 'platform-title' }, h('h2', { id: 'platform-title' }, 'Platform'), platformBody);
   const nodesList = h('ul', { className: 'node-list' });
-  nodesSection.append(nodesList);
+  const nodesSection = h('section', { 'aria-labelledby': 'nodes-title' }, h('h2', { id: 'nodes-title' }, 'Nodes'), nodesList);
   const updated = h('p', { className: 'muted', role: 'status' });
   const refreshBtn = h('button', { type: 'button', className: 'btn', onclick: () => void load() }, 'Refresh');
   main.append(h('div', { className: 'page-head' }, h('h1', null, 'Administration'), refreshBtn), msg.el, h('p', null, link('/admin/activity', 'Activity log of the whole platform →')), updated, platform, nodesSection);
@@ -43,89 +99,32 @@ export const adminView: View = (main) => {
   let disposed = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
 
+  function render(f: Awaited<ReturnType<typeof fetchFigures>>): void {
+    clear(platformBody);
+    platformBody.removeAttribute('aria-busy');
+    platformBody.append(...platformFigures(f.platform));
+    clear(nodesList);
+    if (!f.nodes.length) nodesList.append(h('li', { className: 'card empty' }, 'No nodes registered.'));
+    f.nodes.forEach((n, i) => nodesList.append(nodeCard(n, f.stats[`n${i}`])));
+    if (f.total > f.nodes.length) nodesList.append(h('li', { className: 'muted' }, `Live figures are shown for the first ${f.nodes.length} of ${f.total} nodes.`));
+  }
+
   async function load(): Promise<void> {
     if (timer) clearTimeout(timer);
     timer = null;
     refreshBtn.disabled = true;
     try {
-      const base = await gql<{ adminStats: PlatformStats; nodes: { total: number; items: NodeInfo[] } }>(`query Admin { adminStats { users blueprints nodes { total online } servers { total byStatus { installing install_failed offline starting running stopping } } memory { allocated total } disk { allocated total } } nodes(limit: 100) { total items { ${NODE_FIELDS} } } }`);
-      const nodes = base.nodes.items.slice(0, 20);
-      let stats: Record<string, NodeStats> = {};
-      if (nodes.length) {
-        const vars = nodes.map((_, i) => `$n${i}: ID!`).join(', ');
-        const fields = nodes.map((_, i) => `n${i}: nodeStats(nodeId: $n${i}) { ${STATS_FIELDS} }`).join(' ');
-        const variables = Object.fromEntries(nodes.map((n, i) => [`n${i}`, n.id]));
-        stats = await gql<Record<string, NodeStats>>(`query NodeFigures(${vars}) { ${fields} }`, variables);
-      }
+      const figures = await fetchFigures();
       if (disposed) return;
       msg.clear();
-      renderPlatform(base.adminStats);
-      renderNodes(nodes, stats, base.nodes.total);
+      render(figures);
       updated.textContent = `Updated ${new Date().toLocaleTimeString()}. Refreshes every ${REFRESH_MS / 1000} seconds.`;
     } catch (err) {
-      if (disposed) return;
-      msg.error(`Could not load the figures: ${describe(err)}`);
+      if (!disposed) msg.error(`Could not load the figures: ${describe(err)}`);
     } finally {
       refreshBtn.disabled = false;
       if (!disposed) timer = setTimeout(() => void (document.hidden ? (timer = setTimeout(load, REFRESH_MS)) : load()), REFRESH_MS);
     }
-  }
-
-  function renderPlatform(s: PlatformStats): void {
-    clear(platformBody);
-    platformBody.removeAttribute('aria-busy');
-    const byStatus = (Object.keys(s.servers.byStatus) as ServerStatus[])
-      .filter((k) => s.servers.byStatus[k] > 0)
-      .map((k) => `${s.servers.byStatus[k]} ${STATUS_LABEL[k].toLowerCase()}`)
-      .join(', ');
-    platformBody.append(
-      h(
-        'dl',
-        { className: 'figures' },
-        h('div', null, h('dt', null, 'Users'), h('dd', null, s.users)),
-        h('div', null, h('dt', null, 'Servers'), h('dd', null, s.servers.total, byStatus ? h('span', { className: 'sub' }, byStatus) : null)),
-        h('div', null, h('dt', null, 'Nodes online'), h('dd', null, `${s.nodes.online} of ${s.nodes.total}`)),
-        h('div', null, h('dt', null, 'Blueprints'), h('dd', null, s.blueprints)),
-      ),
-      meter('Memory allocated', s.memory.allocated, s.memory.total, `${mib(s.memory.allocated)} of ${mib(s.memory.total)}`),
-      meter('Disk allocated', s.disk.allocated, s.disk.total, `${mib(s.disk.allocated)} of ${mib(s.disk.total)}`),
-    );
-  }
-
-  function renderNodes(nodes: NodeInfo[], stats: Record<string, NodeStats>, total: number): void {
-    clear(nodesList);
-    if (!nodes.length) {
-      nodesList.append(h('li', { className: 'card empty' }, 'No nodes registered.'));
-      return;
-    }
-    nodes.forEach((n, i) => {
-      const st = stats[`n${i}`];
-      const online = st?.online ?? false;
-      const titleId = `node-${n.id}`;
-      nodesList.append(
-        h(
-          'li',
-          { className: 'card node-card', 'aria-labelledby': titleId },
-          h(
-            'div',
-            { className: 'server-card-head' },
-            h('h3', { id: titleId }, n.name),
-            h('span', { className: `status ${online ? 'status-running' : 'status-offline'}` }, online ? 'Online' : 'Offline'),
-          ),
-          h('p', { className: 'meta' }, `${n.scheme}://${n.fqdn}:${n.port}`, n.lastSeenAt ? ` · last seen ${new Date(n.lastSeenAt).toLocaleString()}` : ''),
-          st && online
-            ? [
-                meter('CPU', st.cpu.usage, 100, `${st.cpu.usage?.toFixed(1) ?? '—'}% of ${st.cpu.cores ?? '?'} cores${st.cpu.load ? ` · load ${st.cpu.load.map((l) => l.toFixed(2)).join(' ')}` : ''}`),
-                meter('Memory', st.memory.used, st.memory.total, `${mib(st.memory.used)} of ${mib(st.memory.total)}`),
-                meter('Disk', st.disk.used, st.disk.total, `${mib(st.disk.used)} of ${mib(st.disk.total)}`),
-                h('p', { className: 'meta' }, `Servers: ${st.servers.running ?? 0} running of ${st.servers.total ?? 0} · agent up ${duration(st.uptime)}`),
-              ]
-            : h('p', { className: 'muted' }, 'The node agent cannot be reached: no live figures.'),
-          n.allocated ? meter('Allocated memory', n.allocated.memory, n.memory, `${mib(n.allocated.memory)} of ${mib(n.memory)} allocatable`) : null,
-        ),
-      );
-    });
-    if (total > nodes.length) nodesList.append(h('li', { className: 'muted' }, `Live figures are shown for the first ${nodes.length} of ${total} nodes.`));
   }
 
   void load();

@@ -68,6 +68,85 @@ const pathsOf = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** What the sections of the page share. */
+interface UsersPage {
+  server: Server;
+  catalogue: Permission[];
+  msg: ReturnType<typeof messageBox>;
+  /** lists the subusers again */
+  reload(): Promise<void>;
+}
+
+function inviteForm(page: UsersPage): HTMLElement {
+  const { server, catalogue, msg } = page;
+  const email = field('Email of their account', h('input', { type: 'email', id: 'invite-email', required: true, autocomplete: 'off' }), 'They need an account on this panel first.');
+  const paths = field('Limit files to these folders (optional)', h('textarea', { id: 'invite-paths', rows: '2' }), 'One folder per line, e.g. /plugins. Empty: the whole server.');
+  const picker = permissionPicker(catalogue, server.permissions, ['websocket.connect'], 'invite');
+  const submit = h('button', { type: 'submit', className: 'btn btn-primary' }, 'Invite');
+  const form = h('form', { className: 'card invite', 'aria-labelledby': 'invite-title' }, h('h2', { id: 'invite-title' }, 'Invite someone'), email.wrap, picker.el, paths.wrap, submit);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    email.setError(null);
+    paths.setError(null);
+    submit.disabled = true;
+    try {
+      const input = { email: (email.control as HTMLInputElement).value, permissions: picker.selected(), paths: pathsOf((paths.control as HTMLTextAreaElement).value) };
+      await gql(M_CREATE_SUBUSER, { serverId: server.id, input });
+      (email.control as HTMLInputElement).value = '';
+      msg.info(`${input.email} can now use this server.`);
+      await page.reload();
+    } catch (err) {
+      if (err instanceof ApiError && (err.fields.email || err.fields.paths || err.fields.permissions)) {
+        email.setError(err.fields.email ?? null);
+        paths.setError(err.fields.paths ?? null);
+        if (err.fields.permissions) msg.error(err.fields.permissions);
+      } else msg.error(`Could not invite: ${describe(err)}`);
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return form;
+}
+
+function subuserItem(page: UsersPage, s: Subuser): HTMLElement {
+  const { server, catalogue, msg } = page;
+  const self = s.userId === state.user?.id;
+  const editable = can(server.permissions, 'user.update') && !self;
+  const picker = permissionPicker(catalogue, server.permissions, s.permissions, `sub-${s.userId}`);
+  const paths = field('Folders', h('textarea', { rows: '2', id: `paths-${s.userId}` }), 'Empty: the whole server.');
+  (paths.control as HTMLTextAreaElement).value = s.paths.join('\n');
+  const save = h('button', { type: 'button', className: 'btn btn-primary' }, 'Save');
+  const remove = h('button', { type: 'button', className: 'btn btn-danger' }, 'Remove');
+  save.addEventListener('click', async () => {
+    save.disabled = true;
+    try {
+      await gql(M_UPDATE_SUBUSER, { serverId: server.id, userId: s.userId, input: { permissions: picker.selected(), paths: pathsOf((paths.control as HTMLTextAreaElement).value) } });
+      msg.info(`Saved the permissions of ${s.email}.`);
+    } catch (err) {
+      msg.error(`Could not save: ${describe(err)}`);
+    } finally {
+      save.disabled = false;
+    }
+  });
+  remove.addEventListener('click', async () => {
+    if (!confirm(`Remove ${s.email} from ${server.name}? They lose access at once.`)) return;
+    try {
+      await gql(M_DELETE_SUBUSER, { serverId: server.id, userId: s.userId });
+      msg.info(`${s.email} no longer has access.`);
+      await page.reload();
+    } catch (err) {
+      msg.error(`Could not remove: ${describe(err)}`);
+    }
+  });
+  if (!editable) for (const box of picker.el.querySelectorAll('input')) (box as HTMLInputElement).disabled = true;
+  return h(
+    'li',
+    { className: 'subuser', 'data-email': s.email },
+    h('details', null, h('summary', null, h('strong', null, s.name), ` ${s.email} · ${s.permissions.length} permission${s.permissions.length === 1 ? '' : 's'}${s.paths.length ? ` · ${s.paths.join(', ')}` : ''}`), picker.el, editable ? [paths.wrap, save] : null),
+    can(server.permissions, 'user.delete') && !self ? remove : null,
+  );
+}
+
 export const serverUsersView: View = (main, params) => {
   const serverId = params.id!;
   const msg = messageBox();
@@ -92,89 +171,22 @@ export const serverUsersView: View = (main, params) => {
     document.title = `Users · ${server.name} · HostPanel`;
     title.textContent = `${server.name}: users`;
     title.after(serverTabs(server.id, server.permissions, 'users'));
-    if (can(server.permissions, 'user.create')) main.append(inviteForm(server, catalogue));
+    const page: UsersPage = { server, catalogue, msg, reload: () => load(page) };
+    if (can(server.permissions, 'user.create')) main.append(inviteForm(page));
     main.append(h('section', { className: 'card', 'aria-labelledby': 'subusers-title' }, h('h2', { id: 'subusers-title' }, 'People with access'), list));
-    await load(server, catalogue);
+    await load(page);
   })();
 
-  async function load(server: Server, catalogue: Permission[]): Promise<void> {
+  async function load(page: UsersPage): Promise<void> {
     try {
       const d = await gql<{ subusers: { total: number; items: Subuser[] } }>(Q_SUBUSERS, { serverId });
       if (disposed) return;
       clear(list);
       if (!d.subusers.items.length) list.append(h('li', { className: 'muted' }, 'Nobody else has access to this server yet.'));
-      for (const s of d.subusers.items) list.append(subuserItem(server, catalogue, s));
+      for (const s of d.subusers.items) list.append(subuserItem(page, s));
     } catch (err) {
       if (!disposed) msg.error(`Could not load the users: ${describe(err)}`);
     }
-  }
-
-  function inviteForm(server: Server, catalogue: Permission[]): HTMLElement {
-    const email = field('Email of their account', h('input', { type: 'email', id: 'invite-email', required: true, autocomplete: 'off' }), 'They need an account on this panel first.');
-    const paths = field('Limit files to these folders (optional)', h('textarea', { id: 'invite-paths', rows: '2' }), 'One folder per line, e.g. /plugins. Empty: the whole server.');
-    const picker = permissionPicker(catalogue, server.permissions, ['websocket.connect'], 'invite');
-    const submit = h('button', { type: 'submit', className: 'btn btn-primary' }, 'Invite');
-    const form = h('form', { className: 'card invite', 'aria-labelledby': 'invite-title' }, h('h2', { id: 'invite-title' }, 'Invite someone'), email.wrap, picker.el, paths.wrap, submit);
-    form.addEventListener('submit', async (e) => {
-      e.preventDefault();
-      email.setError(null);
-      paths.setError(null);
-      submit.disabled = true;
-      try {
-        const input = { email: (email.control as HTMLInputElement).value, permissions: picker.selected(), paths: pathsOf((paths.control as HTMLTextAreaElement).value) };
-        await gql(M_CREATE_SUBUSER, { serverId, input });
-        (email.control as HTMLInputElement).value = '';
-        msg.info(`${input.email} can now use this server.`);
-        await load(server, catalogue);
-      } catch (err) {
-        if (err instanceof ApiError && (err.fields.email || err.fields.paths || err.fields.permissions)) {
-          email.setError(err.fields.email ?? null);
-          paths.setError(err.fields.paths ?? null);
-          if (err.fields.permissions) msg.error(err.fields.permissions);
-        } else msg.error(`Could not invite: ${describe(err)}`);
-      } finally {
-        submit.disabled = false;
-      }
-    });
-    return form;
-  }
-
-  function subuserItem(server: Server, catalogue: Permission[], s: Subuser): HTMLElement {
-    const self = s.userId === state.user?.id;
-    const editable = can(server.permissions, 'user.update') && !self;
-    const picker = permissionPicker(catalogue, server.permissions, s.permissions, `sub-${s.userId}`);
-    const paths = field('Folders', h('textarea', { rows: '2', id: `paths-${s.userId}` }), 'Empty: the whole server.');
-    (paths.control as HTMLTextAreaElement).value = s.paths.join('\n');
-    const save = h('button', { type: 'button', className: 'btn btn-primary' }, 'Save');
-    const remove = h('button', { type: 'button', className: 'btn btn-danger' }, 'Remove');
-    save.addEventListener('click', async () => {
-      save.disabled = true;
-      try {
-        await gql(M_UPDATE_SUBUSER, { serverId, userId: s.userId, input: { permissions: picker.selected(), paths: pathsOf((paths.control as HTMLTextAreaElement).value) } });
-        msg.info(`Saved the permissions of ${s.email}.`);
-      } catch (err) {
-        msg.error(`Could not save: ${describe(err)}`);
-      } finally {
-        save.disabled = false;
-      }
-    });
-    remove.addEventListener('click', async () => {
-      if (!confirm(`Remove ${s.email} from ${server.name}? They lose access at once.`)) return;
-      try {
-        await gql(M_DELETE_SUBUSER, { serverId, userId: s.userId });
-        msg.info(`${s.email} no longer has access.`);
-        await load(server, catalogue);
-      } catch (err) {
-        msg.error(`Could not remove: ${describe(err)}`);
-      }
-    });
-    if (!editable) for (const box of picker.el.querySelectorAll('input')) (box as HTMLInputElement).disabled = true;
-    return h(
-      'li',
-      { className: 'subuser', 'data-email': s.email },
-      h('details', null, h('summary', null, h('strong', null, s.name), ` ${s.email} · ${s.permissions.length} permission${s.permissions.length === 1 ? '' : 's'}${s.paths.length ? ` · ${s.paths.join(', ')}` : ''}`), picker.el, editable ? [paths.wrap, save] : null),
-      can(server.permissions, 'user.delete') && !self ? remove : null,
-    );
   }
 
   return () => {

@@ -7,6 +7,53 @@ import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
 
 const PAGE_SIZE = 20;
 
+/** A server's card: live status badge and power buttons (its status subscription goes to `subs`). */
+function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
+  const badge = statusBadge(s.status);
+  const cardMsg = messageBox();
+  const power = powerButtons(
+    s.id,
+    s.name,
+    ['start', 'stop'],
+    (st) => apply(st),
+    (m) => cardMsg.error(m),
+  );
+  const apply = (st: ServerStatus) => {
+    setBadge(badge, st);
+    power.update(st);
+  };
+  apply(s.status);
+  subs.push(watchStatus(s.id, () => s.name, apply));
+  const titleId = `server-${s.id}-name`;
+  return h(
+    'li',
+    { className: 'card server-card', 'data-server-id': s.id, 'aria-labelledby': titleId },
+    h('div', { className: 'server-card-head' }, h('h2', { id: titleId }, link(`/servers/${s.id}`, s.name)), badge),
+    h(
+      'p',
+      { className: 'meta' },
+      s.blueprint.name,
+      ' · ',
+      `${mib(s.memory)} RAM · ${s.cpu}% CPU · ${mib(s.disk)} disk`,
+      ' · node ',
+      s.node.name,
+      isAdmin() ? ` · owner ${s.owner.name}` : null,
+    ),
+    h('div', { className: 'server-card-actions' }, power.el, link(`/servers/${s.id}`, 'Console', { class: 'btn btn-quiet', 'aria-label': `Console of ${s.name}` })),
+    cardMsg.el,
+  );
+}
+
+/** Previous and next page (nothing for a single page). */
+function pagerButtons(page: number, pages: number, go: (page: number) => void): HTMLElement[] {
+  if (pages <= 1) return [];
+  return [
+    h('button', { type: 'button', className: 'btn', disabled: page <= 1, onclick: () => go(page - 1) }, 'Previous page'),
+    h('span', { className: 'muted' }, `Page ${page} of ${pages}`),
+    h('button', { type: 'button', className: 'btn', disabled: page >= pages, onclick: () => go(page + 1) }, 'Next page'),
+  ];
+}
+
 export const serversView: View = (main) => {
   const msg = messageBox();
   const list = h('ul', { className: 'server-list', 'aria-labelledby': 'servers-title' });
@@ -57,56 +104,12 @@ export const serversView: View = (main) => {
     }
     const from = (page - 1) * PAGE_SIZE + 1;
     summary.textContent = `${total} server${total === 1 ? '' : 's'}` + (total > PAGE_SIZE ? `, showing ${from}–${from + items.length - 1}` : '');
-    for (const s of items) list.append(card(s));
-    const pages = Math.ceil(total / PAGE_SIZE);
-    if (pages > 1) {
-      const go = (p: number) => () => {
-        page = p;
-        history.replaceState(null, '', p === 1 ? '/' : `/?page=${p}`);
-        void load();
-      };
-      pager.append(
-        h('button', { type: 'button', className: 'btn', disabled: page <= 1, onclick: go(page - 1) }, 'Previous page'),
-        h('span', { className: 'muted' }, `Page ${page} of ${pages}`),
-        h('button', { type: 'button', className: 'btn', disabled: page >= pages, onclick: go(page + 1) }, 'Next page'),
-      );
-    }
-  }
-
-  function card(s: Server): HTMLLIElement {
-    const badge = statusBadge(s.status);
-    const cardMsg = messageBox();
-    const power = powerButtons(
-      s.id,
-      s.name,
-      ['start', 'stop'],
-      (st) => apply(st),
-      (m) => cardMsg.error(m),
-    );
-    const apply = (st: ServerStatus) => {
-      setBadge(badge, st);
-      power.update(st);
-    };
-    apply(s.status);
-    subs.push(watchStatus(s.id, () => s.name, apply));
-    const titleId = `server-${s.id}-name`;
-    return h(
-      'li',
-      { className: 'card server-card', 'data-server-id': s.id, 'aria-labelledby': titleId },
-      h('div', { className: 'server-card-head' }, h('h2', { id: titleId }, link(`/servers/${s.id}`, s.name)), badge),
-      h(
-        'p',
-        { className: 'meta' },
-        s.blueprint.name,
-        ' · ',
-        `${mib(s.memory)} RAM · ${s.cpu}% CPU · ${mib(s.disk)} disk`,
-        ' · node ',
-        s.node.name,
-        isAdmin() ? ` · owner ${s.owner.name}` : null,
-      ),
-      h('div', { className: 'server-card-actions' }, power.el, link(`/servers/${s.id}`, 'Console', { class: 'btn btn-quiet', 'aria-label': `Console of ${s.name}` })),
-      cardMsg.el,
-    );
+    for (const s of items) list.append(serverCard(s, subs));
+    pager.append(...pagerButtons(page, Math.ceil(total / PAGE_SIZE), (p) => {
+      page = p;
+      history.replaceState(null, '', p === 1 ? '/' : `/?page=${p}`);
+      void load();
+    }));
   }
 
   void load();
