@@ -4,10 +4,9 @@
  * whose bytes are then read back over REST, rename, compress and decompress, delete, search, and a
  * subuser without file.update who gets a read-only editor and no rename.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, describeWithBrowser } from '../support/browser.js';
+import type { Page } from 'playwright-core';
+import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
@@ -15,44 +14,29 @@ const maybe = describeWithBrowser('test/e2e/files-web.test.ts');
 
 maybe('the file browser', () => {
   let p: TestPlatform;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
+  let tb: TestBrowser;
   let owner: { token: string; email: string; password: string };
   let viewer: { token: string; email: string; password: string };
   let serverId: string;
   const F = (sub: string, q = '') => `/api/v1/servers/${serverId}/files${sub}${q ? `?${q}` : ''}`;
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     p = await startTestPlatform({ localAgent: true, agentPort: 0 });
     const admin = await p.admin();
     owner = await p.newUser('Owner');
     viewer = await p.newUser('Viewer');
     serverId = await createLocalDemoServer(p, admin.token, owner.token, 'Files world');
     await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: viewer.email, permissions: ['file.read', 'file.read-content'] } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+    tb = await TestBrowser.launch();
   }, 120_000);
 
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await tb?.close();
     await p?.stop();
   }, 60_000);
 
-  async function signedInPage(email: string, password: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    await page.goto(p.url + '/sign-in');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1 }).filter({ hasText: /servers/i }).waitFor();
-    return page;
-  }
+  // prompts carry answers here: each test answers its own dialogs
+  const signedInPage = (email: string, password: string) => tb.signedInPage(p.url, email, password, { dialogs: 'manual' });
 
   /** Answers the next prompt() with `text` (and accepts confirms). */
   const answerNextPrompt = (page: Page, text: string) => page.once('dialog', (d) => void d.accept(text));
@@ -124,7 +108,7 @@ maybe('the file browser', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     await row(page, '/config/game.properties').waitFor();
     await page.getByText(/1 found for/).waitFor();
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   });
 
   test('a subuser without file.update gets a read-only editor and no rename, upload or delete', async () => {
@@ -139,6 +123,6 @@ maybe('the file browser', () => {
     await page.getByText('Read only').waitFor();
     expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
     expect(await page.getByRole('textbox', { name: 'Contents of readme.txt' }).getAttribute('contenteditable')).toBe('false');
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   });
 });

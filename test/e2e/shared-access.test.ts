@@ -3,10 +3,8 @@
  * with a few permissions; the friend's page shows only what those keys allow; the owner's Activity tab
  * lists the invitation and shows new entries live; the admin sees the whole log.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, describeWithBrowser } from '../support/browser.js';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
@@ -14,43 +12,26 @@ const maybe = describeWithBrowser('test/e2e/shared-access.test.ts');
 
 maybe('shared access in the web page', () => {
   let p: TestPlatform;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const problems: string[] = [];
+  let tb: TestBrowser;
   let owner: { token: string; email: string; password: string };
   let friend: { token: string; email: string; password: string };
   let serverId: string;
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     p = await startTestPlatform({ localAgent: true, agentPort: 0 });
     const admin = await p.admin();
     owner = await p.newUser('Owner');
     friend = await p.newUser('Friend');
     serverId = await createLocalDemoServer(p, admin.token, owner.token, 'Shared world');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+    tb = await TestBrowser.launch();
   }, 120_000);
 
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await tb?.close();
     await p?.stop();
   }, 60_000);
 
-  async function signedInPage(email: string, password: string): Promise<Page> {
-    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('dialog', (d) => void d.accept());
-    await page.goto(p.url + '/sign-in');
-    await page.getByLabel('Email').fill(email);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { level: 1 }).filter({ hasText: /servers/i }).waitFor();
-    return page;
-  }
+  const signedInPage = (email: string, password: string) => tb.signedInPage(p.url, email, password);
 
   test('the owner invites a friend with a few keys; the friend sees only what they allow', async () => {
     const page = await signedInPage(owner.email, owner.password);
@@ -97,6 +78,6 @@ maybe('shared access in the web page', () => {
     await admin.goto(`${p.url}/admin`);
     await admin.getByRole('link', { name: /Activity log/ }).click();
     await admin.locator('tr[data-event="auth:signin"]').first().waitFor();
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   });
 });

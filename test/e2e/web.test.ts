@@ -5,10 +5,9 @@
  * keyboard-only sign-in. Needs web/dist (`npm test` builds it; or `npm run build:web`).
  * Screenshots go to test-artifacts/web/.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, describeWithBrowser } from '../support/browser.js';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
+import type { Page } from 'playwright-core';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { until } from '../support/wait.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -22,36 +21,20 @@ const maybe = describeWithBrowser('test/e2e/web.test.ts');
 
 maybe('web page in headless Chromium', () => {
   let p: TestPlatform;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  /** Page errors and console errors of every page: CSP violations, exceptions, failed requests. */
-  const problems: string[] = [];
+  let tb: TestBrowser;
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
     p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 });
+    tb = await TestBrowser.launch();
   }, 120_000);
 
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => undefined);
-    await browser?.close().catch(() => undefined);
+    await tb?.close();
     await p?.stop();
   }, 60_000);
 
-  async function newPage(viewport = { width: 1280, height: 900 }, opts: { isMobile?: boolean; hasTouch?: boolean } = {}): Promise<Page> {
-    const ctx = await browser.newContext({ viewport, ...opts, reducedMotion: 'reduce' });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    // confirm() dialogs (kill, delete) are accepted
-    page.on('dialog', (d) => void d.accept());
-    return page;
-  }
+  /** A page whose errors and console errors (CSP violations, exceptions, failed requests) count as problems; confirm() is accepted. */
+  const newPage = (viewport = { width: 1280, height: 900 }, opts: { isMobile?: boolean; hasTouch?: boolean } = {}) => tb.newPage({ viewport, ...opts, consoleErrors: true });
 
   const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 
@@ -158,7 +141,7 @@ maybe('web page in headless Chromium', () => {
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   }, 180_000);
 
   test('a regular user sees only their own servers and no admin pages', async () => {
@@ -184,7 +167,7 @@ maybe('web page in headless Chromium', () => {
     await page.getByLabel('Name', { exact: true }).fill('Mine');
     await page.getByRole('button', { name: 'Create server' }).click();
     await page.getByRole('heading', { level: 1, name: 'Mine' }).waitFor();
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   }, 60_000);
 
   test('phone-sized screen: no sideways scrolling, everything reachable', async () => {
@@ -215,7 +198,7 @@ maybe('web page in headless Chromium', () => {
     await page.getByRole('heading', { level: 3, name: 'local' }).waitFor();
     expect(await overflow()).toBeLessThanOrEqual(0);
     await shot(page, '12-phone-admin');
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   }, 90_000);
 
   test('keyboard only: sign in with Tab and Enter, focus is visible, sign out from the keyboard', async () => {
@@ -250,7 +233,7 @@ maybe('web page in headless Chromium', () => {
     expect((await focused()).text).toBe('Sign out');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   }, 60_000);
 
   test('the console shows every line, identical ones printed in one millisecond too', async () => {
@@ -282,7 +265,7 @@ maybe('web page in headless Chromium', () => {
     await page.getByRole('button', { name: 'Clear' }).click();
     await page.waitForFunction(() => document.querySelectorAll('.line').length === 0);
     expect((await p.request('POST', `/api/v1/servers/${id}/kill`, { token: admin.token })).status).toBe(200);
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   }, 90_000);
 
   test('sign-in with a crafted ?next= goes to the servers page, never elsewhere', async () => {
@@ -295,6 +278,6 @@ maybe('web page in headless Chromium', () => {
       await page.getByRole('heading', { level: 1, name: 'All servers' }).waitFor();
       expect(new URL(page.url()).origin).toBe(new URL(p.url).origin);
     }
-    expect(problems).toEqual([]);
+    expect(tb.problems).toEqual([]);
   }, 60_000);
 });

@@ -2,8 +2,9 @@
  * The browser of the end-to-end tests: Debian's Chromium (/usr/bin/chromium) through playwright-core,
  * headless, never a downloaded browser; the tests skip (and say why) when it or the built page is missing.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const WEB_INDEX = path.resolve(__dirname, '../../web/dist/index.html');
@@ -16,4 +17,62 @@ export function describeWithBrowser(file: string): jest.Describe {
   const missing = [!existsSync(WEB_INDEX) && `${WEB_INDEX} (run \`npm run build:web\`)`, !existsSync(CHROMIUM) && `${CHROMIUM} (apt-get install chromium)`].filter(Boolean);
   if (missing.length) console.warn(`${file}: browser tests skipped: missing ${missing.join(' and ')}`);
   return missing.length ? describe.skip : describe;
+}
+
+export interface PageOptions {
+  viewport?: { width: number; height: number };
+  isMobile?: boolean;
+  hasTouch?: boolean;
+  /** 'accept' (default): every confirm() and prompt() is accepted as it is; 'manual': the test answers them */
+  dialogs?: 'accept' | 'manual';
+  /** also count the console's errors (failed requests, CSP violations) as problems */
+  consoleErrors?: boolean;
+}
+
+/**
+ * Chromium for one test file: pages in contexts of their own (closed with it), and the problems
+ * (page errors, and console errors where asked) every page ran into.
+ */
+export class TestBrowser {
+  readonly problems: string[] = [];
+  private readonly contexts: BrowserContext[] = [];
+
+  private constructor(readonly browser: Browser) {}
+
+  static async launch(): Promise<TestBrowser> {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    return new TestBrowser(await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, timeout: 60_000 }));
+  }
+
+  async newPage(opts: PageOptions = {}): Promise<Page> {
+    const ctx = await this.browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 900 }, isMobile: opts.isMobile, hasTouch: opts.hasTouch, reducedMotion: 'reduce' });
+    this.contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('pageerror', (e) => this.problems.push(`pageerror: ${e.message}`));
+    if (opts.consoleErrors) page.on('console', (m) => m.type() === 'error' && this.problems.push(`console: ${m.text()}`));
+    if ((opts.dialogs ?? 'accept') === 'accept') page.on('dialog', (d) => void d.accept());
+    return page;
+  }
+
+  /** Signs in on `page` and waits for the server list. */
+  async signIn(page: Page, baseUrl: string, email: string, password: string): Promise<void> {
+    await page.goto(baseUrl + '/sign-in');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1 }).filter({ hasText: /servers/i }).waitFor();
+  }
+
+  /** A new page, signed in. */
+  async signedInPage(baseUrl: string, email: string, password: string, opts: PageOptions = {}): Promise<Page> {
+    const page = await this.newPage(opts);
+    await this.signIn(page, baseUrl, email, password);
+    return page;
+  }
+
+  async close(): Promise<void> {
+    for (const c of this.contexts) await c.close().catch(() => undefined);
+    await this.browser.close().catch(() => undefined);
+  }
 }
