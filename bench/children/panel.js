@@ -34,7 +34,6 @@ process.on('message', (m) => {
     if (platform) platform.services.activity.enabled = Boolean(m.enabled);
     process.send({ type: 'activity_done' });
   }
-  if (m?.type === 'memory') process.send({ type: 'memory_done', usage: process.memoryUsage() });
   if (m?.type === 'gc') {
     global.gc?.();
     process.send({ type: 'gc_done' });
