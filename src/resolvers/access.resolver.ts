@@ -7,6 +7,7 @@ import { toPage } from '../schema/page.js';
 import type { ActivityEntry } from '../services/activity.service.js';
 import { parsePagination } from '../validation/pagination.js';
 import { plain } from './util.js';
+import { parseActivityQuery } from '../validation/activity.js';
 
 const listQuery = (filter: ActivityFilterInput | undefined, page?: number, limit?: number) => ({ ...plain(filter), page, limit });
 
@@ -57,7 +58,7 @@ export class AccessResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<ActivityPage> {
-    return toPage(await ctx.services.activity.forServer(ctx.actor, serverId, listQuery(filter, page, limit))) as ActivityPage;
+    return toPage(await ctx.services.activity.forServer(ctx.actor, serverId, parseActivityQuery(listQuery(filter, page, limit)))) as ActivityPage;
   }
 
   @Query(() => ActivityPage, { description: 'GET /users/me/activity: what you did, newest first.' })
@@ -67,7 +68,7 @@ export class AccessResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<ActivityPage> {
-    return toPage(await ctx.services.activity.mine(ctx.actor, listQuery(filter, page, limit))) as ActivityPage;
+    return toPage(await ctx.services.activity.mine(ctx.actor, parseActivityQuery(listQuery(filter, page, limit)))) as ActivityPage;
   }
 
   @Query(() => ActivityPage, { description: 'GET /admin/activity (administrators), newest first.' })
@@ -77,7 +78,7 @@ export class AccessResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<ActivityPage> {
-    return toPage(await ctx.services.activity.all(ctx.actor, listQuery(filter, page, limit))) as ActivityPage;
+    return toPage(await ctx.services.activity.all(ctx.actor, parseActivityQuery(listQuery(filter, page, limit)))) as ActivityPage;
   }
 
   @Subscription(() => ActivityType, {

@@ -5,6 +5,7 @@ import { PlatformStatsType } from '../schema/admin.js';
 import { toPage } from '../schema/page.js';
 import { UserPage } from '../schema/user.js';
 import type { PlatformStats } from '../services/admin.service.js';
+import { parseAdminUsersQuery } from '../validation/admin.js';
 
 @Resolver()
 export class AdminResolver {
@@ -15,7 +16,7 @@ export class AdminResolver {
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
     @Arg('search', () => String, { nullable: true }) search?: string,
   ): Promise<UserPage> {
-    return toPage(await ctx.services.admin.users(ctx.actor, { page, limit, search })) as UserPage;
+    return toPage(await ctx.services.admin.users(ctx.actor, parseAdminUsersQuery({ page, limit, search }))) as UserPage;
   }
 
   @Query(() => PlatformStatsType, { description: 'GET /admin/stats.' })

@@ -4,6 +4,7 @@ import type { Blueprint } from '../entities/Blueprint.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { BlueprintPage, BlueprintType } from '../schema/blueprint.js';
 import { toPage } from '../schema/page.js';
+import { parsePagination } from '../validation/pagination.js';
 
 @Resolver(() => BlueprintType)
 export class BlueprintsResolver {
@@ -13,7 +14,7 @@ export class BlueprintsResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<BlueprintPage> {
-    return toPage(await ctx.services.blueprints.list(ctx.actor, { page, limit })) as BlueprintPage;
+    return toPage(await ctx.services.blueprints.list(ctx.actor, parsePagination({ page, limit }))) as BlueprintPage;
   }
 
   @Query(() => BlueprintType, { description: 'GET /blueprints/:id.' })

@@ -4,6 +4,7 @@ import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { AppError } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { FileContentsType, FileEntryType, FilePageType } from '../schema/files.js';
+import { parseFileListQuery, parseFileSearchQuery } from '../validation/files.js';
 
 @Resolver()
 export class FilesResolver {
@@ -15,13 +16,13 @@ export class FilesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<FilePageType> {
-    const r = await ctx.services.files.list(ctx.actor, serverId, { path, page, limit });
+    const r = await ctx.services.files.list(ctx.actor, serverId, parseFileListQuery({ path, page, limit }));
     return { items: r.items, ...r.meta };
   }
 
   @Query(() => [FileEntryType], { description: 'GET /servers/:id/files/search (file.read).' })
   fileSearch(@Arg('serverId', () => ID) serverId: string, @Arg('query') query: string, @Ctx() ctx: GraphQLContext, @Arg('path', { nullable: true }) path?: string) {
-    return ctx.services.files.search(ctx.actor, serverId, { path, query });
+    return ctx.services.files.search(ctx.actor, serverId, parseFileSearchQuery({ path, query }));
   }
 
   @Query(() => FileContentsType, { description: 'GET /servers/:id/files/contents (file.read-content): text files only (a binary file is INVALID_STATE: download it over REST).' })

@@ -9,6 +9,7 @@ import { requireAdmin } from '../services/actor.js';
 import type { Allocation } from '../services/servers.service.js';
 import { AllocationType, CreateNodeInput, NodeChoicePage, NodePage, NodeTokenType, NodeType, RegisteredNode } from '../schema/node.js';
 import { plain } from './util.js';
+import { parsePagination } from '../validation/pagination.js';
 
 @Resolver(() => NodeType)
 export class NodesResolver {
@@ -18,7 +19,7 @@ export class NodesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<NodePage> {
-    const r = await ctx.services.nodes.list(ctx.actor, { page, limit });
+    const r = await ctx.services.nodes.list(ctx.actor, parsePagination({ page, limit }));
     for (const v of r.items) ctx.loaders.allocation.prime(v.node.id, v.allocated);
     return { items: r.items.map((v) => v.node), ...r.meta } as NodePage;
   }
@@ -29,7 +30,7 @@ export class NodesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<NodeChoicePage> {
-    const r = await ctx.services.nodes.choices(ctx.actor, { page, limit });
+    const r = await ctx.services.nodes.choices(ctx.actor, parsePagination({ page, limit }));
     return { items: r.items, ...r.meta } as NodeChoicePage;
   }
 

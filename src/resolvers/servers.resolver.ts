@@ -18,6 +18,7 @@ import { toPage } from '../schema/page.js';
 import { CreateServerInput, ServerPage, ServerType, UpdateServerInput } from '../schema/server.js';
 import { UserType } from '../schema/user.js';
 import { plain } from './util.js';
+import { parseServerListQuery } from '../validation/servers.js';
 
 /** A relation through its per-request loader (one batched query per type and tick). */
 function related<T extends { id: string }>(id: string, loader: RecordLoader<T>, what: string): T | Promise<T> {
@@ -44,7 +45,7 @@ export class ServersResolver {
     // the relations the operation selects come with the page (same query) and answer the item
     // fields synchronously from the loaders
     const wanted = selectedFields(info, ['items']);
-    const list = await ctx.services.servers.list(ctx.actor, { page, limit, status, nodeId }, { owner: wanted.has('owner'), node: wanted.has('node'), blueprint: wanted.has('blueprint') });
+    const list = await ctx.services.servers.list(ctx.actor, parseServerListQuery({ page, limit, status, nodeId }), { owner: wanted.has('owner'), node: wanted.has('node'), blueprint: wanted.has('blueprint') });
     ctx.loaders.user.remember(list.included.users);
     ctx.loaders.node.remember(list.included.nodes);
     ctx.loaders.blueprint.remember(list.included.blueprints);

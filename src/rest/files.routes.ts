@@ -13,6 +13,7 @@ import { discardRest } from '../shared/discard-body.js';
 import type { FileEntry } from '../services/files.service.js';
 import type { Services } from '../services/index.js';
 import { sendData, sendNoContent } from './respond.js';
+import { parseFileListQuery, parseFileSearchQuery } from '../validation/files.js';
 
 const single = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
 /** What a streamed write holds between the client and the node (the default 16 KiB slowed it down). */
@@ -23,7 +24,7 @@ const STREAM_BUFFER_BYTES = 1024 * 1024;
  * fails before the client has sent everything, that stream is let go (whatever it is handed to may
  * destroy it) and the rest of the body is read and dropped (discardRest).
  */
-async function streamedWrite<T>(req: Request, run: (body: Readable) => Promise<T>): Promise<T> {
+async function streamedWrite<T>(req: Request<{ id: string }>, run: (body: Readable) => Promise<T>): Promise<T> {
   const body = new PassThrough({ highWaterMark: STREAM_BUFFER_BYTES });
   req.pipe(body);
   // a client that goes away half way cuts the write off (a pipe alone would leave it waiting)
@@ -62,11 +63,11 @@ export function fileWriteRoutes(services: Services): Router {
 export function fileRoutes(services: Services): Router {
   const r = Router();
   r.get('/servers/:id/files', async (req, res) => {
-    const page = await services.files.list(req.actor ?? null, req.params.id, { path: single(req.query.path), page: single(req.query.page), limit: single(req.query.limit) });
+    const page = await services.files.list(req.actor ?? null, req.params.id, parseFileListQuery(req.query));
     res.status(200).json({ data: page.items, meta: page.meta });
   });
   r.get('/servers/:id/files/search', async (req, res) =>
-    sendData(res, await services.files.search(req.actor ?? null, req.params.id, { path: single(req.query.path), query: single(req.query.query) })),
+    sendData(res, await services.files.search(req.actor ?? null, req.params.id, parseFileSearchQuery(req.query))),
   );
   r.get('/servers/:id/files/contents', async (req, res) => {
     const { bytes, text } = await services.files.contents(req.actor ?? null, req.params.id, single(req.query.path));
@@ -89,7 +90,7 @@ export function fileRoutes(services: Services): Router {
 const tooLarge = (max: number) => new AppError('VALIDATION_ERROR', `A file may hold at most ${max} bytes (FILE_UPLOAD_MAX_BYTES).`, { fields: { file: `must be at most ${max} bytes` } });
 
 /** Streams the node's answer: the file as an attachment, 206 for a range. */
-async function download(services: Services, req: Request, res: Response): Promise<void> {
+async function download(services: Services, req: Request<{ id: string }>, res: Response): Promise<void> {
   const range = typeof req.headers.range === 'string' ? req.headers.range : undefined;
   const { response, path } = await services.files.download(req.actor ?? null, req.params.id, single(req.query.path), range);
   const name = path.split('/').pop() || 'download';
@@ -108,7 +109,7 @@ async function download(services: Services, req: Request, res: Response): Promis
  * one after the other; the answer lists the entries written. A part over FILE_UPLOAD_MAX_BYTES or the
  * disk limit stops the upload with its error (what was written before it stays).
  */
-async function upload(services: Services, req: Request): Promise<FileEntry[]> {
+async function upload(services: Services, req: Request<{ id: string }>): Promise<FileEntry[]> {
   const dir = await services.files.uploadTarget(req.actor ?? null, req.params.id, single(req.query.path));
   if (!/^multipart\/form-data/i.test(String(req.headers['content-type'] ?? ''))) throw AppError.badRequest('An upload is multipart/form-data with one part per file.');
   const max = services.files.maxUploadBytes;

@@ -1,14 +1,14 @@
 import { Router } from 'express';
 import type { Services } from '../services/index.js';
 import { parseInput } from '../validation/common.js';
-import { deleteServerQuery } from '../validation/servers.js';
+import { deleteServerQuery, parseServerListQuery } from '../validation/servers.js';
 import { presentServer } from './presenters.js';
 import { sendData, sendList, sendNoContent } from './respond.js';
 
 /** `/servers` CRUD. Power actions and console tokens: src/rest/power.routes.ts. */
 export function serversRoutes(services: Services): Router {
   const r = Router();
-  r.get('/', async (req, res) => sendList(res, await services.servers.list(req.actor ?? null, req.query), presentServer));
+  r.get('/', async (req, res) => sendList(res, await services.servers.list(req.actor ?? null, parseServerListQuery(req.query)), presentServer));
   r.post('/', async (req, res) => sendData(res, presentServer(await services.servers.create(req.actor ?? null, req.body)), 201));
   r.get('/:id', async (req, res) => sendData(res, presentServer(await services.servers.get(req.actor ?? null, req.params.id))));
   r.patch('/:id', async (req, res) => sendData(res, presentServer(await services.servers.update(req.actor ?? null, req.params.id, req.body))));

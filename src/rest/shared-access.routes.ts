@@ -4,6 +4,7 @@ import { parsePagination } from '../validation/pagination.js';
 import { presentActivity, presentPermission, presentSubuser } from './presenters.js';
 import { sendData, sendList, sendNoContent } from './respond.js';
 import { PERMISSION_CATALOGUE } from '../permissions/keys.js';
+import { parseActivityQuery } from '../validation/activity.js';
 
 /** `/permissions`, a server's `/subusers`, and the three views of the activity log. */
 export function sharedAccessRoutes(services: Services): Router {
@@ -23,8 +24,8 @@ export function sharedAccessRoutes(services: Services): Router {
     await services.subusers.remove(req.actor ?? null, req.params.id, req.params.userId);
     sendNoContent(res);
   });
-  r.get('/servers/:id/activity', async (req, res) => sendList(res, await services.activity.forServer(req.actor ?? null, req.params.id, req.query), presentActivity));
-  r.get('/users/me/activity', async (req, res) => sendList(res, await services.activity.mine(req.actor ?? null, req.query), presentActivity));
-  r.get('/admin/activity', async (req, res) => sendList(res, await services.activity.all(req.actor ?? null, req.query), presentActivity));
+  r.get('/servers/:id/activity', async (req, res) => sendList(res, await services.activity.forServer(req.actor ?? null, req.params.id, parseActivityQuery(req.query)), presentActivity));
+  r.get('/users/me/activity', async (req, res) => sendList(res, await services.activity.mine(req.actor ?? null, parseActivityQuery(req.query)), presentActivity));
+  r.get('/admin/activity', async (req, res) => sendList(res, await services.activity.all(req.actor ?? null, parseActivityQuery(req.query)), presentActivity));
   return r;
 }

@@ -9,7 +9,7 @@ export function usersRoutes(services: Services): Router {
   r.get('/me', (req, res) => sendData(res, presentUser(services.users.me(req.actor ?? null))));
   r.patch('/me', async (req, res) => sendData(res, presentUser(await services.users.updateMe(req.actor ?? null, req.body))));
   r.get('/me/nodes', async (req, res) => {
-    const page = await services.nodes.choices(req.actor ?? null, req.query);
+    const page = await services.nodes.choices(req.actor ?? null, parsePagination(req.query));
     sendList(res, page, presentNodeChoice);
   });
   r.get('/me/api-tokens', async (req, res) => {

@@ -17,7 +17,7 @@ export class AccessService {
   constructor(private readonly orm: MikroORM) {}
 
   /** What `actor` holds on server `id` (404 when they cannot see it; 401 without an actor). */
-  async resolve(actor: Actor | null, id: unknown): Promise<ServerAccess> {
+  async resolve(actor: Actor | null, id: string): Promise<ServerAccess> {
     const a = requireActor(actor);
     const serverId = parseId(id, 'Server');
     const rows = await readRows<{ ownerId: string; permissions: string[] | null; paths: string[] | null }>(this.orm, ACCESS_SQL, [serverId, a.user.id]);

@@ -13,11 +13,11 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Activity } from '../entities/Activity.js';
 import { childLogger } from '../logger.js';
 import { demand } from '../permissions/policy.js';
-import { activityFilter, type ActivityFilter } from '../validation/activity.js';
-import { parseInput } from '../validation/common.js';
-import { parsePagination, type Page, type Paginated } from '../validation/pagination.js';
+import type { ActivityFilter } from '../validation/activity.js';
+import type { Page, Paginated } from '../validation/pagination.js';
 import type { AccessService } from './access.service.js';
 import { requireActor, requireAdmin, type Actor } from './actor.js';
+import type { ActivityQuery } from '../validation/activity.js';
 
 const log = childLogger('activity');
 
@@ -95,10 +95,9 @@ export class ActivityService implements ActivityRecorder {
   }
 
   /** A server's entries (`activity.read`). */
-  async forServer(actor: Actor | null, serverId: unknown, query: Record<string, unknown>): Promise<Paginated<ActivityEntry>> {
+  async forServer(actor: Actor | null, serverId: string, { filter, page }: ActivityQuery): Promise<Paginated<ActivityEntry>> {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'activity.read');
-    const { filter, page } = parseQuery(query);
     return this.list({ ...filter, serverId: a.serverId }, page);
   }
 
@@ -106,7 +105,7 @@ export class ActivityService implements ActivityRecorder {
    * New entries of a server as they are recorded on this instance, for `activity.read` holders. A
    * subscriber that falls far behind is ended rather than queueing without bound.
    */
-  async subscribe(actor: Actor | null, serverId: unknown): Promise<AsyncIterableIterator<ActivityEntry>> {
+  async subscribe(actor: Actor | null, serverId: string): Promise<AsyncIterableIterator<ActivityEntry>> {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'activity.read');
     const subscribe = async (push: (e: ConsoleEvent) => void) => {
@@ -117,16 +116,14 @@ export class ActivityService implements ActivityRecorder {
   }
 
   /** What the caller did. */
-  async mine(actor: Actor | null, query: Record<string, unknown>): Promise<Paginated<ActivityEntry>> {
+  async mine(actor: Actor | null, { filter, page }: ActivityQuery): Promise<Paginated<ActivityEntry>> {
     const a = requireActor(actor);
-    const { filter, page } = parseQuery(query);
     return this.list({ ...filter, actorId: a.user.id }, page);
   }
 
   /** Every entry (administrators). */
-  async all(actor: Actor | null, query: Record<string, unknown>): Promise<Paginated<ActivityEntry>> {
+  async all(actor: Actor | null, { filter, page }: ActivityQuery): Promise<Paginated<ActivityEntry>> {
     requireAdmin(actor);
-    const { filter, page } = parseQuery(query);
     return this.list(filter, page);
   }
 
@@ -236,19 +233,6 @@ export class ActivityService implements ActivityRecorder {
     if (removed) log.info({ removed, days }, 'pruned old activity entries');
     return removed;
   }
-}
-
-function parseQuery(query: Record<string, unknown>): { filter: ActivityFilter; page: Page } {
-  const page = parsePagination(query);
-  const one = (v: unknown) => (Array.isArray(v) ? 0 : v); // a repeated parameter is not a string: 422
-  const filter = parseInput(activityFilter, {
-    event: one(query.event),
-    serverId: one(query.serverId),
-    actorId: one(query.actorId),
-    since: one(query.since),
-    until: one(query.until),
-  });
-  return { filter, page };
 }
 
 /** An entry as it arrives through the bus (through Redis its date is text). */

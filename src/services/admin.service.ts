@@ -1,11 +1,11 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { User } from '../entities/User.js';
-import { adminUsersQuery, escapeLike } from '../validation/admin.js';
-import { parseInput } from '../validation/common.js';
-import { parsePagination, type Paginated } from '../validation/pagination.js';
+import { escapeLike } from '../validation/admin.js';
+import type { Paginated } from '../validation/pagination.js';
 import { SERVER_STATUSES, type ServerStatus } from '../shared/node-protocol.js';
 import type { Actor } from './actor.js';
 import { requireAdmin } from './actor.js';
+import type { AdminUsersQuery } from '../validation/admin.js';
 
 export interface PlatformStats {
   users: number;
@@ -26,11 +26,8 @@ export class AdminService {
     return this.orm.em;
   }
 
-  async users(actor: Actor | null, query: unknown): Promise<Paginated<User>> {
+  async users(actor: Actor | null, { page, search }: AdminUsersQuery): Promise<Paginated<User>> {
     requireAdmin(actor);
-    const page = parsePagination(query);
-    const q = (query ?? {}) as Record<string, unknown>;
-    const { search } = parseInput(adminUsersQuery, { search: q.search });
     const term = search?.trim();
     const where = term ? { $or: [{ email: { $ilike: `%${escapeLike(term)}%` } }, { name: { $ilike: `%${escapeLike(term)}%` } }] } : {};
     const [items, total] = await this.em.findAndCount(User, where, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset });

@@ -31,7 +31,7 @@ export class ConsoleService {
   }
 
   /** The server, when the actor may watch its console (`websocket.connect`); 404 or 403 otherwise. */
-  async authorize(actor: Actor | null, serverId: unknown): Promise<Server> {
+  async authorize(actor: Actor | null, serverId: string): Promise<Server> {
     const { server, access } = await this.servers.access(actor, serverId);
     demand(access, CONSOLE_CONNECT);
     return server;

@@ -13,7 +13,7 @@ import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
 import type { PermissionKey } from '../permissions/keys.js';
 import { demand, may, withinScopes, type ServerAccess } from '../permissions/policy.js';
 import { parseInput } from '../validation/common.js';
-import { chmodInput, compressInput, decompressInput, deleteInput, listQuery, pathInput, renameInput, searchQuery } from '../validation/files.js';
+import { chmodInput, compressInput, decompressInput, deleteInput, pathInput, renameInput, type FileListQuery, type FileSearchQuery } from '../validation/files.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, type Actor } from './actor.js';
 import type { ServersService } from './servers.service.js';
@@ -51,7 +51,7 @@ export class FilesService {
   }
 
   /** The server, when the caller holds `key` (or one of `key`'s alternatives) for every one of `paths` (normalised). */
-  private async target(actor: Actor | null, serverId: unknown, key: PermissionKey | readonly PermissionKey[], paths: string[]): Promise<Target> {
+  private async target(actor: Actor | null, serverId: string, key: PermissionKey | readonly PermissionKey[], paths: string[]): Promise<Target> {
     const a = requireActor(actor);
     const { server, access } = await this.servers.access(a, serverId);
     const keys = typeof key === 'string' ? [key] : key;
@@ -69,8 +69,7 @@ export class FilesService {
     return this.activity.record({ event: `server:file.${event}`, serverId: t.server.id, actor: t.actor, properties });
   }
 
-  async list(actor: Actor | null, serverId: unknown, query: unknown): Promise<{ items: FileEntry[]; meta: { total: number; page: number; limit: number } }> {
-    const q = parseInput(listQuery, query);
+  async list(actor: Actor | null, serverId: string, q: FileListQuery): Promise<{ items: FileEntry[]; meta: { total: number; page: number; limit: number } }> {
     const path = normalisePath(q.path);
     const t = await this.target(actor, serverId, 'file.read', [path]);
     const r = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server)}?path=${enc(path)}&page=${q.page}&limit=${q.limit}`);
@@ -78,8 +77,7 @@ export class FilesService {
     return { items: body.data, meta: { total: body.meta.total, page: q.page, limit: q.limit } };
   }
 
-  async search(actor: Actor | null, serverId: unknown, query: unknown): Promise<FileEntry[]> {
-    const q = parseInput(searchQuery, query);
+  async search(actor: Actor | null, serverId: string, q: FileSearchQuery): Promise<FileEntry[]> {
     const path = normalisePath(q.path);
     const t = await this.target(actor, serverId, 'file.read', [path]);
     const found = await this.agents.call<FileEntry[]>(t.server.node, 'GET', `${this.base(t.server, '/search')}?path=${enc(path)}&query=${enc(q.query)}`);
@@ -88,7 +86,7 @@ export class FilesService {
   }
 
   /** A file's bytes for the editor (at most FILE_EDIT_MAX_BYTES), and whether they are UTF-8 text. */
-  async contents(actor: Actor | null, serverId: unknown, rawPath: unknown): Promise<{ bytes: Buffer; text: boolean; path: string }> {
+  async contents(actor: Actor | null, serverId: string, rawPath: unknown): Promise<{ bytes: Buffer; text: boolean; path: string }> {
     const path = normalisePath(rawPath);
     const t = await this.target(actor, serverId, 'file.read-content', [path]);
     const r = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/contents')}?path=${enc(path)}`);
@@ -100,7 +98,7 @@ export class FilesService {
    * Writes a file atomically from a stream: `file.update`, or `file.create` when it does not exist
    * yet. At most `maxBytes` bytes, and never past the server's disk limit.
    */
-  async write(actor: Actor | null, serverId: unknown, rawPath: unknown, body: Readable, event: 'write' | 'upload' = 'write'): Promise<{ entry: FileEntry; created: boolean }> {
+  async write(actor: Actor | null, serverId: string, rawPath: unknown, body: Readable, event: 'write' | 'upload' = 'write'): Promise<{ entry: FileEntry; created: boolean }> {
     const path = normalisePath(rawPath);
     const t = await this.target(actor, serverId, ['file.update', 'file.create'], [path]);
     const exists = await this.stat(t, path).then(
@@ -119,7 +117,7 @@ export class FilesService {
   }
 
   /** The node's streamed answer for a download (the whole file, or the range asked for). */
-  async download(actor: Actor | null, serverId: unknown, rawPath: unknown, range?: string): Promise<{ response: NodeAnswer; path: string }> {
+  async download(actor: Actor | null, serverId: string, rawPath: unknown, range?: string): Promise<{ response: NodeAnswer; path: string }> {
     const path = normalisePath(rawPath);
     const t = await this.target(actor, serverId, 'file.read-content', [path]);
     const response = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/download')}?path=${enc(path)}`, { headers: range ? { range } : {} });
@@ -128,13 +126,13 @@ export class FilesService {
   }
 
   /** The server's uploads are checked once for their folder (`file.create`); each file is then a write. */
-  async uploadTarget(actor: Actor | null, serverId: unknown, rawDir: unknown): Promise<string> {
+  async uploadTarget(actor: Actor | null, serverId: string, rawDir: unknown): Promise<string> {
     const dir = normalisePath(rawDir);
     await this.target(actor, serverId, 'file.create', [dir]);
     return dir;
   }
 
-  async rename(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+  async rename(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const data = parseInput(renameInput, input);
     const from = normalisePath(data.from, 'from');
     const to = normalisePath(data.to, 'to');
@@ -144,7 +142,7 @@ export class FilesService {
     return entry;
   }
 
-  async copy(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+  async copy(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const path = normalisePath(parseInput(pathInput, input).path);
     const t = await this.target(actor, serverId, 'file.create', [path]);
     const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/copy'), { path }))!;
@@ -152,14 +150,14 @@ export class FilesService {
     return entry;
   }
 
-  async remove(actor: Actor | null, serverId: unknown, input: unknown): Promise<void> {
+  async remove(actor: Actor | null, serverId: string, input: unknown): Promise<void> {
     const paths = parseInput(deleteInput, input).paths.map((p, i) => normalisePath(p, `paths.${i}`));
     const t = await this.target(actor, serverId, 'file.delete', paths);
     await this.agents.call(t.server.node, 'POST', this.base(t.server, '/delete'), { paths }, 60_000);
     await this.record(t, 'delete', { paths: paths.slice(0, 100), count: paths.length });
   }
 
-  async mkdir(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+  async mkdir(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const path = normalisePath(parseInput(pathInput, input).path);
     const t = await this.target(actor, serverId, 'file.create', [path]);
     const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/directory'), { path }))!;
@@ -168,7 +166,7 @@ export class FilesService {
   }
 
   /** A .tar.gz of `paths` at `destination` (by default named after the date, in the folder they share). */
-  async compress(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+  async compress(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const data = parseInput(compressInput, input);
     const paths = data.paths.map((p, i) => normalisePath(p, `paths.${i}`));
     const destination = data.destination == null ? defaultArchivePath(paths) : normalisePath(data.destination, 'destination');
@@ -179,7 +177,7 @@ export class FilesService {
   }
 
   /** Extracts the archive `path` into `destination` (by default its own folder); the entries made at the top. */
-  async decompress(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry[]> {
+  async decompress(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry[]> {
     const data = parseInput(decompressInput, input);
     const path = normalisePath(data.path);
     const destination = data.destination == null ? parentFolder(path) : normalisePath(data.destination, 'destination');
@@ -189,7 +187,7 @@ export class FilesService {
     return entries;
   }
 
-  async chmod(actor: Actor | null, serverId: unknown, input: unknown): Promise<FileEntry> {
+  async chmod(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const data = parseInput(chmodInput, input);
     const path = normalisePath(data.path);
     const t = await this.target(actor, serverId, 'file.update', [path]);

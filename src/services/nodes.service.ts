@@ -8,11 +8,12 @@ import { issueNodeToken } from '../nodes/node-token.js';
 import type { MasterKey } from '../security/master-key.js';
 import { parseId, parseInput } from '../validation/common.js';
 import { createNodeInput } from '../validation/nodes.js';
-import { parsePagination, type Paginated } from '../validation/pagination.js';
+import type { Paginated } from '../validation/pagination.js';
 import type { Actor } from './actor.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, requireAdmin } from './actor.js';
 import type { Allocation } from './servers.service.js';
+import type { Page } from '../validation/pagination.js';
 
 const log = childLogger('nodes');
 
@@ -49,9 +50,8 @@ export class NodesService {
     return this.orm.em;
   }
 
-  async list(actor: Actor | null, query: unknown): Promise<Paginated<NodeView>> {
+  async list(actor: Actor | null, page: Page): Promise<Paginated<NodeView>> {
     requireAdmin(actor);
-    const page = parsePagination(query);
     const [nodes, total] = await this.em.findAndCount(Node, {}, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset });
     const alloc = await this.allocations(nodes.map((n) => n.id));
     return {
@@ -64,9 +64,8 @@ export class NodesService {
    * The nodes any signed-in user may place servers on, with what is still free there (MiB), so that a
    * user can pick one without the admin-only node records. Same pagination and order as `list`.
    */
-  async choices(actor: Actor | null, query: unknown): Promise<Paginated<NodeChoice>> {
+  async choices(actor: Actor | null, page: Page): Promise<Paginated<NodeChoice>> {
     requireActor(actor);
-    const page = parsePagination(query);
     const [nodes, total] = await this.em.findAndCount(Node, {}, { orderBy: { createdAt: 'asc', id: 'asc' }, limit: page.limit, offset: page.offset });
     const alloc = await this.allocations(nodes.map((n) => n.id));
     return {
@@ -78,7 +77,7 @@ export class NodesService {
     };
   }
 
-  async get(actor: Actor | null, id: unknown): Promise<NodeView> {
+  async get(actor: Actor | null, id: string): Promise<NodeView> {
     requireAdmin(actor);
     const node = await this.find(id);
     return { node, allocated: (await this.allocations([node.id])).get(node.id) ?? { memory: 0, disk: 0 } };
@@ -116,7 +115,7 @@ export class NodesService {
   }
 
   /** Removes a node; 422 NODE_HAS_SERVERS while servers remain on it. */
-  async remove(actor: Actor | null, id: unknown): Promise<void> {
+  async remove(actor: Actor | null, id: string): Promise<void> {
     requireAdmin(actor);
     const nodeId = (await this.find(id)).id;
     try {
@@ -137,7 +136,7 @@ export class NodesService {
   }
 
   /** `POST /admin/nodes/:id/token`: admin check, then {@link issueToken}. */
-  async rotateToken(actor: Actor | null, id: unknown): Promise<IssuedNodeToken> {
+  async rotateToken(actor: Actor | null, id: string): Promise<IssuedNodeToken> {
     requireAdmin(actor);
     const issued = await this.issueToken((await this.find(id)).id);
     await this.activity.record({ event: 'node:token', actor, properties: { nodeId: issued.nodeId } });

@@ -61,7 +61,7 @@ export class PowerService {
     return this.orm.em;
   }
 
-  async power(actor: Actor | null, id: unknown, action: PowerAction): Promise<Server> {
+  async power(actor: Actor | null, id: string, action: PowerAction): Promise<Server> {
     const { server, access } = await this.servers.access(actor, id);
     parseInput(powerInput, { action });
     demand(access, POWER_KEYS[action]);
@@ -89,7 +89,7 @@ export class PowerService {
   }
 
   /** A short-lived JWT for the node's console channel, bound to this server and user, signed with Kc. */
-  async consoleToken(actor: Actor | null, id: unknown): Promise<ConsoleTicket> {
+  async consoleToken(actor: Actor | null, id: string): Promise<ConsoleTicket> {
     const { server, access } = await this.servers.access(actor, id);
     demand(access, CONSOLE_CONNECT);
     const keys = CONSOLE_KEYS.filter((k) => may(access, k));
@@ -121,7 +121,7 @@ export class PowerService {
   }
 
   /** Live figures from the node; `online: false` with nulls when it cannot be reached. */
-  async nodeStats(actor: Actor | null, nodeId: unknown): Promise<NodeStats> {
+  async nodeStats(actor: Actor | null, nodeId: string): Promise<NodeStats> {
     requireAdmin(actor);
     const id = parseId(nodeId, 'Node');
     const node = await this.em.findOne(Node, { id });

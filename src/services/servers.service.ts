@@ -15,8 +15,8 @@ import { readRows } from '../db/read-rows.js';
 import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 import { parseId, parseInput } from '../validation/common.js';
-import { parsePagination, type Paginated } from '../validation/pagination.js';
-import { createServerInput, serverListQuery, updateServerInput } from '../validation/servers.js';
+import type { Paginated } from '../validation/pagination.js';
+import { createServerInput, updateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
@@ -35,6 +35,7 @@ import {
   type ServerRecord,
   type UserRecord,
 } from './records.js';
+import type { ServerListQuery } from '../validation/servers.js';
 
 const log = childLogger('servers');
 
@@ -99,11 +100,9 @@ export class ServersService {
    * A page of the servers the actor may see. `include` adds the page's owners, nodes and blueprints
    * (deduplicated, in `included`) from the same query, for callers that show them (GraphQL).
    */
-  async list(actor: Actor | null, query: unknown, include: ServerInclude = {}): Promise<ServerPage> {
+  async list(actor: Actor | null, query: ServerListQuery, include: ServerInclude = {}): Promise<ServerPage> {
     const a = requireActor(actor);
-    const page = parsePagination(query);
-    const q = (query ?? {}) as Record<string, unknown>;
-    const filters = parseInput(serverListQuery, { status: q.status, nodeId: q.nodeId });
+    const { page, ...filters } = query;
     // The hottest read of the API, in one round trip: the page walks the (created_at, id) index and
     // stops at `limit`; the total is an uncorrelated sub-select, evaluated once; included relations
     // are joined by primary key, one JSON object per distinct related row. Only a page past the end
@@ -168,7 +167,7 @@ export class ServersService {
    * The server and what the actor holds on it: its owner, an administrator, or a subuser (with the
    * keys granted). Anyone else gets a 404. Node and blueprint are loaded; `permissions` is set.
    */
-  async access(actor: Actor | null, id: unknown): Promise<{ server: Server; access: ServerAccess }> {
+  async access(actor: Actor | null, id: string): Promise<{ server: Server; access: ServerAccess }> {
     const a = requireActor(actor);
     const serverId = parseId(id, 'Server');
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'] });
@@ -180,7 +179,7 @@ export class ServersService {
   }
 
   /** The server if the actor may see it (owner, admin or subuser), else 404. */
-  async get(actor: Actor | null, id: unknown): Promise<Server> {
+  async get(actor: Actor | null, id: string): Promise<Server> {
     return (await this.access(actor, id)).server;
   }
 
@@ -236,7 +235,7 @@ export class ServersService {
     return this.afterWrite(server.id);
   }
 
-  async update(actor: Actor | null, id: unknown, input: unknown): Promise<Server> {
+  async update(actor: Actor | null, id: string, input: unknown): Promise<Server> {
     const a = requireActor(actor);
     const { server: current, access } = await this.access(a, id);
     const data = parseInput(updateServerInput, input);
@@ -287,7 +286,7 @@ export class ServersService {
    * stays (422 NODE_UNAVAILABLE) so that nothing is left running without a record. Administrators
    * may pass `force` to drop the record anyway (e.g. the node is gone for good).
    */
-  async remove(actor: Actor | null, id: unknown, { force = false }: { force?: boolean } = {}): Promise<void> {
+  async remove(actor: Actor | null, id: string, { force = false }: { force?: boolean } = {}): Promise<void> {
     const { server, access } = await this.access(actor, id);
     demandOwner(access, 'delete it');
     if (force && !isAdmin(requireActor(actor))) throw AppError.forbidden('Only administrators may force-delete a server.');

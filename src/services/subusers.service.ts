@@ -66,7 +66,7 @@ export class SubusersService {
     this.changes.emit('change', change);
   }
 
-  async list(actor: Actor | null, serverId: unknown, page: Page): Promise<Paginated<SubuserView>> {
+  async list(actor: Actor | null, serverId: string, page: Page): Promise<Paginated<SubuserView>> {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'user.read');
     const [rows, total] = await this.orm.em.fork().findAndCount(
@@ -77,7 +77,7 @@ export class SubusersService {
     return { items: rows.map(view), meta: { total, page: page.page, limit: page.limit } };
   }
 
-  async create(actor: Actor | null, serverId: unknown, input: unknown): Promise<SubuserView> {
+  async create(actor: Actor | null, serverId: string, input: unknown): Promise<SubuserView> {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'user.create');
     const data = parseInput(createSubuserInput, input);
@@ -99,7 +99,7 @@ export class SubusersService {
     return view(entry);
   }
 
-  async update(actor: Actor | null, serverId: unknown, userId: unknown, input: unknown): Promise<SubuserView> {
+  async update(actor: Actor | null, serverId: string, userId: string, input: unknown): Promise<SubuserView> {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'user.update');
     const targetId = parseId(userId, 'Subuser');
@@ -120,7 +120,7 @@ export class SubusersService {
     return view(entry);
   }
 
-  async remove(actor: Actor | null, serverId: unknown, userId: unknown): Promise<void> {
+  async remove(actor: Actor | null, serverId: string, userId: string): Promise<void> {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'user.delete');
     const targetId = parseId(userId, 'Subuser');

@@ -109,7 +109,7 @@ export class UsersService {
     return { token, secret };
   }
 
-  async revokeApiToken(actor: Actor | null, id: unknown): Promise<void> {
+  async revokeApiToken(actor: Actor | null, id: string): Promise<void> {
     const a = requireActor(actor);
     const tokenId = parseId(id, 'API token');
     const token = await this.em.findOne(ApiToken, { id: tokenId, user: a.user.id, revokedAt: null });

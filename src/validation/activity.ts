@@ -1,6 +1,7 @@
 /** Filters of the activity lists: event prefix, server, actor, and a time range. */
 import { z } from 'zod';
-import { uuid } from './common.js';
+import { parseInput, uuid } from './common.js';
+import { parsePagination, type Page } from './pagination.js';
 
 const instant = z
   .string({ message: 'must be an ISO-8601 timestamp' })
@@ -21,3 +22,22 @@ export const activityFilter = z.object({
 });
 
 export type ActivityFilter = z.output<typeof activityFilter>;
+
+export interface ActivityQuery {
+  filter: ActivityFilter;
+  page: Page;
+}
+
+/** The lists' query (REST strings or GraphQL arguments); a repeated REST parameter is a 422. */
+export function parseActivityQuery(raw: unknown): ActivityQuery {
+  const query = (raw ?? {}) as Record<string, unknown>;
+  const one = (v: unknown) => (Array.isArray(v) ? 0 : v);
+  const filter = parseInput(activityFilter, {
+    event: one(query.event),
+    serverId: one(query.serverId),
+    actorId: one(query.actorId),
+    since: one(query.since),
+    until: one(query.until),
+  });
+  return { filter, page: parsePagination(query) };
+}

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { parseInput } from './common.js';
+import { parsePagination, type Page } from './pagination.js';
 
 const one = (v: unknown) => (Array.isArray(v) ? { __many: true } : v);
 
@@ -6,6 +8,16 @@ const one = (v: unknown) => (Array.isArray(v) ? { __many: true } : v);
 export const adminUsersQuery = z.object({
   search: z.preprocess(one, z.string({ message: 'must be a string' }).max(254, 'must be at most 254 characters').optional()).meta({ description: 'Case-insensitive substring of the email or the name.' }),
 });
+
+export interface AdminUsersQuery {
+  page: Page;
+  search?: string;
+}
+
+export function parseAdminUsersQuery(raw: unknown): AdminUsersQuery {
+  const q = (raw ?? {}) as Record<string, unknown>;
+  return { page: parsePagination(q), ...parseInput(adminUsersQuery, { search: q.search }) };
+}
 
 /** Escapes `%`, `_` and `\` so that user input is matched literally by LIKE/ILIKE (escape char `\`). */
 export function escapeLike(s: string): string {

@@ -1,5 +1,6 @@
 /** Inputs of the file manager (paths are checked by src/files/paths.ts, scopes by the policy). */
 import { z } from 'zod';
+import { parseInput } from './common.js';
 
 const path = z.string({ message: 'must be a path string' }).max(8192, 'must be at most 8192 characters');
 const intParam = (def: number, min: number, max: number) =>
@@ -18,6 +19,12 @@ const intParam = (def: number, min: number, max: number) =>
 
 export const listQuery = z.object({ path: path.optional(), page: intParam(1, 1, 1_000_000), limit: intParam(500, 1, 1000) });
 export const searchQuery = z.object({ path: path.optional(), query: z.string({ message: 'must be a string' }).min(1, 'must not be empty').max(255, 'must be at most 255 characters') });
+export type FileListQuery = z.output<typeof listQuery>;
+export type FileSearchQuery = z.output<typeof searchQuery>;
+/** A repeated REST parameter counts once (its first value). */
+const firsts = (raw: unknown, keys: string[]) => Object.fromEntries(keys.map((k) => [k, ((v) => (Array.isArray(v) ? v[0] : v))((raw as Record<string, unknown> | undefined)?.[k])]));
+export const parseFileListQuery = (raw: unknown): FileListQuery => parseInput(listQuery, firsts(raw, ['path', 'page', 'limit']));
+export const parseFileSearchQuery = (raw: unknown): FileSearchQuery => parseInput(searchQuery, firsts(raw, ['path', 'query']));
 export const pathInput = z.object({ path });
 export const renameInput = z.object({ from: path, to: path });
 export const deleteInput = z.object({ paths: z.array(path, { message: 'must be a list of paths' }).min(1, 'must name at least one path').max(1000, 'must name at most 1000 paths') });

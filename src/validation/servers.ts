@@ -6,7 +6,8 @@
  */
 import { z } from 'zod';
 import { SERVER_STATUSES } from '../shared/node-protocol.js';
-import { displayName, isWellFormed, UNICODE_MESSAGE, uuid } from './common.js';
+import { displayName, isWellFormed, parseInput, UNICODE_MESSAGE, uuid } from './common.js';
+import { parsePagination, type Page } from './pagination.js';
 
 export const MIN_MEMORY_MIB = 64;
 export const MIN_DISK_MIB = 128;
@@ -90,6 +91,18 @@ export const serverListQuery = z.object({
   status: z.preprocess(one, z.enum(SERVER_STATUSES as [string, ...string[]], { message: `must be one of ${SERVER_STATUSES.join(', ')}` }).optional()).meta({ description: 'Only servers in this state.' }),
   nodeId: z.preprocess(one, z.string({ message: 'must be a UUID' }).pipe(uuid).optional()).meta({ format: 'uuid', description: 'Only servers on this node.' }),
 });
+
+export interface ServerListQuery {
+  page: Page;
+  status?: string;
+  nodeId?: string;
+}
+
+/** `GET /servers` query (REST strings or GraphQL arguments) as the service's typed argument. */
+export function parseServerListQuery(raw: unknown): ServerListQuery {
+  const q = (raw ?? {}) as Record<string, unknown>;
+  return { page: parsePagination(q), ...parseInput(serverListQuery, { status: q.status, nodeId: q.nodeId }) };
+}
 
 /** `DELETE /servers/:id?force=true` (administrators): drop the record even when the node is unreachable. */
 export const deleteServerQuery = z.object({

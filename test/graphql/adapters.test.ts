@@ -30,3 +30,15 @@ test('GraphQL resolvers pass typed values to services, never strings made for a 
     .map(({ f, i, line }) => `${path.relative(SRC, f)}:${i + 1}: ${line.trim()}`);
   expect(offenders).toEqual([]);
 });
+
+test('services take typed arguments: no method takes an untyped id or query, no REST query object reaches one', () => {
+  const untyped = files(path.join(SRC, 'services'))
+    .flatMap((f) => readFileSync(f, 'utf8').split('\n').map((line, i) => ({ f, i, line })))
+    .filter(({ line }) => /^\s+async \w+\(/.test(line) && /\b(id|\w+Id|query): unknown\b/.test(line))
+    .map(({ f, i, line }) => `${path.relative(SRC, f)}:${i + 1}: ${line.trim()}`);
+  const rawQueries = files(path.join(SRC, 'rest'))
+    .flatMap((f) => readFileSync(f, 'utf8').split('\n').map((line, i) => ({ f, i, line })))
+    .filter(({ line }) => /services\.\w+\.\w+\([^)]*\breq\.query\b(?!\.)/.test(line) && !/parse\w+\(req\.query\)/.test(line))
+    .map(({ f, i, line }) => `${path.relative(SRC, f)}:${i + 1}: ${line.trim()}`);
+  expect({ untyped, rawQueries }).toEqual({ untyped: [], rawQueries: [] });
+});

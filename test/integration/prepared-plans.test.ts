@@ -11,6 +11,7 @@ import { readRows } from '../../src/db/read-rows.js';
 import { User } from '../../src/entities/User.js';
 import type { Actor } from '../../src/services/actor.js';
 import { ServersService } from '../../src/services/servers.service.js';
+import { parseServerListQuery } from '../../src/validation/servers.js';
 import { blueprintsByKey, createNode } from '../support/fixtures.js';
 import { ADMIN_EMAIL, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
@@ -48,9 +49,9 @@ const preparedStatements = () =>
 test('the server page and its relations run on one generic plan, however often and whatever the page', async () => {
   const servers = new ServersService(orm);
   for (let i = 0; i < 8; i++) {
-    const rest = await servers.list(actor, { limit: String(1 + (i % 2)), page: String(1 + ((i >> 1) % 2)) });
+    const rest = await servers.list(actor, parseServerListQuery({ limit: String(1 + (i % 2)), page: String(1 + ((i >> 1) % 2)) }));
     expect(rest.items.length).toBeGreaterThan(0);
-    const withRelations = await servers.list(actor, { limit: String(2 + (i % 2)) }, { owner: true, node: true, blueprint: true });
+    const withRelations = await servers.list(actor, parseServerListQuery({ limit: 2 + (i % 2) }), { owner: true, node: true, blueprint: true });
     expect(withRelations.included.users.map((u) => u.email)).toEqual([ADMIN_EMAIL]);
   }
   const pages = (await preparedStatements()).filter((s) => s.statement.includes('from servers s'));
@@ -63,12 +64,12 @@ test('the server page and its relations run on one generic plan, however often a
 
 test('a page filtered by status or node is planned for its values (never one plan for all values)', async () => {
   const servers = new ServersService(orm);
-  const all = await servers.list(actor, { limit: '100' });
+  const all = await servers.list(actor, parseServerListQuery({ limit: '100' }));
   const nodeId = all.items[0]!.nodeId;
   for (let i = 0; i < 6; i++) {
-    const byStatus = await servers.list(actor, { status: i % 2 ? 'running' : all.items[0]!.status });
+    const byStatus = await servers.list(actor, parseServerListQuery({ status: i % 2 ? 'running' : all.items[0]!.status }));
     expect(byStatus.items.every((s) => s.status === (i % 2 ? 'running' : all.items[0]!.status))).toBe(true);
-    const byNode = await servers.list(actor, { nodeId });
+    const byNode = await servers.list(actor, parseServerListQuery({ nodeId }));
     expect(byNode.meta.total).toBe(all.meta.total);
   }
   const filtered = (await preparedStatements()).filter((s) => /s\.(status|node_id) = \$/.test(s.statement));
