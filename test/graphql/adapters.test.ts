@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const SRC = path.join(__dirname, '..', '..', 'src');
-const ADAPTERS = ['graphql', 'resolvers', 'rest'];
+const ADAPTERS = ['graphql', 'http', 'resolvers', 'rest'];
 /** Database access: the pooled reader, raw execution, the entity manager's queries. */
 const DATABASE = /\breadRows\b|\.execute\(|getConnection\(|createQueryBuilder|\bem\.(find|findOne|findAndCount|count|nativeUpdate|nativeDelete|persist|flush)\b|\bselect\s+[\w"*].*\bfrom\b/;
 
@@ -15,7 +15,7 @@ function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(path.join(dir, e.name)) : e.name.endsWith('.ts') ? [path.join(dir, e.name)] : []));
 }
 
-test('no database access in src/graphql, src/resolvers or src/rest', () => {
+test('no database access in src/graphql, src/http, src/resolvers or src/rest', () => {
   const offenders = ADAPTERS.flatMap((d) => files(path.join(SRC, d)))
     .flatMap((f) => readFileSync(f, 'utf8').split('\n').map((line, i) => ({ f, i, line })))
     .filter(({ line }) => !/^\s*(\*|\/\/)/.test(line) && DATABASE.test(line))
