@@ -116,7 +116,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(apiNotFound);
   api.use(apiErrorHandler);
   app.use('/api/v1', api);
-  app.use('/api/agent/v1', agentRoutes(services.agents, services.nodeAgent, deps.sharedNonces));
+  app.use('/api/agent/v1', agentRoutes(services.agents, services.nodeAgent, services.sftp, limiter, deps.sharedNonces));
 
   app.use('/plants', plantsRoutes(services, limiter));
   app.use('/docs', docsRoutes()); // the API reference page (static; loads /api/v1/openapi.json)

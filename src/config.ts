@@ -79,6 +79,7 @@ const envSchema = z.object({
   FILE_EDIT_MAX_BYTES: int(4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
   FILE_UPLOAD_MAX_BYTES: int(1024 * 1024 * 1024, 1024, Number.MAX_SAFE_INTEGER),
   AGENT_PORT: int(5000, 0, 65535),
+  SFTP_PORT: int(2022, 0, 65535),
   LOCAL_AGENT: bool(true),
   /** Let the local agent run servers as its own user when it cannot give them one of their own (not root). */
   ALLOW_UNISOLATED_SERVERS: bool(false),
@@ -132,6 +133,8 @@ export interface Config {
   /** Activity-log entries older than this are pruned (hourly, in batches). */
   activityRetentionDays: number;
   agentPort: number;
+  /** the local agent's SFTP port (0: any free port) */
+  sftpPort: number;
   localAgent: boolean;
   allowUnisolatedServers: boolean;
   serverPidsMax: number;
@@ -190,6 +193,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     fileEditMaxBytes: e.FILE_EDIT_MAX_BYTES,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,
     agentPort: e.AGENT_PORT,
+    sftpPort: e.SFTP_PORT,
     localAgent: e.LOCAL_AGENT,
     allowUnisolatedServers: e.ALLOW_UNISOLATED_SERVERS,
     serverPidsMax: e.SERVER_PIDS_MAX,

@@ -15,10 +15,12 @@ import { PanelClient } from './panel-client';
 import { SystemStats } from './system';
 import { createApiHandler } from './http/api';
 import { Revocations } from './http/revocations';
+import { ServerFiles } from './filesystem/server-files';
 import { Disposers } from '../shared/disposers';
 import { FailureCounter } from './http/failures';
 import { FileWorkers, installWorker } from './filesystem/workers';
 import { ConsoleGateway } from './http/console';
+import { startSftp, type SftpInfo } from './sftp';
 
 const log = childLogger('agent');
 
@@ -43,6 +45,8 @@ export interface AgentOptions {
   /** PEM contents (not paths) of the certificate and key; the console then is wss:// */
   tls?: { cert: string; key: string };
   heartbeatSeconds?: number;
+  /** SFTP port (SFTP_PORT, 2022; 0: any free port); null: no SFTP server */
+  sftpPort?: number | null;
   /** resource poll interval (memory limit, cpu %), default 1000 ms */
   statsIntervalMs?: number;
   /** advanced / tests */
@@ -67,6 +71,8 @@ export interface AgentTuning {
   historyLines?: number; // 150
   panelRetryMinMs?: number; // 250
   panelRetryMaxMs?: number; // 15000
+  sftpIdleMs?: number; // 15 min
+  sftpMaxPerAddress?: number; // 10
   /** cgroup filesystem root (default /sys/fs/cgroup); `false` disables the cgroup limits */
   cgroupRoot?: string | false;
 }
@@ -76,6 +82,8 @@ export const DEFAULT_PIDS_MAX = 512;
 
 export interface RunningAgent {
   port: number;
+  /** the SFTP server's port and host key fingerprint; null without one */
+  sftp: SftpInfo | null;
   close(opts?: { stopServers?: boolean }): Promise<void>;
 }
 
@@ -188,9 +196,10 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     const servers = manager.list();
     return system.collect({ total: servers.length, running: servers.filter((s) => s.status === 'running').length });
   };
+  let sftpInfo: SftpInfo | null = null;
   const beat = async (): Promise<void> => {
     try {
-      await panel.heartbeat(await collectStats());
+      await panel.heartbeat(await collectStats(), sftpInfo);
     } catch (e) {
       log.debug({ err: (e as Error).message }, 'heartbeat failed');
     }
@@ -209,8 +218,18 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   workerScript.catch((err: Error) => log.warn({ err: err.message }, 'the file manager\'s worker could not be installed: file requests will fail'));
   const fileWorkers = new FileWorkers(paths.run, workerScript);
   disposers.add('file workers', () => fileWorkers.close());
-  const files = { manager, workers: fileWorkers, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
-  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) });
+  const serverFiles = new ServerFiles(manager, fileWorkers);
+  const sftp =
+    opts.sftpPort === null
+      ? null
+      : await startSftp({ port: opts.sftpPort ?? 2022, host: opts.host, idleMs: t.sftpIdleMs, maxPerAddress: t.sftpMaxPerAddress }, paths, serverFiles, panel, disposers).catch(async (err) => {
+          await disposers.disposeAll();
+          throw err;
+        });
+  sftpInfo = sftp?.info ?? null;
+  if (sftpInfo) void beat();
+  const files = { files: serverFiles, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
+  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0 });
   const gateway = new ConsoleGateway({
     revocations,
     maxPerUser: opts.wsMaxConnectionsPerUser ?? 20,
@@ -253,6 +272,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
 
   return {
     port,
+    sftp: sftp?.info ?? null,
     async close(closeOpts?: { stopServers?: boolean }): Promise<void> {
       if (!closed) stopServers = closeOpts?.stopServers ?? true;
       await disposers.disposeAll();

@@ -6,7 +6,7 @@
  * AGENT_TLS_CERT / AGENT_TLS_KEY (PEM file paths, both or neither); HEARTBEAT_SECONDS (10); LOG_LEVEL;
  * ALLOW_UNISOLATED_SERVERS (false: an agent not running as root refuses to install and start servers);
  * SERVER_PIDS_MAX (512: processes and threads per server), WS_MAX_CONNECTIONS_PER_USER (20) and
- * WS_MAX_ANONYMOUS_PER_ADDRESS (10) (console sockets), FILE_EDIT_MAX_BYTES (4194304: the editor's limit).
+ * WS_MAX_ANONYMOUS_PER_ADDRESS (10) (console sockets), FILE_EDIT_MAX_BYTES (4194304: the editor's limit), SFTP_PORT (2022).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -40,6 +40,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { options?: AgentOptions;
   const nodeToken = req('NODE_TOKEN');
   if (nodeToken && !nodeToken.startsWith('hpn_')) errors.push('NODE_TOKEN does not look like a node token (expected the hpn_… value from POST /admin/nodes/:id/token)');
   const port = int('AGENT_PORT', 5000, 0, 65535);
+  const sftpPort = int('SFTP_PORT', 2022, 0, 65535);
   const stopGraceSeconds = int('STOP_GRACE_SECONDS', 30, 0, 3600);
   const serverPidsMax = int('SERVER_PIDS_MAX', 512, 16, 4194304);
   const wsMaxConnectionsPerUser = int('WS_MAX_CONNECTIONS_PER_USER', 20, 1, 100000);
@@ -62,7 +63,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { options?: AgentOptions;
   if (errors.length) return { errors };
   return {
     errors,
-    options: { panelUrl, nodeId, nodeToken, port, host: env.AGENT_HOST?.trim() || undefined, dataDir, stopGraceSeconds, heartbeatSeconds, tls, allowUnisolatedServers, serverPidsMax, wsMaxConnectionsPerUser, wsMaxAnonymousPerAddress, fileEditMaxBytes },
+    options: { panelUrl, nodeId, nodeToken, port, sftpPort, host: env.AGENT_HOST?.trim() || undefined, dataDir, stopGraceSeconds, heartbeatSeconds, tls, allowUnisolatedServers, serverPidsMax, wsMaxConnectionsPerUser, wsMaxAnonymousPerAddress, fileEditMaxBytes },
   };
 }
 

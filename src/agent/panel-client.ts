@@ -84,8 +84,9 @@ export class PanelClient {
     return data.filter((e) => e && typeof e === 'object' && e.spec && typeof e.spec.id === 'string');
   }
 
-  async heartbeat(stats: NodeStats): Promise<void> {
-    await this.request('POST', '/api/agent/v1/heartbeat', { stats });
+  /** Live figures, and the SFTP server's port and host key fingerprint for the node's record. */
+  async heartbeat(stats: NodeStats, sftp: { port: number; fingerprint: string } | null = null): Promise<void> {
+    await this.request('POST', '/api/agent/v1/heartbeat', { stats, sftp });
   }
 
   /** Queues an event (a state change, a console action) and sends it right away (or as soon as the panel is reachable). */

@@ -7,7 +7,7 @@ export type NodeScheme = 'http' | 'https';
 /** A machine that hosts servers, running the node agent. */
 @Entity({ tableName: 'nodes' })
 export class Node {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'port' | 'scheme' | 'status' | 'lastSeenAt' | 'tokenHash' | 'keyEnc' | 'tokenCreatedAt' | 'cpuCores';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'port' | 'scheme' | 'status' | 'lastSeenAt' | 'tokenHash' | 'keyEnc' | 'tokenCreatedAt' | 'cpuCores' | 'sftpPort' | 'sftpFingerprint';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -41,6 +41,14 @@ export class Node {
 
   @Property({ type: 'datetime', nullable: true })
   lastSeenAt: Date | null = null;
+
+  /** The agent's SFTP port, as it reports it; null until it does (or when it serves no SFTP). */
+  @Property({ type: 'integer', nullable: true })
+  sftpPort: number | null = null;
+
+  /** The SFTP host key's fingerprint (`SHA256:…`), for users to check on their first connection. */
+  @Property({ type: 'string', length: 100, nullable: true })
+  sftpFingerprint: string | null = null;
 
   /** SHA-256 of the current node token; null until one is issued. */
   @Property({ type: 'string', length: 64, nullable: true, hidden: true })

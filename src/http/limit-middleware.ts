@@ -54,3 +54,12 @@ export function rateLimit(limiter: RateLimiter): RequestHandler {
     }
   };
 }
+
+/**
+ * A sign-in that does not come through the API (an SFTP login a node asks about) spends the same
+ * budget of its client address as POST /auth/signin; RATE_LIMITED when it is used up.
+ */
+export async function spendSigninAttempt(limiter: RateLimiter, ip: string): Promise<void> {
+  const r = await limiter.consume('auth', `ip:${ip}`);
+  if (!r.allowed) throw new AppError('RATE_LIMITED', `Too many sign-in attempts. Try again in ${r.retryAfter} seconds.`, { retryAfter: r.retryAfter });
+}

@@ -91,6 +91,8 @@ export const NodeSchema = z
     cpuCores: int().nullable().meta({ description: 'CPU cores of the machine; null until the agent reports them.' }),
     status: z.enum(['online', 'offline']).meta({ description: 'online while the agent sends heartbeats.' }),
     lastSeenAt: timestamp('Last heartbeat of the agent; null: never seen.').nullable(),
+    sftpPort: int().nullable().meta({ description: 'Port of the agent\'s SFTP server; null until the agent reports it.', example: 2022 }),
+    sftpFingerprint: z.string().nullable().meta({ description: 'SHA-256 fingerprint of the SFTP host key, as OpenSSH shows it; null until the agent reports it.', example: 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU' }),
     allocated: z
       .object({ memory: mib('Memory allocated to servers'), disk: mib('Disk allocated to servers') })
       .meta({ description: 'What the servers on this node hold.' }),
@@ -262,6 +264,15 @@ export const FileEntrySchema = z
     modifiedAt: z.string().meta({ description: 'ISO-8601 UTC timestamp.', example: '2026-01-01T12:00:00.000Z' }),
   })
   .meta({ id: 'FileEntry', description: 'A file, folder or symlink of a server.' });
+
+export const SftpDetailsSchema = z
+  .object({
+    host: z.string().meta({ description: 'The node\'s address.', example: 'node1.example.com' }),
+    port: int().nullable().meta({ description: 'Null until the node reported its SFTP server.', example: 2022 }),
+    username: z.string().meta({ description: '`<account email>.<first 8 characters of the server id>`.', example: 'alex@example.com.3f2a9c1d' }),
+    fingerprint: z.string().nullable().meta({ description: 'The node\'s host key fingerprint, to compare with what the client shows on the first connection.' }),
+  })
+  .meta({ id: 'SftpDetails', description: 'How to connect over SFTP: `sftp -P <port> <username>@<host>` with the account\'s password.' });
 
 export const FilePageMetaSchema = z
   .object({ total: int(), page: int().min(1), limit: int().min(1).max(1000) })

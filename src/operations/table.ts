@@ -72,6 +72,7 @@ const ROWS: Row[] = [
   ['POST', '/servers/:id/files/chmod', ['chmodFile'], 'user', 'file.update'],
   ['POST', '/servers/:id/files/compress', ['compressFiles'], 'user', 'file.archive'],
   ['POST', '/servers/:id/files/decompress', ['decompressFile'], 'user', 'file.archive'],
+  ['GET', '/servers/:id/sftp', ['sftpDetails'], 'user', 'file.sftp'],
   ['GET', '/nodes', ['nodes'], 'admin'],
   ['POST', '/nodes', ['createNode'], 'admin'],
   ['GET', '/nodes/:id', ['node'], 'admin'],

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { AppError } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { FileContentsType, FileEntryType, FilePageType } from '../schema/files.js';
+import { FileContentsType, FileEntryType, FilePageType, SftpDetailsType } from '../schema/files.js';
 import { parseFileListQuery, parseFileSearchQuery } from '../validation/files.js';
 
 @Resolver()
@@ -18,6 +18,11 @@ export class FilesResolver {
   ): Promise<FilePageType> {
     const r = await ctx.services.files.list(ctx.actor, serverId, parseFileListQuery({ path, page, limit }));
     return { items: r.items, ...r.meta };
+  }
+
+  @Query(() => SftpDetailsType, { description: 'GET /servers/:id/sftp (file.sftp): how to connect over SFTP.' })
+  sftpDetails(@Arg('serverId', () => ID) serverId: string, @Ctx() ctx: GraphQLContext) {
+    return ctx.services.sftp.details(ctx.actor, serverId);
   }
 
   @Query(() => [FileEntryType], { description: 'GET /servers/:id/files/search (file.read).' })

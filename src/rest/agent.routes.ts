@@ -4,9 +4,12 @@ import { apiErrorHandler, apiNotFound } from '../http/errors.js';
 import { authenticateNode, NodeAuthFailures, nodeHeaderCheck, type SharedNonces } from '../http/node-auth.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import type { NodeAgentService } from '../services/node-agent.service.js';
+import type { SftpService } from '../services/sftp.service.js';
+import { spendSigninAttempt } from '../http/limit-middleware.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 import { sendData, sendNoContent } from './respond.js';
 
-export function agentRoutes(agents: AgentClient, nodeAgent: NodeAgentService, shared?: SharedNonces): Router {
+export function agentRoutes(agents: AgentClient, nodeAgent: NodeAgentService, sftp: SftpService, limiter: RateLimiter, shared?: SharedNonces): Router {
   const r = Router();
   const failures = new NodeAuthFailures();
   // the body (up to 8 MB: a node's queued events) is read only for a fresh header of a known node,
@@ -22,6 +25,12 @@ export function agentRoutes(agents: AgentClient, nodeAgent: NodeAgentService, sh
   r.post('/heartbeat', async (req, res) => {
     await nodeAgent.heartbeat(req.node!, req.body);
     sendNoContent(res);
+  });
+  // an SFTP login spends the client address's sign-in budget, like POST /auth/signin
+  r.post('/sftp/login', async (req, res) => {
+    const ip = (req.body as { ip?: unknown } | undefined)?.ip;
+    await spendSigninAttempt(limiter, typeof ip === 'string' ? ip : 'unknown');
+    sendData(res, await sftp.login(req.node!, req.body));
   });
   r.use(apiNotFound);
   r.use(apiErrorHandler);

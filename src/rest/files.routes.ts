@@ -66,6 +66,7 @@ export function fileRoutes(services: Services): Router {
     const page = await services.files.list(req.actor ?? null, req.params.id, parseFileListQuery(req.query));
     res.status(200).json({ data: page.items, meta: page.meta });
   });
+  r.get('/servers/:id/sftp', async (req, res) => sendData(res, await services.sftp.details(req.actor ?? null, req.params.id)));
   r.get('/servers/:id/files/search', async (req, res) =>
     sendData(res, await services.files.search(req.actor ?? null, req.params.id, parseFileSearchQuery(req.query))),
   );

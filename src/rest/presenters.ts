@@ -64,6 +64,8 @@ export const presentNode = ({ node: n, allocated }: NodeView): NodeOut => ({
   cpuCores: n.cpuCores,
   status: n.status,
   lastSeenAt: n.lastSeenAt,
+  sftpPort: n.sftpPort,
+  sftpFingerprint: n.sftpFingerprint,
   allocated: { memory: allocated.memory, disk: allocated.disk },
   createdAt: n.createdAt,
   updatedAt: n.updatedAt,

@@ -36,3 +36,15 @@ export class FileContentsType {
   @Field()
   contents!: string;
 }
+
+@ObjectType('SftpDetails', { simpleResolvers: true, description: 'How to connect to a server over SFTP: `sftp -P <port> <username>@<host>`, with the account\u2019s password.' })
+export class SftpDetailsType {
+  @Field({ description: 'The node\u2019s address.' })
+  host!: string;
+  @Field(() => Int, { nullable: true, description: 'Null until the node reported its SFTP server.' })
+  port!: number | null;
+  @Field({ description: '`<account email>.<first 8 characters of the server id>`' })
+  username!: string;
+  @Field(() => String, { nullable: true, description: 'The node\u2019s host key fingerprint (`SHA256:…`), to compare with what the client shows on the first connection.' })
+  fingerprint!: string | null;
+}

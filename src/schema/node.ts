@@ -43,6 +43,12 @@ export class NodeType {
   @Field(() => Date, { nullable: true })
   lastSeenAt!: Date | null;
 
+  @Field(() => Int, { nullable: true, description: 'The agent\'s SFTP port; null until it reports one.' })
+  sftpPort!: number | null;
+
+  @Field(() => String, { nullable: true, description: 'The SFTP host key\'s fingerprint (SHA256:…); null until the agent reports it.' })
+  sftpFingerprint!: string | null;
+
   @Field(() => Date, { nullable: true, description: 'When the current node token was issued.' })
   tokenCreatedAt!: Date | null;
 

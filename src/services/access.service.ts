@@ -8,7 +8,7 @@ import { AppError } from '../errors.js';
 import { isPermissionKey, type PermissionKey } from '../permissions/keys.js';
 import type { ServerAccess } from '../permissions/policy.js';
 import { parseId } from '../validation/common.js';
-import { isAdmin, requireActor, type Actor } from './actor.js';
+import { requireActor, type Actor } from './actor.js';
 
 const ACCESS_SQL = `select s.owner_id as "ownerId", su.permissions as "permissions", su.paths as "paths"
   from servers s left join subusers su on su.server_id = s.id and su.user_id = $2 where s.id = $1`;
@@ -18,19 +18,29 @@ export class AccessService {
 
   /** What `actor` holds on server `id` (404 when they cannot see it; 401 without an actor). */
   async resolve(actor: Actor | null, id: string): Promise<ServerAccess> {
-    const a = requireActor(actor);
+    return this.resolveFor(requireActor(actor).user, id);
+  }
+
+  /** What the user holds on server `id`, for callers without a request (an SFTP login); 404 when they cannot see it. */
+  async resolveFor(user: AccountRef, id: string): Promise<ServerAccess> {
     const serverId = parseId(id, 'Server');
-    const rows = await readRows<{ ownerId: string; permissions: string[] | null; paths: string[] | null }>(this.orm, ACCESS_SQL, [serverId, a.user.id]);
+    const rows = await readRows<{ ownerId: string; permissions: string[] | null; paths: string[] | null }>(this.orm, ACCESS_SQL, [serverId, user.id]);
     const row = rows[0];
     if (!row) throw AppError.notFound('Server');
-    return accessOf(a, serverId, row.ownerId, row.permissions, row.paths);
+    return accessOf(user, serverId, row.ownerId, row.permissions, row.paths);
   }
 }
 
-/** The access of `actor` to a server whose owner and (when the actor is a subuser) entry are known. */
-export function accessOf(actor: Actor, serverId: string, ownerId: string, permissions: string[] | null, paths: string[] | null): ServerAccess {
-  if (isAdmin(actor)) return { serverId, ownerId, role: 'admin', keys: new Set(), paths: [] };
-  if (ownerId === actor.user.id) return { serverId, ownerId, role: 'owner', keys: new Set(), paths: [] };
+/** Who holds the access: an account's id and role. */
+export interface AccountRef {
+  id: string;
+  role: string;
+}
+
+/** The access of `user` to a server whose owner and (when the actor is a subuser) entry are known. */
+export function accessOf(user: AccountRef, serverId: string, ownerId: string, permissions: string[] | null, paths: string[] | null): ServerAccess {
+  if (user.role === 'admin') return { serverId, ownerId, role: 'admin', keys: new Set(), paths: [] };
+  if (ownerId === user.id) return { serverId, ownerId, role: 'owner', keys: new Set(), paths: [] };
   if (!permissions) throw AppError.notFound('Server');
   const keys = new Set<PermissionKey>(permissions.filter(isPermissionKey));
   return { serverId, ownerId, role: 'subuser', keys, paths: paths ?? [] };

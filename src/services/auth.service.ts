@@ -63,17 +63,30 @@ export class AuthService {
   async signin(input: unknown, origin: Origin = {}): Promise<SignedIn> {
     const data = parseInput(signinInput, input);
     const email = data.email.trim().toLowerCase();
-    await this.throttle.check(email);
-    const user = await this.em.findOne(User, { email });
-    // Same work and same answer whether or not the email exists: no user enumeration.
-    const ok = await verifyPassword(user?.passwordHash ?? (await dummyHash()), data.password);
-    if (!user || !ok) {
-      await this.throttle.failed(email);
+    const user = await this.checkPassword(email, data.password);
+    if (!user) {
       await this.activity.record({ event: 'auth:signin-failed', ip: origin.ip, properties: { email: email.slice(0, 254) } });
       throw AppError.unauthorized('Invalid email or password.');
     }
-    await this.throttle.succeeded(email);
     return this.openSession(user, user.passwordHash, { event: 'auth:signin', ip: origin.ip });
+  }
+
+  /**
+   * The account that `email` and `password` open, or null, for every way of signing in (the API,
+   * SFTP): the per-account throttle counts the failures (RATE_LIMITED once used up), and the work is
+   * the same whether or not the email exists (no user enumeration).
+   */
+  async checkPassword(rawEmail: string, password: string): Promise<User | null> {
+    const email = rawEmail.trim().toLowerCase();
+    await this.throttle.check(email);
+    const user = await this.em.findOne(User, { email });
+    const ok = await verifyPassword(user?.passwordHash ?? (await dummyHash()), password);
+    if (!user || !ok) {
+      await this.throttle.failed(email);
+      return null;
+    }
+    await this.throttle.succeeded(email);
+    return user;
   }
 
   /**

@@ -18,6 +18,7 @@ import { ServersService } from './servers.service.js';
 import { UsersService } from './users.service.js';
 import { AccessService } from './access.service.js';
 import { ActivityService } from './activity.service.js';
+import { SftpService } from './sftp.service.js';
 import { SubusersService } from './subusers.service.js';
 import { FilesService } from './files.service.js';
 
@@ -39,6 +40,8 @@ export interface Services {
   activity: ActivityService;
   /** Rows by id in batches (GraphQL relations). */
   lookup: LookupService;
+  /** SFTP logins (asked by node agents), connection details, ending sessions. */
+  sftp: SftpService;
   /** Transport to node agents (used by the agent routes to verify signatures). */
   agents: AgentClient;
 }
@@ -59,9 +62,14 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     void consoles.accessChanged(serverId, userId).catch(() => undefined);
     void power.accessChanged(serverId, userId);
   });
+  const auth = new AuthService(orm, config, activity);
+  const users = new UsersService(orm, activity);
+  const sftp = new SftpService(orm, auth, access, activity, agents);
+  users.onPasswordChanged((userId) => sftp.endSessions(userId));
   return {
-    auth: new AuthService(orm, config, activity),
-    users: new UsersService(orm, activity),
+    auth,
+    users,
+    sftp,
     servers,
     nodes: new NodesService(orm, masterKey, activity),
     blueprints: new BlueprintsService(orm),

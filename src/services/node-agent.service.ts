@@ -31,7 +31,7 @@ const activityReport = z.object({
   kind: z.literal('activity'),
   serverId: z.string(),
   userId: z.string(),
-  event: z.enum(['server:console.command', 'server:power.start', 'server:power.stop', 'server:power.restart', 'server:power.kill']),
+  event: z.enum(['server:console.command', 'server:power.start', 'server:power.stop', 'server:power.restart', 'server:power.kill', 'server:file.upload', 'server:file.delete', 'server:file.rename']),
   properties: z.record(z.string(), z.string().max(4096)),
   ip: z.string().max(64).nullable(),
   at: z.string(),
@@ -44,6 +44,7 @@ const heartbeatInput = z.object({
   stats: z.object({
     cpu: z.object({ cores: z.number().int().positive().nullable() }).partial().passthrough(),
   }).passthrough(),
+  sftp: z.object({ port: z.number().int().min(1).max(65535), fingerprint: z.string().max(100) }).nullish(),
 });
 
 /** A node not heard from for this long is offline. */
@@ -116,13 +117,15 @@ export class NodeAgentService {
     for (const r of reports) {
       const user = users.get(r.userId);
       if (!user) continue;
-      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: { ...r.properties, via: 'console' } });
+      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: { via: 'console', ...r.properties } });
     }
   }
 
   async heartbeat(node: Node, input: unknown): Promise<void> {
-    const { stats } = parseInput(heartbeatInput, input);
+    const { stats, sftp } = parseInput(heartbeatInput, input);
     const cameBack = node.status !== 'online';
+    node.sftpPort = sftp?.port ?? null;
+    node.sftpFingerprint = sftp?.fingerprint ?? null;
     node.status = 'online';
     node.lastSeenAt = new Date();
     const cores = (stats as unknown as NodeStats).cpu?.cores;

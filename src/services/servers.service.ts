@@ -173,7 +173,7 @@ export class ServersService {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'] });
     if (!server) throw AppError.notFound('Server');
     const shared = isAdmin(a) || server.owner.id === a.user.id ? null : await this.em.findOne(Subuser, { server: serverId, user: a.user.id });
-    const access = accessOf(a, server.id, server.owner.id, shared?.permissions ?? null, shared?.paths ?? null);
+    const access = accessOf(a.user, server.id, server.owner.id, shared?.permissions ?? null, shared?.paths ?? null);
     server.permissions = keysOf(access);
     return { server, access };
   }

@@ -34,11 +34,18 @@ export class UsersService {
    * turns, so a second password change is checked against the first one's new password, and the
    * other sessions end in the same transaction as the change (see AuthService.openSession).
    */
+  private readonly passwordListeners: ((userId: string) => void)[] = [];
+
+  /** Calls `listener` once a password change is committed (live SFTP sessions of the account end). */
+  onPasswordChanged(listener: (userId: string) => void): void {
+    this.passwordListeners.push(listener);
+  }
+
   async updateMe(actor: Actor | null, input: unknown): Promise<User> {
     const a = requireActor(actor);
     const data = parseInput(updateMeInput, input);
     try {
-      return await this.em.transactional(async (em) => {
+      const user = await this.em.transactional(async (em) => {
         // the actor carries a read-only record; the change goes through the entity, read afresh
         const user = await em.findOne(User, a.user.id, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
         if (!user) throw AppError.unauthorized();
@@ -72,6 +79,8 @@ export class UsersService {
         }
         return user;
       });
+      if (data.password !== undefined) for (const l of this.passwordListeners) l(user.id);
+      return user;
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw AppError.alreadyExists('email', 'An account with this email already exists.');
       throw err;

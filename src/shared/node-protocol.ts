@@ -208,3 +208,18 @@ export interface ConsoleTokenClaims {
   /** When the token was issued, in ms (finer than `iat`): tokens older than a revocation are refused. */
   issuedAt?: number;
 }
+
+/**
+ * The panel's answer to an agent asking whether an SFTP login may proceed
+ * (`POST /api/agent/v1/sftp/login { username, password, ip }`): who logged in to which server, and
+ * what they hold there (src/permissions/policy.ts decides with it on the agent as on the panel).
+ */
+export interface SftpGrant {
+  userId: string;
+  email: string;
+  serverId: string;
+  role: 'admin' | 'owner' | 'subuser';
+  keys: string[];
+  /** folders the subuser's file keys are limited to (normalised); empty = the whole server */
+  paths: string[];
+}

@@ -128,6 +128,7 @@ export async function startHarness(tuning: AgentTuning = {}, extra: Partial<Agen
     nodeId,
     nodeToken,
     port: 0,
+    sftpPort: 0,
     host: '127.0.0.1',
     dataDir,
     stopGraceSeconds: 3,

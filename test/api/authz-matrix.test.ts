@@ -164,6 +164,7 @@ const ROWS: Row[] = [
   { method: 'POST', route: '/servers/:id/files/chmod', expect: [401, 404, FILES, FILES], call: () => ({ body: { path: '/missing', mode: '644' } }) },
   { method: 'POST', route: '/servers/:id/files/compress', expect: [401, 404, FILES, FILES], call: () => ({ body: { paths: ['/missing'] } }) },
   { method: 'POST', route: '/servers/:id/files/decompress', expect: [401, 404, FILES, FILES], call: () => ({ body: { path: '/missing.zip' } }) },
+  { method: 'GET', route: '/servers/:id/sftp', expect: [401, 404, 200, 200] },
   // --- the activity log
   { method: 'GET', route: '/servers/:id/activity', expect: [401, 404, 200, 200] },
   { method: 'GET', route: '/users/me/activity', expect: [401, 200, 200, 200] },

@@ -92,6 +92,7 @@ const OPS: Op[] = [
   { name: 'activity', key: 'activity.read', rest: rest('GET', '/servers/:id/activity'), graphql: graph('query($id: ID!) { serverActivity(serverId: $id) { total } }') },
   // files: the node is unreachable, so an operation let through answers 422 NODE_UNAVAILABLE
   { name: 'list files', key: 'file.read', rest: rest('GET', '/servers/:id/files?path=/'), graphql: graph('query($id: ID!) { files(serverId: $id, path: "/") { total } }') },
+  { name: 'SFTP details', key: 'file.sftp', rest: rest('GET', '/servers/:id/sftp'), graphql: graph('query($id: ID!) { sftpDetails(serverId: $id) { username } }') },
   { name: 'search files', key: 'file.read', rest: rest('GET', '/servers/:id/files/search?path=/&query=a'), graphql: graph('query($id: ID!) { fileSearch(serverId: $id, path: "/", query: "a") { path } }') },
   { name: 'read a file', key: 'file.read-content', rest: rest('GET', '/servers/:id/files/contents?path=/a.txt'), graphql: graph('query($id: ID!) { fileContents(serverId: $id, path: "/a.txt") { contents } }') },
   { name: 'download a file', key: 'file.read-content', rest: rest('GET', '/servers/:id/files/download?path=/a.txt') },

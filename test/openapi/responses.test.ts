@@ -168,6 +168,7 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('PUT', F('/contents', 'path=/cfg/a.txt'), { token: user.token, raw: 'hello', headers: { 'content-type': 'text/plain' } }), 200, 'write file');
     expectStatus(await p.request('GET', F('', 'path=/cfg'), { token: user.token }), 200, 'list files');
     expectStatus(await p.request('GET', F('/search', 'path=/&query=a'), { token: user.token }), 200, 'search files');
+    expectStatus(await p.request('GET', `/api/v1/servers/${id}/sftp`, { token: user.token }), 200, 'SFTP connection details');
     expectStatus(await p.request('GET', F('/contents', 'path=/cfg/a.txt'), { token: user.token }), 200, 'read file');
     expectStatus(await p.request('GET', F('/contents', 'path=../x'), { token: user.token }), 422, 'read file outside');
     expectStatus(await p.request('GET', F('/download', 'path=/cfg/a.txt'), { token: user.token }), 200, 'download file');

@@ -93,6 +93,8 @@ export async function startTestPlatform(
       dataDir,
       databaseUrl: u.toString(),
       localAgent: false,
+      // a free port for each test platform's SFTP server (test files run in parallel)
+      sftpPort: 0,
       rateLimits: { general: 100000, auth: 100000, admin: 100000 },
       // tests open many sockets of one account at once; test/graphql/ws-caps.test.ts tests the real caps
       wsLimits: { connectionsPerUser: 100000, subscriptionsPerUser: 100000, anonymousPerAddress: 100000 },

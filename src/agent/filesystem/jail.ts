@@ -145,6 +145,19 @@ export class Jail {
     return this.inParent(parts, async (dir, name) => entryOf(parts, await fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)))));
   }
 
+  /** The entry `parts` leads to: a symlink inside the server is followed, one pointing out is refused. */
+  async statFollowing(parts: readonly string[]): Promise<Entry> {
+    if (!parts.length) return this.stat(parts);
+    const shown = displayPath(parts);
+    const h = await this.inParent(parts, (dir, name) => fsp.open(this.at(dir, name), O_PATH).catch((e) => mapOpenError(e, shown)));
+    await this.verify(h, shown);
+    try {
+      return entryOf(parts, await h.stat());
+    } finally {
+      await h.close().catch(() => undefined);
+    }
+  }
+
   /** A page of a directory: folders first, then by name. */
   async list(parts: readonly string[], page: number, limit: number): Promise<{ items: Entry[]; total: number }> {
     const dir = await this.openDir(parts);
@@ -326,6 +339,23 @@ export class Jail {
       await fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)));
       await fsp.rm(this.at(dir, name), { recursive: true, force: false }).catch((e) => mapError(e, displayPath(parts)));
     });
+  }
+
+  /** Removes one file or link, never a folder (SFTP's REMOVE). */
+  async unlink(parts: readonly string[]): Promise<void> {
+    if (!parts.length) throw invalidPath('The server\u2019s root folder cannot be deleted.');
+    await this.inParent(parts, (dir, name) => fsp.unlink(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts))));
+  }
+
+  /** Removes an empty folder (SFTP's RMDIR). */
+  async rmdir(parts: readonly string[]): Promise<void> {
+    if (!parts.length) throw invalidPath('The server\u2019s root folder cannot be deleted.');
+    await this.inParent(parts, (dir, name) =>
+      fsp.rmdir(this.at(dir, name)).catch((e) => {
+        if ((e as NodeJS.ErrnoException).code === 'ENOTEMPTY') throw new AgentError(422, 'INVALID_STATE', `${displayPath(parts)} is not empty.`);
+        mapError(e, displayPath(parts));
+      }),
+    );
   }
 
   /** Sets the permission bits of `parts`; never through a symlink (a link is refused). */

@@ -53,3 +53,18 @@ export function commonParent(paths: readonly (readonly string[])[]): string[] {
   }
   return base;
 }
+
+/**
+ * The target of a new symlink at `link`, as written into the link: relative, and leading to a place
+ * inside the server from the link's folder (a leading `/` is the server's root, rewritten relative
+ * to the link, so that the link means the same to the server's processes). Throws INVALID_PATH for
+ * a target leading out.
+ */
+export function linkTarget(link: readonly string[], target: string): string {
+  const from = link.slice(0, -1);
+  const to = target.startsWith('/') ? pathComponents(target) : pathComponents([...from, target].join('/'));
+  let common = 0;
+  while (common < from.length && common < to.length && from[common] === to[common]) common++;
+  const up = from.slice(common).map(() => '..');
+  return [...up, ...to.slice(common)].join('/') || '.';
+}

@@ -11,7 +11,7 @@ import type { Entry } from './jail';
 
 export type FileRequest =
   | { op: 'list'; path: string; page: number; limit: number }
-  | { op: 'stat'; path: string }
+  | { op: 'stat'; path: string; follow?: boolean }
   | { op: 'read'; path: string; maxBytes: number }
   | { op: 'download'; path: string; start?: number; end?: number }
   | { op: 'write'; path: string; allowance: number }
@@ -19,6 +19,10 @@ export type FileRequest =
   | { op: 'rename'; from: string; to: string }
   | { op: 'copy'; path: string; allowance: number }
   | { op: 'delete'; paths: string[] }
+  | { op: 'unlink'; path: string }
+  | { op: 'rmdir'; path: string }
+  | { op: 'readlink'; path: string }
+  | { op: 'symlink'; path: string; target: string }
   | { op: 'chmod'; path: string; mode: number }
   | { op: 'search'; path: string; query: string }
   | { op: 'compress'; paths: string[]; destination: string; allowance: number }
@@ -28,7 +32,8 @@ export type FileResult =
   | { entries: Entry[]; total: number }
   | { entry: Entry; created?: boolean }
   | { size: number; entry?: Entry; length?: number }
-  | { done: true };
+  | { done: true }
+  | { target: string };
 
 export type FileResponse = { ok: true; result: FileResult; body?: boolean } | { ok: false; status: number; code: string; message: string; details?: Record<string, unknown> };
 

@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import { AgentError } from '../errors';
 import { compress, decompress } from './archives';
 import { Jail, WRITE_BATCH_BYTES } from './jail';
-import { pathComponents } from './paths';
+import { linkTarget, pathComponents } from './paths';
 import { readFramed, readJsonLine, type FileRequest, type FileResponse, type FileResult } from './protocol';
 
 function answer(socket: Socket, res: FileResponse): void {
@@ -72,7 +72,7 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
       return { entries: items, total };
     }
     case 'stat':
-      return { entry: await jail.stat(pathComponents(req.path)) };
+      return { entry: req.follow ? await jail.statFollowing(pathComponents(req.path)) : await jail.stat(pathComponents(req.path)) };
     case 'write':
       // the framed bytes that follow the request line; the socket stays open for the answer
       return jail.writeFile(pathComponents(req.path), readFramed(socket), req.allowance);
@@ -86,6 +86,18 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
       const all = req.paths.map((p) => pathComponents(p));
       for (const parts of all) await jail.remove(parts);
       return { done: true };
+    }
+    case 'unlink':
+      await jail.unlink(pathComponents(req.path));
+      return { done: true };
+    case 'rmdir':
+      await jail.rmdir(pathComponents(req.path));
+      return { done: true };
+    case 'readlink':
+      return { target: await jail.readlink(pathComponents(req.path)) };
+    case 'symlink': {
+      const link = pathComponents(req.path);
+      return { entry: await jail.symlink(link, linkTarget(link, req.target)) };
     }
     case 'chmod':
       return { entry: await jail.chmod(pathComponents(req.path), req.mode) };

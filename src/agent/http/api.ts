@@ -23,6 +23,8 @@ export interface ApiContext {
   failures: FailureCounter;
   /** Closes `userId`'s console sockets to the server; returns how many. */
   revoke(serverId: string, userId: string): number;
+  /** Ends the user's SFTP sessions on every server of the node (their password changed); returns how many. */
+  revokeSftp(userId: string): number;
 }
 
 function send(res: ServerResponse, status: number, body?: unknown): void {
@@ -177,5 +179,6 @@ const ROUTES: Route[] = [
   },
   { method: 'POST', path: server('reinstall'), handle: async (ctx, id) => (await ctx.manager.reinstall(id)).state() },
   { method: 'POST', path: server('revoke'), handle: (ctx, id, body) => ({ closed: ctx.revoke(id, parseBody(revokeSchema, body()).userId) }) },
+  { method: 'POST', path: /^\/api\/sftp\/revoke$/, handle: (ctx, _id, body) => ({ closed: ctx.revokeSftp(parseBody(revokeSchema, body()).userId) }) },
   { method: 'GET', path: server('logs'), handle: (ctx, id) => ({ lines: ctx.manager.get(id).buffer.lines() }) },
 ];

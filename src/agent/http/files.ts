@@ -9,20 +9,17 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { AgentError, notFound } from '../errors';
-import { DiskBudget } from '../filesystem/budget';
+import { budgetOf, ServerFiles } from '../filesystem/server-files';
 import type { FileRequest, FileResponse } from '../filesystem/protocol';
 import type { FileWorkers } from '../filesystem/workers';
-import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
 import { discardRest } from '../../shared/discard-body';
 import { parseBody } from './validation';
 
-const MIB = 1024 * 1024;
 export const FILE_ROUTE = /^\/api\/servers\/([^/]+)\/files(?:\/(contents|download|rename|copy|delete|directory|chmod|search|stat|compress|decompress))?$/;
 
 export interface FilesContext {
-  manager: ServerManager;
-  workers: FileWorkers;
+  files: ServerFiles;
   /** the most a file opened in the editor may hold (FILE_EDIT_MAX_BYTES) */
   editMaxBytes: number;
 }
@@ -37,13 +34,6 @@ const schemas = {
   compress: z.object({ paths: z.array(z.string().max(8192)).min(1).max(1000), destination: z.string().max(8192) }),
   decompress: z.object({ path: z.string().max(8192), destination: z.string().max(8192) }),
 };
-
-const budgets = new WeakMap<Server, DiskBudget>();
-function budgetOf(server: Server): DiskBudget {
-  let b = budgets.get(server);
-  if (!b) budgets.set(server, (b = new DiskBudget(server.dir, () => server.spec.disk * MIB)));
-  return b;
-}
 
 /** Whether this request is a streamed write (its body is not read before the signature check). */
 export function isStreamedWrite(method: string, pathname: string): boolean {
@@ -69,17 +59,13 @@ const int = (v: string | null, def: number, min: number, max: number): number =>
 /** Handles one file route; `json` is the verified JSON body of the non-streamed routes. */
 export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: ServerResponse, url: URL, json: unknown): Promise<void> {
   const m = FILE_ROUTE.exec(url.pathname.replace(/\/+$/, ''))!;
-  const server = ctx.manager.find(decodeURIComponent(m[1]!));
-  if (!server || server.deleted) throw notFound('Server not found');
-  await server.prepareFiles();
-  const target = { id: server.spec.id, dir: server.dir, identity: server.identity };
+  const server = await ctx.files.open(decodeURIComponent(m[1]!));
   const route = m[2] ?? '';
   const method = (req.method ?? 'GET').toUpperCase();
   const q = (name: string) => url.searchParams.get(name);
-  const ask = (r: FileRequest, body?: IncomingMessage) => ctx.workers.request(target, r, body);
+  const ask = (r: FileRequest) => ctx.files.ask(server, r);
   const simple = async (r: FileRequest, status = 200, key: 'entry' | 'entries' = 'entry') => {
-    const { res: answer, body } = await ask(r);
-    body.destroy();
+    const answer = await ctx.files.simple(server, r);
     if (!answer.ok) fail(answer);
     const result = answer.result as Record<string, unknown>;
     sendJson(res, status, key === 'entries' ? { data: result.entries, meta: { total: result.total } } : { data: result.entry ?? null });
@@ -99,20 +85,7 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
     return;
   }
   if (route === 'contents' && method === 'PUT') {
-    const budget = budgetOf(server);
-    const { allowance, done } = await budget.reserve();
-    const limit = Math.min(allowance, Number(q('max') ?? Infinity));
-    let written = 0;
-    let answer: FileResponse;
-    try {
-      const asked = await ask({ op: 'write', path: q('path') ?? '', allowance: limit }, req);
-      asked.body.destroy();
-      answer = asked.res;
-      if (answer.ok && 'entry' in answer.result) written = answer.result.entry?.size ?? 0;
-    } finally {
-      // a write that failed any way (a body cut off, the worker gone) gives its reservation back
-      done(written);
-    }
+    const answer = await ctx.files.write(server, q('path') ?? '', req, Number(q('max') ?? Infinity));
     if (!answer.ok) {
       discardRest(req);
       fail(answer);
@@ -134,14 +107,13 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
       return await simple({ op: 'copy', path: parseBody(schemas.copy, json).path, allowance }, 201);
     } finally {
       done(0);
-      budgetOf(server).invalidate();
+      ctx.files.changed(server);
     }
   }
   if (route === 'compress' || route === 'decompress') return archive(server, route, json, simple);
   if (route === 'delete') {
-    const { res: answer, body } = await ask({ op: 'delete', paths: parseBody(schemas.delete, json).paths });
-    body.destroy();
-    budgetOf(server).invalidate();
+    const answer = await ctx.files.simple(server, { op: 'delete', paths: parseBody(schemas.delete, json).paths });
+    ctx.files.changed(server);
     if (!answer.ok) fail(answer);
     res.writeHead(204);
     res.end();

@@ -1,0 +1,68 @@
+/**
+ * The file requests of one server, as every protocol of the agent makes them (the HTTP file routes,
+ * SFTP): the worker that does them as the server's uid, and the disk budget that every write draws
+ * from, so that an upload over HTTP and one over SFTP at once cannot both fill the same free space.
+ */
+import type { Readable } from 'node:stream';
+import type { Socket } from 'node:net';
+import { notFound } from '../errors';
+import type { ServerManager } from '../server/manager';
+import type { Server } from '../server/server';
+import { DiskBudget } from './budget';
+import type { FileRequest, FileResponse } from './protocol';
+import type { FileWorkers } from './workers';
+
+const MIB = 1024 * 1024;
+const budgets = new WeakMap<Server, DiskBudget>();
+
+export function budgetOf(server: Server): DiskBudget {
+  let b = budgets.get(server);
+  if (!b) budgets.set(server, (b = new DiskBudget(server.dir, () => server.spec.disk * MIB)));
+  return b;
+}
+
+export class ServerFiles {
+  constructor(
+    readonly manager: ServerManager,
+    readonly workers: FileWorkers,
+  ) {}
+
+  /** The server `id` with its files ready; 404 when it is not on this node. */
+  async open(id: string): Promise<Server> {
+    const server = this.manager.find(id);
+    if (!server || server.deleted) throw notFound('Server not found');
+    await server.prepareFiles();
+    return server;
+  }
+
+  ask(server: Server, req: FileRequest, body?: Readable): Promise<{ res: FileResponse; body: Socket }> {
+    return this.workers.request({ id: server.spec.id, dir: server.dir, identity: server.identity }, req, body);
+  }
+
+  /** A request with no bytes after its answer. */
+  async simple(server: Server, req: FileRequest): Promise<FileResponse> {
+    const { res, body } = await this.ask(server, req);
+    body.destroy();
+    return res;
+  }
+
+  /** Writes `body` to `path` (atomically, see Jail.writeFile) within the disk budget and at most `max` bytes. */
+  async write(server: Server, path: string, body: Readable, max = Infinity): Promise<FileResponse> {
+    const { allowance, done } = await budgetOf(server).reserve();
+    let written = 0;
+    try {
+      const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(allowance, max) }, body);
+      asked.body.destroy();
+      if (asked.res.ok && 'entry' in asked.res.result) written = asked.res.result.entry?.size ?? 0;
+      return asked.res;
+    } finally {
+      // a write that failed any way (a body cut off, the worker gone) gives its reservation back
+      done(written);
+    }
+  }
+
+  /** After changes of many files at once (deletes, archives): the next write measures the disk again. */
+  changed(server: Server): void {
+    budgetOf(server).invalidate();
+  }
+}

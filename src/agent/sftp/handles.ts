@@ -1,0 +1,137 @@
+/**
+ * Open files of an SFTP session. A read handle streams the file from the server's worker from the
+ * offset asked for and serves the following reads from that stream (clients read in order; a jump
+ * starts a new stream). A write handle streams what is written into one atomic write of the worker
+ * (a temporary file renamed over the old one when the handle closes), so that an upload cut off half
+ * way leaves the old file as it was; writes must come in order (resuming at an offset is refused).
+ * Each handle runs its requests one at a time, in the order they came.
+ */
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
+import { PassThrough } from 'node:stream';
+import { AgentError } from '../errors';
+import type { FileResponse } from '../filesystem/protocol';
+import type { ServerFiles } from '../filesystem/server-files';
+import type { Server } from '../server/server';
+
+const MIB = 1024 * 1024;
+
+export const failed = (r: Extract<FileResponse, { ok: false }>): AgentError => new AgentError(r.status, r.code, r.message, r.details ?? {});
+
+abstract class Queued {
+  private chain: Promise<unknown> = Promise.resolve();
+
+  /** Runs `fn` after every earlier request of this handle. */
+  protected queued<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.chain.then(fn, fn);
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+}
+
+export class ReadHandle extends Queued {
+  readonly kind = 'read';
+  private stream: Socket | null = null;
+  private chunks: AsyncIterator<Buffer> | null = null;
+  private rest: Buffer = Buffer.alloc(0);
+  private position = -1;
+  private ended = false;
+
+  constructor(
+    private readonly files: ServerFiles,
+    private readonly server: Server,
+    readonly path: string,
+  ) {
+    super();
+  }
+
+  /** Up to `length` bytes from `offset`; null at the end of the file. */
+  read(offset: number, length: number): Promise<Buffer | null> {
+    return this.queued(async () => {
+      if (offset !== this.position) await this.restart(offset);
+      while (this.rest.length < length && !this.ended) {
+        const next = await this.chunks!.next();
+        if (next.done) this.ended = true;
+        else this.rest = this.rest.length ? Buffer.concat([this.rest, next.value]) : next.value;
+      }
+      if (!this.rest.length) return null;
+      const out = this.rest.subarray(0, length);
+      this.rest = this.rest.subarray(out.length);
+      this.position += out.length;
+      return out;
+    });
+  }
+
+  private async restart(offset: number): Promise<void> {
+    this.stream?.destroy();
+    const { res, body } = await this.files.ask(this.server, { op: 'download', path: this.path, start: offset });
+    if (!res.ok) {
+      body.destroy();
+      throw failed(res);
+    }
+    this.stream = body;
+    this.chunks = body[Symbol.asyncIterator]();
+    this.rest = Buffer.alloc(0);
+    this.position = offset;
+    this.ended = false;
+  }
+
+  close(): Promise<void> {
+    return this.queued(async () => void this.stream?.destroy());
+  }
+}
+
+export class WriteHandle extends Queued {
+  readonly kind = 'write';
+  private readonly body = new PassThrough({ highWaterMark: MIB });
+  private readonly result: Promise<FileResponse>;
+  private position = 0;
+  private failure: AgentError | null = null;
+
+  constructor(files: ServerFiles, server: Server, readonly path: string) {
+    super();
+    this.result = files.write(server, path, this.body).catch((err: Error) => ({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: err.message }) as const);
+    void this.result.then((r) => {
+      if (!r.ok) this.failure = failed(r);
+    });
+  }
+
+  get written(): number {
+    return this.position;
+  }
+
+  write(offset: number, data: Buffer): Promise<void> {
+    return this.queued(async () => {
+      if (this.failure) throw this.failure;
+      if (offset !== this.position) throw new AgentError(422, 'INVALID_STATE', 'Writes must come in order: resuming an upload at an offset is not supported, upload the whole file again.');
+      this.position += data.length;
+      if (this.body.write(data)) return;
+      // the worker reads slower than the client sends: answer once it caught up (or failed)
+      await Promise.race([once(this.body, 'drain'), this.result]);
+      if (this.failure) throw this.failure;
+    });
+  }
+
+  /** Ends the upload: resolves once the file is in place; a failure (the disk limit) rejects. */
+  close(): Promise<void> {
+    return this.queued(async () => {
+      this.body.end();
+      const r = await this.result;
+      if (!r.ok) throw failed(r);
+    });
+  }
+
+  /** The session ended before the handle was closed: the upload is dropped, the old file stays. */
+  abort(): void {
+    this.body.destroy();
+  }
+}
+
+export class DirHandle {
+  readonly kind = 'dir';
+  page = 1;
+  done = false;
+  constructor(readonly path: string) {}
+}
+
+export type Handle = ReadHandle | WriteHandle | DirHandle;

@@ -1,0 +1,150 @@
+/**
+ * The node's SFTP server (ssh2). A user logs in as `<account email>.<first 8 characters of the
+ * server id>` with their account's password, which the panel checks (with its sign-in rate limits,
+ * the `file.sftp` key and the activity log) over the node's signed channel; the session then works on
+ * that one server's files under the keys and folder scopes the panel granted (session.ts). Password
+ * is the only method; shells, exec and port forwarding are refused. Connections are limited per
+ * address, a login must finish in time, idle sessions end, and the panel can end a user's sessions
+ * at once (revocation).
+ */
+import type { AddressInfo } from 'node:net';
+import { Server, type AuthContext, type Connection } from 'ssh2';
+import { childLogger } from '../../logger';
+import type { ConsoleActivityReport, SftpGrant } from '../../shared/node-protocol';
+import type { ServerFiles } from '../filesystem/server-files';
+import { SftpActivity } from './activity';
+import type { HostKey } from './host-key';
+import { SftpSession } from './session';
+
+const log = childLogger('agent');
+
+export interface SftpOptions {
+  port: number;
+  host?: string;
+  hostKey: HostKey;
+  files: ServerFiles;
+  /** The panel's answer to a login: the grant, or null when refused; throws when the panel says to slow down or cannot be reached. */
+  login: (username: string, password: string, ip: string | null) => Promise<SftpGrant | null>;
+  report: (r: ConsoleActivityReport) => void;
+  /** a session without a request for this long ends (default 15 minutes) */
+  idleMs?: number;
+  /** open connections per client address (default 10) */
+  maxPerAddress?: number;
+  /** password tries per connection (default 3) */
+  maxAttempts?: number;
+  /** from connecting to a successful login (default 30 s) */
+  loginTimeoutMs?: number;
+}
+
+interface Live {
+  client: Connection;
+  grant: SftpGrant | null;
+  sessions: SftpSession[];
+}
+
+export class SftpServer {
+  private readonly server: Server;
+  private readonly perAddress = new Map<string, number>();
+  private readonly live = new Set<Live>();
+
+  constructor(private readonly opts: SftpOptions) {
+    this.server = new Server({ hostKeys: [opts.hostKey.privateKey], ident: 'hostpanel' }, (client, info) => this.accept(client, info.ip));
+    this.server.on('error', (err: Error) => log.warn({ err: err.message }, 'SFTP server error'));
+  }
+
+  async listen(): Promise<number> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** Ends the sessions of `userId` (on `serverId`, or on every server); returns how many ended. */
+  revoke(userId: string, serverId?: string): number {
+    let ended = 0;
+    for (const l of this.live) {
+      if (l.grant?.userId !== userId || (serverId && l.grant.serverId !== serverId)) continue;
+      l.client.end();
+      ended++;
+    }
+    return ended;
+  }
+
+  async close(): Promise<void> {
+    for (const l of this.live) l.client.end();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private accept(client: Connection, ip: string): void {
+    const count = (this.perAddress.get(ip) ?? 0) + 1;
+    this.perAddress.set(ip, count);
+    const live: Live = { client, grant: null, sessions: [] };
+    this.live.add(live);
+    let closed = false;
+    const loginTimer = setTimeout(() => client.end(), this.opts.loginTimeoutMs ?? 30_000);
+    let idle: NodeJS.Timeout | null = null;
+    const touched = () => {
+      if (idle) clearTimeout(idle);
+      idle = setTimeout(() => client.end(), this.opts.idleMs ?? 15 * 60_000);
+    };
+    client.on('error', () => undefined);
+    client.on('close', () => {
+      if (closed) return;
+      closed = true;
+      clearTimeout(loginTimer);
+      if (idle) clearTimeout(idle);
+      for (const s of live.sessions) s.end();
+      this.live.delete(live);
+      const left = (this.perAddress.get(ip) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(ip, left);
+      else this.perAddress.delete(ip);
+    });
+    if (count > (this.opts.maxPerAddress ?? 10)) {
+      log.warn({ ip }, 'SFTP connection refused: too many from this address');
+      client.end();
+      return;
+    }
+    let attempts = 0;
+    client.on('authentication', (ctx) => void this.authenticate(ctx, ip, live, ++attempts));
+    client.on('ready', () => {
+      clearTimeout(loginTimer);
+      touched();
+      client.on('session', (accept) => {
+        const session = accept();
+        session.on('sftp', (acceptSftp) => {
+          const grant = live.grant!;
+          const activity = new SftpActivity({ serverId: grant.serverId, userId: grant.userId, ip }, this.opts.report);
+          live.sessions.push(new SftpSession(acceptSftp(), grant, this.opts.files, activity, touched));
+        });
+        for (const refused of ['exec', 'shell', 'pty', 'subsystem', 'env', 'x11', 'auth-agent'] as const) {
+          session.on(refused as 'exec', (_accept: unknown, reject?: () => void) => reject?.());
+        }
+      });
+      client.on('tcpip', (_accept, reject) => reject());
+    });
+  }
+
+  private async authenticate(ctx: AuthContext, ip: string, live: Live, attempt: number): Promise<void> {
+    if (ctx.method !== 'password') return ctx.reject(['password']);
+    if (attempt > (this.opts.maxAttempts ?? 3)) {
+      ctx.reject();
+      live.client.end();
+      return;
+    }
+    try {
+      const grant = await this.opts.login(ctx.username, ctx.password, ip);
+      if (!grant) return ctx.reject(['password']);
+      live.grant = grant;
+      log.info({ serverId: grant.serverId, userId: grant.userId, ip }, 'SFTP login');
+      ctx.accept();
+    } catch (err) {
+      log.warn({ ip, err: (err as Error).message }, 'SFTP login refused: the panel asked to slow down or could not be reached');
+      ctx.reject();
+      live.client.end();
+    }
+  }
+}

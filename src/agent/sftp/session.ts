@@ -1,0 +1,271 @@
+/**
+ * One SFTP session of one user on one server: each request is checked against the permission policy
+ * with the keys and folder scopes the panel granted at login, then carried out by the server's file
+ * worker (as the server's uid, through the jail), exactly like the HTTP file routes. Paths are the
+ * server's: `/` is its root, and `..` never leads above it.
+ */
+import type { Attributes, FileEntry, SFTPWrapper } from 'ssh2';
+import { utils } from 'ssh2';
+import { may, type ServerAccess } from '../../permissions/policy';
+import type { PermissionKey } from '../../permissions/keys';
+import type { SftpGrant } from '../../shared/node-protocol';
+import { AgentError } from '../errors';
+import type { Entry } from '../filesystem/jail';
+import { displayPath, pathComponents } from '../filesystem/paths';
+import type { FileRequest, FileResult } from '../filesystem/protocol';
+import type { ServerFiles } from '../filesystem/server-files';
+import type { Server } from '../server/server';
+import { SftpActivity } from './activity';
+import { DirHandle, failed, ReadHandle, WriteHandle, type Handle } from './handles';
+
+const { OPEN_MODE, STATUS_CODE } = utils.sftp;
+const DIR_PAGE = 500;
+const TYPE_BITS = { file: 0o100000, directory: 0o040000, symlink: 0o120000, other: 0 } as const;
+
+const denied = (message: string): AgentError => new AgentError(403, 'FORBIDDEN', message);
+
+function attrsOf(e: Entry): Attributes {
+  const t = Math.floor(Date.parse(e.modifiedAt) / 1000);
+  return { mode: TYPE_BITS[e.type] | parseInt(e.mode, 8), uid: 0, gid: 0, size: e.size, atime: t, mtime: t };
+}
+
+/** `ls -l`'s line for an entry (what `sftp`'s `ls -l` shows). */
+function longname(e: Entry): string {
+  const bits = parseInt(e.mode, 8);
+  const rwx = [6, 3, 0].map((s) => ((bits >> s) & 4 ? 'r' : '-') + ((bits >> s) & 2 ? 'w' : '-') + ((bits >> s) & 1 ? 'x' : '-')).join('');
+  const type = e.type === 'directory' ? 'd' : e.type === 'symlink' ? 'l' : '-';
+  const date = new Date(e.modifiedAt).toUTCString().slice(5, 22);
+  return `${type}${rwx} 1 server server ${String(e.size).padStart(10)} ${date} ${e.name}`;
+}
+
+export class SftpSession {
+  private readonly handles = new Map<string, Handle>();
+  private nextHandle = 0;
+  private readonly access: ServerAccess;
+
+  constructor(
+    private readonly sftp: SFTPWrapper,
+    readonly grant: SftpGrant,
+    private readonly files: ServerFiles,
+    private readonly activity: SftpActivity,
+    /** called on every request (the idle timer) */
+    private readonly touched: () => void,
+  ) {
+    this.access = { serverId: grant.serverId, ownerId: '', role: grant.role, keys: new Set(grant.keys as PermissionKey[]), paths: grant.paths };
+    this.bind();
+  }
+
+  /** Drops what is still open: unfinished uploads leave the old files as they were. */
+  end(): void {
+    for (const h of this.handles.values()) {
+      if (h instanceof WriteHandle) h.abort();
+      else if (h instanceof ReadHandle) void h.close();
+    }
+    this.handles.clear();
+    this.activity.flush();
+  }
+
+  private bind(): void {
+    const s = this.sftp;
+    const on = (event: string, fn: (id: number, ...args: never[]) => Promise<void>) =>
+      s.on(event as 'OPEN', (id: number, ...args: unknown[]) => {
+        this.touched();
+        fn(id, ...(args as never[])).catch((err) => this.fail(id, err));
+      });
+    on('REALPATH', (id, p: string) => this.realpath(id, p));
+    on('STAT', (id, p: string) => this.stat(id, p, true));
+    on('LSTAT', (id, p: string) => this.stat(id, p, false));
+    on('FSTAT', async (id, h: Buffer) => this.stat(id, this.handle(h).path, true));
+    on('OPENDIR', (id, p: string) => this.opendir(id, p));
+    on('READDIR', (id, h: Buffer) => this.readdir(id, h));
+    on('OPEN', (id, p: string, flags: number) => this.open(id, p, flags));
+    on('READ', (id, h: Buffer, offset: number, length: number) => this.read(id, h, offset, length));
+    on('WRITE', (id, h: Buffer, offset: number, data: Buffer) => this.write(id, h, offset, data));
+    on('CLOSE', (id, h: Buffer) => this.close(id, h));
+    on('MKDIR', (id, p: string) => this.simple(id, 'file.create', p, { op: 'mkdir', path: p }));
+    on('RMDIR', (id, p: string) => this.remove(id, p, 'rmdir'));
+    on('REMOVE', (id, p: string) => this.remove(id, p, 'unlink'));
+    on('RENAME', (id, from: string, to: string) => this.rename(id, from, to));
+    on('SETSTAT', (id, p: string, attrs: Attributes) => this.setstat(id, p, attrs));
+    on('FSETSTAT', (id, h: Buffer, attrs: Attributes) => this.setstat(id, this.handle(h).path, attrs));
+    on('READLINK', (id, p: string) => this.readlink(id, p));
+    // OpenSSH sends the link's target first, then the link (the reverse of the draft's order)
+    on('SYMLINK', (id, target: string, link: string) => this.simple(id, 'file.create', link, { op: 'symlink', path: link, target }));
+  }
+
+  private fail(id: number, err: unknown): void {
+    const e = err instanceof AgentError ? err : null;
+    const code =
+      e?.status === 404 ? STATUS_CODE.NO_SUCH_FILE : e?.status === 403 || e?.code === 'INVALID_PATH' ? STATUS_CODE.PERMISSION_DENIED : STATUS_CODE.FAILURE;
+    const message = e ? e.message : 'The request failed on the node.';
+    this.sftp.status(id, code, message);
+  }
+
+  /** The normalised path, once the caller holds `key` there; throws FORBIDDEN. */
+  private allowed(key: PermissionKey, raw: string): string {
+    const path = displayPath(pathComponents(raw));
+    if (!may(this.access, key, path)) {
+      if (this.access.keys.has(key)) throw denied(`Your access to this server is limited to ${this.access.paths.join(', ')}.`);
+      throw denied(`You need the "${key}" permission on this server; ask its owner.`);
+    }
+    return path;
+  }
+
+  private async server(): Promise<Server> {
+    return this.files.open(this.grant.serverId);
+  }
+
+  private async ask(req: FileRequest): Promise<FileResult> {
+    const res = await this.files.simple(await this.server(), req);
+    if (!res.ok) throw failed(res);
+    return res.result;
+  }
+
+  /** The entry of `path` (what a link inside the server leads to, with `follow`); null when missing. */
+  private async entry(path: string, follow = false): Promise<Entry | null> {
+    try {
+      return ((await this.ask({ op: 'stat', path, follow })) as { entry: Entry }).entry;
+    } catch (err) {
+      if ((err as AgentError).status === 404) return null;
+      throw err;
+    }
+  }
+
+  private handle(h: Buffer): Handle {
+    const found = this.handles.get(h.toString('hex'));
+    if (!found) throw new AgentError(422, 'INVALID_STATE', 'Unknown handle.');
+    return found;
+  }
+
+  private addHandle(h: Handle): Buffer {
+    const id = Buffer.alloc(4);
+    id.writeUInt32BE(this.nextHandle++);
+    this.handles.set(id.toString('hex'), h);
+    return id;
+  }
+
+  /**
+   * Where a path leads, lexically (`..` stops at the root, like a chroot). `.` is the session's
+   * home: the root, or the first folder a scoped subuser may use.
+   */
+  private async realpath(id: number, raw: string): Promise<void> {
+    const home = this.access.paths[0] ?? '/';
+    const parts: string[] = [];
+    const joined = raw.startsWith('/') ? raw : `${home}/${raw}`;
+    for (const part of joined.split('/')) {
+      if (part === '..') parts.pop();
+      else if (part && part !== '.') parts.push(part);
+    }
+    const path = displayPath(pathComponents(displayPath(parts)));
+    this.sftp.name(id, [{ filename: path, longname: path, attrs: {} as Attributes }]);
+  }
+
+  private async stat(id: number, raw: string, follow: boolean): Promise<void> {
+    const path = this.allowed('file.read', raw);
+    const entry = await this.entry(path, follow);
+    if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
+    this.sftp.attrs(id, attrsOf(entry));
+  }
+
+  private async opendir(id: number, raw: string): Promise<void> {
+    const path = this.allowed('file.read', raw);
+    const entry = await this.entry(path, true);
+    if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
+    if (entry.type !== 'directory') throw new AgentError(422, 'INVALID_STATE', `${path} is not a folder.`);
+    this.sftp.handle(id, this.addHandle(new DirHandle(path)));
+  }
+
+  private async readdir(id: number, h: Buffer): Promise<void> {
+    const dir = this.handle(h);
+    if (!(dir instanceof DirHandle)) throw new AgentError(422, 'INVALID_STATE', 'Not a folder handle.');
+    if (dir.done) return void this.sftp.status(id, STATUS_CODE.EOF);
+    const { entries, total } = (await this.ask({ op: 'list', path: dir.path, page: dir.page, limit: DIR_PAGE })) as { entries: Entry[]; total: number };
+    dir.done = dir.page * DIR_PAGE >= total;
+    dir.page += 1;
+    const names: FileEntry[] = entries.map((e) => ({ filename: e.name, longname: longname(e), attrs: attrsOf(e) }));
+    if (!names.length) return void this.sftp.status(id, STATUS_CODE.EOF);
+    this.sftp.name(id, names);
+  }
+
+  private async open(id: number, raw: string, flags: number): Promise<void> {
+    const server = await this.server();
+    if (!(flags & OPEN_MODE.WRITE)) {
+      const path = this.allowed('file.read-content', raw);
+      const entry = await this.entry(path, true);
+      if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
+      if (entry.type !== 'file') throw new AgentError(422, 'INVALID_STATE', `${path} is not a file.`);
+      return void this.sftp.handle(id, this.addHandle(new ReadHandle(this.files, server, path)));
+    }
+    if (flags & OPEN_MODE.READ) throw new AgentError(422, 'INVALID_STATE', 'A file is opened for reading or for writing, not both.');
+    if (flags & OPEN_MODE.APPEND) throw new AgentError(422, 'INVALID_STATE', 'Appending (resuming an upload) is not supported: upload the whole file again.');
+    const target = displayPath(pathComponents(raw));
+    if (!may(this.access, 'file.create', target) && !may(this.access, 'file.update', target)) this.allowed('file.create', raw);
+    const exists = await this.entry(target);
+    if (exists && flags & OPEN_MODE.EXCL) throw new AgentError(422, 'ALREADY_EXISTS', `${raw} already exists.`);
+    if (!exists && !(flags & OPEN_MODE.CREAT)) throw new AgentError(404, 'NOT_FOUND', `${raw} does not exist.`);
+    const path = this.allowed(exists ? 'file.update' : 'file.create', raw);
+    this.sftp.handle(id, this.addHandle(new WriteHandle(this.files, server, path)));
+  }
+
+  private async read(id: number, h: Buffer, offset: number, length: number): Promise<void> {
+    const file = this.handle(h);
+    if (!(file instanceof ReadHandle)) throw new AgentError(422, 'INVALID_STATE', 'Not a file opened for reading.');
+    const data = await file.read(offset, length);
+    if (!data) return void this.sftp.status(id, STATUS_CODE.EOF);
+    this.sftp.data(id, data);
+  }
+
+  private async write(id: number, h: Buffer, offset: number, data: Buffer): Promise<void> {
+    const file = this.handle(h);
+    if (!(file instanceof WriteHandle)) throw new AgentError(422, 'INVALID_STATE', 'Not a file opened for writing.');
+    await file.write(offset, data);
+    this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  private async close(id: number, h: Buffer): Promise<void> {
+    const file = this.handle(h);
+    this.handles.delete(h.toString('hex'));
+    if (file instanceof DirHandle) return void this.sftp.status(id, STATUS_CODE.OK);
+    await file.close();
+    if (file instanceof WriteHandle) {
+      this.files.changed(await this.server());
+      this.activity.add('upload', file.path);
+    }
+    this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  private async simple(id: number, key: PermissionKey, raw: string, req: FileRequest): Promise<void> {
+    this.allowed(key, raw);
+    await this.ask(req);
+    this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  private async remove(id: number, raw: string, op: 'unlink' | 'rmdir'): Promise<void> {
+    const path = this.allowed('file.delete', raw);
+    await this.ask({ op, path });
+    this.files.changed(await this.server());
+    this.activity.add('delete', path);
+    this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  private async rename(id: number, rawFrom: string, rawTo: string): Promise<void> {
+    const from = this.allowed('file.update', rawFrom);
+    const to = this.allowed('file.update', rawTo);
+    await this.ask({ op: 'rename', from, to });
+    this.activity.add('rename', `${from} -> ${to}`);
+    this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  /** Permission bits only (never through a link); times, owners and sizes are left as they are. */
+  private async setstat(id: number, raw: string, attrs: Attributes): Promise<void> {
+    const path = this.allowed('file.update', raw);
+    if (typeof attrs.mode === 'number') await this.ask({ op: 'chmod', path, mode: attrs.mode & 0o777 });
+    this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  private async readlink(id: number, raw: string): Promise<void> {
+    const path = this.allowed('file.read', raw);
+    const { target } = (await this.ask({ op: 'readlink', path })) as { target: string };
+    this.sftp.name(id, [{ filename: target, longname: target, attrs: {} as Attributes }]);
+  }
+}
