@@ -56,11 +56,12 @@ export class SftpService {
   async login(node: Node, input: unknown): Promise<SftpGrant> {
     const { username, password, ip } = parseInput(loginInput, input);
     const m = USERNAME.exec(username);
+    // a failed login is recorded on the server the username names, where that server's people see it
+    const serverId = m ? await this.serverOn(node, m[2]!.toLowerCase()) : null;
     const user = m ? await this.auth.checkPassword(m[1]!, password) : null;
-    const serverId = user ? await this.serverOn(node, m![2]!.toLowerCase()) : null;
     const access = user && serverId ? await this.access.resolveFor(user, serverId).catch(() => null) : null;
     if (!user || !serverId || !access) {
-      await this.activity.record({ event: 'server:sftp.login-failed', serverId: access ? serverId : null, ip, properties: { username: username.slice(0, 254) } });
+      await this.activity.record({ event: 'server:sftp.login-failed', serverId, ip, properties: { username: username.slice(0, 254) } });
       throw AppError.unauthorized(REFUSED);
     }
     const who = { id: user.id, email: user.email };

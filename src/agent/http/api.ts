@@ -123,7 +123,7 @@ async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerResponse
   if (!route) throw notFound('Unknown route');
   const id = decodeURIComponent(route.path.exec(pathname)![1] ?? '');
   // a new server's id is validated as input (422); any other unknown id cannot exist (404)
-  if (route.path !== SYSTEM && !SERVER_ID_RE.test(id)) {
+  if (!NODE_WIDE.has(route.path) && !SERVER_ID_RE.test(id)) {
     if (route.method === 'PUT') throw new AgentError(422, 'VALIDATION_ERROR', 'Invalid server id', { fields: { id: 'must be 1-64 letters, digits, - or _' } });
     throw notFound('Server not found');
   }
@@ -139,6 +139,9 @@ interface Route {
 }
 
 const SYSTEM = /^\/api\/system$/;
+const SFTP_REVOKE = /^\/api\/sftp\/revoke$/;
+/** Routes of the whole node (no server id in their path). */
+const NODE_WIDE = new Set([SYSTEM, SFTP_REVOKE]);
 const server = (sub = '') => new RegExp(`^/api/servers/([^/]+)${sub ? `/${sub}` : ''}$`);
 
 /** The agent's routes (the file routes are src/agent/http/files.ts's). */
@@ -179,6 +182,6 @@ const ROUTES: Route[] = [
   },
   { method: 'POST', path: server('reinstall'), handle: async (ctx, id) => (await ctx.manager.reinstall(id)).state() },
   { method: 'POST', path: server('revoke'), handle: (ctx, id, body) => ({ closed: ctx.revoke(id, parseBody(revokeSchema, body()).userId) }) },
-  { method: 'POST', path: /^\/api\/sftp\/revoke$/, handle: (ctx, _id, body) => ({ closed: ctx.revokeSftp(parseBody(revokeSchema, body()).userId) }) },
+  { method: 'POST', path: SFTP_REVOKE, handle: (ctx, _id, body) => ({ closed: ctx.revokeSftp(parseBody(revokeSchema, body()).userId) }) },
   { method: 'GET', path: server('logs'), handle: (ctx, id) => ({ lines: ctx.manager.get(id).buffer.lines() }) },
 ];

@@ -7,7 +7,7 @@
  * address, a login must finish in time, idle sessions end, and the panel can end a user's sessions
  * at once (revocation).
  */
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { Server, type AuthContext, type Connection } from 'ssh2';
 import { childLogger } from '../../logger';
 import type { ConsoleActivityReport, SftpGrant } from '../../shared/node-protocol';
@@ -36,6 +36,15 @@ export interface SftpOptions {
   loginTimeoutMs?: number;
 }
 
+/**
+ * Ends a connection now: the SSH disconnect message, then the socket itself (a client with an SFTP
+ * channel open does not hang up on the message alone).
+ */
+function hangUp(client: Connection): void {
+  client.end();
+  (client as unknown as { _sock?: Socket })._sock?.destroy();
+}
+
 interface Live {
   client: Connection;
   grant: SftpGrant | null;
@@ -48,7 +57,10 @@ export class SftpServer {
   private readonly live = new Set<Live>();
 
   constructor(private readonly opts: SftpOptions) {
-    this.server = new Server({ hostKeys: [opts.hostKey.privateKey], ident: 'hostpanel' }, (client, info) => this.accept(client, info.ip));
+    // Clients send SYMLINK's two paths in OpenSSH's order only to servers that name themselves
+    // OpenSSH (the draft's order otherwise, which OpenSSH's own client ignores): with this name every
+    // client sends the target first, as session.ts reads them.
+    this.server = new Server({ hostKeys: [opts.hostKey.privateKey], ident: 'OpenSSH_9.0-compatible hostpanel' }, (client, info) => this.accept(client, info.ip));
     this.server.on('error', (err: Error) => log.warn({ err: err.message }, 'SFTP server error'));
   }
 
@@ -68,14 +80,14 @@ export class SftpServer {
     let ended = 0;
     for (const l of this.live) {
       if (l.grant?.userId !== userId || (serverId && l.grant.serverId !== serverId)) continue;
-      l.client.end();
+      hangUp(l.client);
       ended++;
     }
     return ended;
   }
 
   async close(): Promise<void> {
-    for (const l of this.live) l.client.end();
+    for (const l of this.live) hangUp(l.client);
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
@@ -85,11 +97,11 @@ export class SftpServer {
     const live: Live = { client, grant: null, sessions: [] };
     this.live.add(live);
     let closed = false;
-    const loginTimer = setTimeout(() => client.end(), this.opts.loginTimeoutMs ?? 30_000);
+    const loginTimer = setTimeout(() => hangUp(client), this.opts.loginTimeoutMs ?? 30_000);
     let idle: NodeJS.Timeout | null = null;
     const touched = () => {
       if (idle) clearTimeout(idle);
-      idle = setTimeout(() => client.end(), this.opts.idleMs ?? 15 * 60_000);
+      idle = setTimeout(() => hangUp(client), this.opts.idleMs ?? 15 * 60_000);
     };
     client.on('error', () => undefined);
     client.on('close', () => {

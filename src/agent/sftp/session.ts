@@ -67,6 +67,8 @@ export class SftpSession {
 
   private bind(): void {
     const s = this.sftp;
+    // the client is done (its end of the channel closed): close ours, or it waits for us forever
+    s.on('end', () => s.end());
     const on = (event: string, fn: (id: number, ...args: never[]) => Promise<void>) =>
       s.on(event as 'OPEN', (id: number, ...args: unknown[]) => {
         this.touched();
