@@ -16,6 +16,7 @@ import {
   signRequest,
   verifyRequest,
   type NodeStats,
+  type SftpGrant,
   type ServerSpec,
   type ServerStateEvent,
   type ServerStatus,
@@ -38,6 +39,10 @@ export function tmpDir(prefix = 'hp-agent-'): string {
 export class FakePanel {
   events: ServerStateEvent[] = [];
   heartbeats: NodeStats[] = [];
+  /** the SFTP server the agent reported in its last heartbeat */
+  sftp: { port: number; fingerprint: string } | null = null;
+  /** SFTP logins the panel accepts: `username\0password` → the grant */
+  sftpGrants = new Map<string, SftpGrant>();
   badSignatures = 0;
   servers: Array<{ spec: ServerSpec; status: ServerStatus }> = [];
   down = false;
@@ -72,7 +77,12 @@ export class FakePanel {
           res.writeHead(204).end();
         } else if (req.method === 'POST' && req.url === '/api/agent/v1/heartbeat') {
           this.heartbeats.push(body.stats as NodeStats);
+          this.sftp = body.sftp ?? null;
           res.writeHead(204).end();
+        } else if (req.method === 'POST' && req.url === '/api/agent/v1/sftp/login') {
+          const grant = this.sftpGrants.get(`${body.username}\u0000${body.password}`);
+          if (grant) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: grant }));
+          else res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":{"code":"UNAUTHORIZED","message":"no","details":{}}}');
         } else res.writeHead(404).end();
       });
     });

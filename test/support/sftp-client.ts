@@ -33,6 +33,8 @@ export function connectSftp(opts: { port: number; username: string; password: st
   const closed = new Promise<void>((resolve) => client.once('close', () => resolve()));
   return new Promise((resolve, reject) => {
     client.once('error', reject);
+    // settled already when it was ready
+    client.once('close', () => reject(new Error('the connection closed before the SFTP session was ready')));
     client.once('ready', () => {
       client.sftp((err, sftp) => {
         if (err) return reject(err);

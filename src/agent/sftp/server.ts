@@ -117,7 +117,7 @@ export class SftpServer {
     });
     if (count > (this.opts.maxPerAddress ?? 10)) {
       log.warn({ ip }, 'SFTP connection refused: too many from this address');
-      client.end();
+      hangUp(client);
       return;
     }
     let attempts = 0;

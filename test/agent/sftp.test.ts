@@ -1,0 +1,92 @@
+/**
+ * The agent's SFTP server on its own, against a fake panel: the host key made once and kept across
+ * restarts (and reported in the heartbeat), logins the panel refuses or cannot answer, shells and
+ * commands refused, idle sessions ended, connections limited per address.
+ */
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from 'ssh2';
+import { connectSftp } from '../support/sftp-client.js';
+import { until } from '../support/wait.js';
+import { createServer, newId, specFor, startHarness, type Harness } from './helpers';
+
+let h: Harness;
+const id = newId();
+const grant = { userId: 'user-1', email: 'a@example.com', serverId: id, role: 'owner' as const, keys: [], paths: [] };
+const login = { username: `a@example.com.${id.slice(0, 8)}`, password: 'secret-password' };
+
+beforeAll(async () => {
+  h = await startHarness({ sftpIdleMs: 1_500, sftpMaxPerAddress: 3 });
+  await createServer(h, specFor('shell-command', id, { disk: 16 }, { COMMAND: 'sleep 1000' }));
+  h.panel.sftpGrants.set(`${login.username}\u0000${login.password}`, grant);
+}, 60_000);
+afterAll(async () => {
+  expect(await h?.close()).toEqual([]);
+});
+
+const port = () => h.agent.sftp!.port;
+const connect = () => connectSftp({ port: port(), ...login });
+
+test('the host key is made once, kept (readable by the agent only) and reported to the panel', async () => {
+  const first = h.agent.sftp!.fingerprint;
+  expect(first).toMatch(/^SHA256:[A-Za-z0-9+/]{43}$/);
+  await until(() => h.panel.sftp?.fingerprint === first, 10_000, 'the heartbeat with the SFTP server');
+  const c = await connect();
+  expect(c.fingerprint).toBe(first);
+  c.end();
+  const keyFile = path.join(h.dataDir, 'agent', 'ssh_host_ed25519_key');
+  expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+  await h.restartAgent();
+  expect(h.agent.sftp!.fingerprint).toBe(first);
+});
+
+test('a login the panel refuses, or cannot answer, is refused; the agent goes on', async () => {
+  await expect(connectSftp({ port: port(), username: login.username, password: 'wrong' })).rejects.toThrow(/authentication/i);
+  h.panel.down = true;
+  try {
+    await expect(connect()).rejects.toThrow(/authentication|closed|ended/i);
+  } finally {
+    h.panel.down = false;
+  }
+  const c = await connect();
+  expect(await c.realpath('.')).toBe('/');
+  c.end();
+});
+
+test('shells and commands are refused: the session is for SFTP only', async () => {
+  const client = new Client();
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', () => resolve());
+    client.once('error', reject);
+    client.connect({ host: '127.0.0.1', port: port(), ...login, hostVerifier: () => true });
+  });
+  const exec = await new Promise<Error | null>((resolve) => client.exec('id', (err, stream) => (err ? resolve(err) : stream.once('close', () => resolve(null)))));
+  expect(exec?.message ?? 'the command ran').toMatch(/denied|failure|refused|reject|unable/i);
+  const shell = await new Promise<Error | null>((resolve) => client.shell((err) => resolve(err ?? null)));
+  expect(shell?.message ?? 'a shell opened').toMatch(/denied|failure|refused|reject|unable/i);
+  client.end();
+});
+
+test('an idle session ends; one in use stays', async () => {
+  const idle = await connect();
+  const busy = await connect();
+  const started = Date.now();
+  const ticker = setInterval(() => void busy.realpath('.').catch(() => undefined), 300);
+  try {
+    await idle.closed;
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_000);
+    expect(await busy.realpath('.')).toBe('/');
+  } finally {
+    clearInterval(ticker);
+    busy.end();
+  }
+});
+
+test('connections are limited per address', async () => {
+  const held = await Promise.all([connect(), connect(), connect()]);
+  await expect(connect()).rejects.toThrow();
+  held[0]!.end();
+  await held[0]!.closed;
+  const again = await until(() => connect().catch(() => null), 5_000, 'a free connection slot');
+  for (const c of [...held.slice(1), again]) c.end();
+});
