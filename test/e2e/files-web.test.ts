@@ -2,7 +2,8 @@
  * The file browser of the web page, in headless Chromium against a real node agent and real files:
  * folders and breadcrumbs, an upload dropped on the listing, the editor (CodeMirror) saving a file
  * whose bytes are then read back over REST, rename, compress and decompress, delete, search, and a
- * subuser without file.update who gets a read-only editor and no rename.
+ * subuser without file.update who gets a read-only editor and no rename; the SFTP connection details
+ * for those holding file.sftp.
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -108,6 +109,12 @@ maybe('the file browser', () => {
     await page.getByRole('button', { name: 'Search' }).click();
     await row(page, '/config/game.properties').waitFor();
     await page.getByText(/1 found for/).waitFor();
+    // how to connect over SFTP, with the fingerprint of the key the node serves
+    const details = (await p.request('GET', `/api/v1/servers/${serverId}/sftp`, { token: owner.token })).body.data;
+    const sftp = page.getByRole('region', { name: 'SFTP access' });
+    await sftp.getByText(`sftp -P ${details.port} ${owner.email}.${serverId.slice(0, 8)}@`).waitFor();
+    expect(await sftp.locator('.sftp-fingerprint').textContent()).toBe(details.fingerprint);
+    expect(details.fingerprint).toMatch(/^SHA256:/);
     expect(tb.problems).toEqual([]);
   });
 
@@ -119,6 +126,7 @@ maybe('the file browser', () => {
     expect(await page.getByRole('button', { name: 'Rename readme.txt' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Delete readme.txt' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'New folder' }).count()).toBe(0);
+    expect(await page.getByRole('region', { name: 'SFTP access' }).count()).toBe(0);
     await row(page, '/readme.txt').getByRole('button', { name: 'readme.txt', exact: true }).click();
     await page.getByText('Read only').waitFor();
     expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);

@@ -2,7 +2,7 @@
  * A server's files (file.read): a folder with breadcrumbs (the folder is in the address, `?path=`),
  * folders first; upload by drag and drop or a file picker, with progress; download, rename, copy,
  * delete, new folder, compress the ticked entries and decompress an archive; search by name; and an
- * editor (CodeMirror) for text files. Actions the viewer's keys do not allow are not shown. The
+ * editor (CodeMirror) for text files; and how to connect over SFTP. Actions the viewer's keys do not allow are not shown. The
  * sections are in ./files/.
  */
 import { gql } from '../api';
@@ -13,7 +13,8 @@ import { FileBrowser } from './files/browser';
 import { EditorPanel } from './files/editor-panel';
 import { fileRow } from './files/rows';
 import { dropZone, fileToolbar, uploader } from './files/toolbar';
-import { serverTabs } from './server-tabs';
+import { sftpPanel } from './files/sftp-panel';
+import { can, serverTabs } from './server-tabs';
 
 /** The folder's path from the address (`?path=`), `/` by default. */
 function folderFromUrl(): string {
@@ -61,6 +62,7 @@ export const serverFilesView: View = (main, params) => {
     const card = h('section', { className: 'card file-list', 'aria-label': 'Folder contents' }, breadcrumbs(b), fileToolbar(b, upload), progress, b.status, listingTable(b));
     dropZone(b, card, upload);
     main.append(card, editor.el);
+    if (can(server.permissions, 'file.sftp')) main.append(sftpPanel(server.id));
     await b.load();
   })();
 
