@@ -81,6 +81,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 const ADMIN_EMAIL = 'bench-admin@example.com';
 const ADMIN_PASSWORD = 'bench-admin-password';
+const OWNER_PASSWORD = 'bench-owner-password';
 
 async function main() {
   if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'src', 'platform.js'))) throw new Error('dist/ is missing: run `npm run bench` (it builds first)');
@@ -136,7 +137,7 @@ async function main() {
       // accounts and records through the API
       const session = (await apiOk(base, 'POST', '/api/v1/auth/signin', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })).data;
       const apiToken = (await apiOk(base, 'POST', '/api/v1/users/me/api-tokens', { token: session.token, body: { name: 'bench' } })).data.token;
-      const owner = (await apiOk(base, 'POST', '/api/v1/auth/signup', { body: { email: 'bench-owner@example.com', password: 'bench-owner-password', name: 'Bench Owner' } })).data;
+      const owner = (await apiOk(base, 'POST', '/api/v1/auth/signup', { body: { email: 'bench-owner@example.com', password: OWNER_PASSWORD, name: 'Bench Owner' } })).data;
       const nodes = (await apiOk(base, 'GET', '/api/v1/nodes', { token: apiToken })).data;
       const localNode = nodes.find((n) => n.name === 'local');
       const blueprints = (await apiOk(base, 'GET', '/api/v1/blueprints?limit=100', { token: apiToken })).data;
@@ -189,8 +190,11 @@ async function main() {
             if (s.status === 'offline') break;
             await new Promise((r) => setTimeout(r, 100));
           }
+          const details = (await apiOk(base, 'GET', `/api/v1/servers/${server.id}/sftp`, { token: owner.token })).data;
+          const sftp = details.port ? { port: details.port, username: details.username, password: OWNER_PASSWORD } : null;
+          if (!sftp) log('  files: the node has not reported its SFTP server: no SFTP transfer');
           result.files = await withTimeout(
-            runFilesScenario({ panelUrl: base, panelPid: ready.pid, userToken: owner.token, serverId: server.id, serverDir: path.join(dataDir, 'agent', 'servers', server.id), sizeMiB: params.fileMiB, log }),
+            runFilesScenario({ panelUrl: base, panelPid: ready.pid, userToken: owner.token, serverId: server.id, serverDir: path.join(dataDir, 'agent', 'servers', server.id), sftp, sizeMiB: params.fileMiB, log }),
             10 * 60_000,
             'the files scenario',
           ).catch((err) => Promise.reject(new Error(`${err.message}\npanel output:\n${panel.child.output().slice(-3000)}`)));

@@ -57,6 +57,7 @@ process.on('disconnect', () => void close());
       databaseUrl: opts.databaseUrl,
       localAgent: true,
       agentPort: 0,
+      sftpPort: 0,
       stopGraceSeconds: 3,
       rateLimits: { general: big, auth: big, admin: big },
       // hundreds of subscribers of one account from one address

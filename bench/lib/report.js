@@ -65,6 +65,12 @@ function buildRows(r) {
       add('', 'download MiB/s (baseline: cp)', fmt(t.download.mibPerSec), fmt(t.copy.mibPerSec), t.download.ratio, '≥ 0.5× cp', t.download.ratio >= 0.5);
       add('', 'panel + agent RSS during the upload / download (before → peak)', `${rssOf(t.upload)} / ${rssOf(t.download)}`, '—', null, 'flat', null);
     }
+    const sf = r.files.sftp;
+    if (sf && t) {
+      add(`6c. Files: ${t.sizeMiB} MiB over SFTP`, 'upload MiB/s (baseline: cp)', fmt(sf.upload.mibPerSec), fmt(t.copy.mibPerSec), sf.upload.ratio, '', null);
+      add('', 'download MiB/s (baseline: cp)', fmt(sf.download.mibPerSec), fmt(t.copy.mibPerSec), sf.download.ratio, '', null);
+      add('', 'panel + agent RSS during both (before → peak)', rssOf(sf), '—', null, 'flat', null);
+    }
     const l = r.files.list;
     if (l) add(`6b. Files: list a folder of ${l.files} files (page of ${l.pageSize})`, 'latency p50 / p99', `${fmt(l.latencyMs.p50)} / ${fmt(l.latencyMs.p99, ' ms')}`, '—', null, '', null);
   }

@@ -66,6 +66,7 @@ async function runStartupScenario({ runs = 3, idleSeconds = 5, log }) {
     HOST: '127.0.0.1',
     EMBEDDED_PG_PORT: String(await freePort()),
     AGENT_PORT: String(await freePort()),
+    SFTP_PORT: String(await freePort()),
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production', // as `npm start`
     ADMIN_EMAIL: 'bench@example.com',

@@ -36,8 +36,6 @@ test('the host key is made once, kept (readable by the agent only) and reported 
   c.end();
   const keyFile = path.join(h.dataDir, 'agent', 'ssh_host_ed25519_key');
   expect(statSync(keyFile).mode & 0o777).toBe(0o600);
-  await h.restartAgent();
-  expect(h.agent.sftp!.fingerprint).toBe(first);
 });
 
 test('a login the panel refuses, or cannot answer, is refused; the agent goes on', async () => {
@@ -88,5 +86,42 @@ test('connections are limited per address', async () => {
   held[0]!.end();
   await held[0]!.closed;
   const again = await until(() => connect().catch(() => null), 5_000, 'a free connection slot');
-  for (const c of [...held.slice(1), again]) c.end();
+  const rest = [...held.slice(1), again];
+  for (const c of rest) c.end();
+  await Promise.all(rest.map((c) => c.closed));
+});
+
+test('writes a little out of order are put in order; a gap or a rewrite is refused and leaves nothing', async () => {
+  const c = await connect();
+  const { sftp } = c;
+  const call = <T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void) => new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
+  const openW = (p: string) => call<Buffer>((cb) => sftp.open(p, 'w', cb));
+  const write = (h: Buffer, data: string, at: number) => call<void>((cb) => sftp.write(h, Buffer.from(data), 0, data.length, at, (e) => cb(e)));
+  const close = (h: Buffer) => call<void>((cb) => sftp.close(h, (e) => cb(e)));
+  let h = await openW('/ordered.txt');
+  await write(h, 'world', 6);
+  await write(h, 'hello ', 0);
+  await close(h);
+  expect((await c.readFile('/ordered.txt')).toString()).toBe('hello world');
+  h = await openW('/gap.txt');
+  await write(h, 'late', 100);
+  await expect(close(h)).rejects.toThrow(/gap/);
+  h = await openW('/rewrite.txt');
+  await write(h, 'abc', 0);
+  await expect(write(h, 'x', 1)).rejects.toThrow(/once, from its start/);
+  await close(h).catch(() => undefined);
+  const names = (await c.readdir('/')).map((e) => e.filename);
+  expect(names).toContain('ordered.txt');
+  expect(names).not.toContain('gap.txt');
+  c.end();
+});
+
+// last: the restarted agent drops the server the fake panel does not list (logins need no server)
+test('a restarted agent serves the same host key', async () => {
+  const first = h.agent.sftp!.fingerprint;
+  await h.restartAgent();
+  expect(h.agent.sftp!.fingerprint).toBe(first);
+  const c = await connectSftp({ port: port(), ...login });
+  expect(c.fingerprint).toBe(first);
+  c.end();
 });

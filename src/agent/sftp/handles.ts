@@ -3,7 +3,8 @@
  * offset asked for and serves the following reads from that stream (clients read in order; a jump
  * starts a new stream). A write handle streams what is written into one atomic write of the worker
  * (a temporary file renamed over the old one when the handle closes), so that an upload cut off half
- * way leaves the old file as it was; writes must come in order (resuming at an offset is refused).
+ * way leaves the old file as it was; the writes must cover the file once from its start (a little out
+ * of order is fine; resuming at an offset is refused).
  * Each handle runs its requests one at a time, in the order they came.
  */
 import { once } from 'node:events';
@@ -15,6 +16,10 @@ import type { ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 
 const MIB = 1024 * 1024;
+/** How far ahead of the position writes may arrive (64 requests of 256 KiB, more than clients keep in flight). */
+const OUT_OF_ORDER_BYTES = 16 * MIB;
+
+const outOfOrder = (): AgentError => new AgentError(422, 'INVALID_STATE', 'Writes must cover the file once, from its start: resuming an upload at an offset or rewriting bytes is not supported, upload the whole file again.');
 
 export const failed = (r: Extract<FileResponse, { ok: false }>): AgentError => new AgentError(r.status, r.code, r.message, r.details ?? {});
 
@@ -87,6 +92,9 @@ export class WriteHandle extends Queued {
   private readonly result: Promise<FileResponse>;
   private position = 0;
   private failure: AgentError | null = null;
+  /** writes that came before the bytes ahead of them, by offset */
+  private readonly ahead = new Map<number, Buffer>();
+  private aheadBytes = 0;
 
   constructor(files: ServerFiles, server: Server, readonly path: string) {
     super();
@@ -100,21 +108,45 @@ export class WriteHandle extends Queued {
     return this.position;
   }
 
+  /**
+   * Takes the bytes at `offset`. Clients keep many writes in flight and some (the ssh2 client's
+   * fastPut) send them as their reads of the local file finish, a little out of order: a write ahead
+   * of the position waits here (at most OUT_OF_ORDER_BYTES) until the bytes before it came.
+   */
   write(offset: number, data: Buffer): Promise<void> {
     return this.queued(async () => {
       if (this.failure) throw this.failure;
-      if (offset !== this.position) throw new AgentError(422, 'INVALID_STATE', 'Writes must come in order: resuming an upload at an offset is not supported, upload the whole file again.');
-      this.position += data.length;
-      if (this.body.write(data)) return;
-      // the worker reads slower than the client sends: answer once it caught up (or failed)
-      await Promise.race([once(this.body, 'drain'), this.result]);
-      if (this.failure) throw this.failure;
+      if (offset > this.position) {
+        this.aheadBytes += data.length;
+        if (this.aheadBytes > OUT_OF_ORDER_BYTES || this.ahead.has(offset)) throw outOfOrder();
+        this.ahead.set(offset, data);
+        return;
+      }
+      if (offset !== this.position) throw outOfOrder();
+      await this.push(data);
+      for (let next = this.ahead.get(this.position); next; next = this.ahead.get(this.position)) {
+        this.ahead.delete(this.position);
+        this.aheadBytes -= next.length;
+        await this.push(next);
+      }
     });
+  }
+
+  private async push(data: Buffer): Promise<void> {
+    this.position += data.length;
+    if (this.body.write(data)) return;
+    // the worker reads slower than the client sends: answer once it caught up (or failed)
+    await Promise.race([once(this.body, 'drain'), this.result]);
+    if (this.failure) throw this.failure;
   }
 
   /** Ends the upload: resolves once the file is in place; a failure (the disk limit) rejects. */
   close(): Promise<void> {
     return this.queued(async () => {
+      if (this.ahead.size) {
+        this.body.destroy();
+        throw new AgentError(422, 'INVALID_STATE', 'The upload has a gap (bytes never sent before the end): nothing was written.');
+      }
       this.body.end();
       const r = await this.result;
       if (!r.ok) throw failed(r);
