@@ -21,6 +21,8 @@ import { FailureCounter } from './http/failures';
 import { FileWorkers, installWorker } from './filesystem/workers';
 import { ConsoleGateway } from './http/console';
 import { startSftp, type SftpInfo } from './sftp';
+import { Backups } from './backups';
+import { BackupStore } from './backups/store';
 
 const log = childLogger('agent');
 
@@ -229,7 +231,9 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   sftpInfo = sftp?.info ?? null;
   if (sftpInfo) void beat();
   const files = { files: serverFiles, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
-  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0 });
+  const backups = new Backups(new BackupStore(path.join(paths.root, 'backups')), serverFiles, (e) => panel.enqueue(e));
+  await backups.recover();
+  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0 });
   const gateway = new ConsoleGateway({
     revocations,
     maxPerUser: opts.wsMaxConnectionsPerUser ?? 20,

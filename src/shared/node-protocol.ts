@@ -121,8 +121,8 @@ export function verifyRequest(
 // ---------------------------------------------------------------------------------------------
 // Shapes exchanged between panel and agent.
 
-export type ServerStatus = 'installing' | 'install_failed' | 'offline' | 'starting' | 'running' | 'stopping';
-export const SERVER_STATUSES: readonly ServerStatus[] = ['installing', 'install_failed', 'offline', 'starting', 'running', 'stopping'];
+export type ServerStatus = 'installing' | 'install_failed' | 'offline' | 'starting' | 'running' | 'stopping' | 'restoring';
+export const SERVER_STATUSES: readonly ServerStatus[] = ['installing', 'install_failed', 'offline', 'starting', 'running', 'stopping', 'restoring'];
 export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';
 export const POWER_ACTIONS: readonly PowerAction[] = ['start', 'stop', 'restart', 'kill'];
 
@@ -180,8 +180,32 @@ export interface ConsoleActivityReport {
   at: string;
 }
 
+/** How a backup is getting on: `pending` with progress, then `completed` or `failed`. */
+export interface BackupReport {
+  kind: 'backup';
+  serverId: string;
+  backupId: string;
+  status: 'pending' | 'completed' | 'failed';
+  /** files and bytes done (all of them once completed) */
+  files: number;
+  bytes: number;
+  sha256?: string;
+  error?: string;
+  at: string;
+}
+
+/** How a restore ended. */
+export interface RestoreReport {
+  kind: 'restore';
+  serverId: string;
+  backupId: string;
+  status: 'completed' | 'failed';
+  error?: string;
+  at: string;
+}
+
 /** What the agent's event queue carries to the panel. */
-export type AgentEvent = ServerStateEvent | ConsoleActivityReport;
+export type AgentEvent = ServerStateEvent | ConsoleActivityReport | BackupReport | RestoreReport;
 
 export interface NodeStats {
   online: boolean;

@@ -158,6 +158,15 @@ export class Jail {
     }
   }
 
+  private async rootStat(): Promise<Stats> {
+    const dir = await this.openDir([]);
+    try {
+      return await dir.stat();
+    } finally {
+      await dir.close();
+    }
+  }
+
   /** A page of a directory: folders first, then by name. */
   async list(parts: readonly string[], page: number, limit: number): Promise<{ items: Entry[]; total: number }> {
     const dir = await this.openDir(parts);
@@ -296,7 +305,7 @@ export class Jail {
    * order; symlinks are visited, never followed; the file manager's temporary files are left out.
    */
   async walk(parts: readonly string[], visit: (parts: string[], st: Stats) => Promise<void>): Promise<void> {
-    const st = await this.inParent(parts, (dir, name) => fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts))));
+    const st = parts.length ? await this.inParent(parts, (dir, name) => fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)))) : await this.rootStat();
     await visit([...parts], st);
     if (!st.isDirectory()) return;
     const dir = await this.openDir(parts);

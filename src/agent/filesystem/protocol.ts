@@ -25,6 +25,7 @@ export type FileRequest =
   | { op: 'symlink'; path: string; target: string }
   | { op: 'chmod'; path: string; mode: number }
   | { op: 'search'; path: string; query: string }
+  | { op: 'walk'; path: string }
   | { op: 'compress'; paths: string[]; destination: string; allowance: number }
   | { op: 'decompress'; path: string; destination: string; allowance: number };
 
@@ -36,6 +37,16 @@ export type FileResult =
   | { target: string };
 
 export type FileResponse = { ok: true; result: FileResult; body?: boolean } | { ok: false; status: number; code: string; message: string; details?: Record<string, unknown> };
+
+/** One line of a walk's answer. */
+export interface WalkEntry {
+  path: string;
+  type: 'file' | 'directory' | 'symlink';
+  mode: number;
+  size: number;
+  mtimeMs: number;
+  target?: string;
+}
 
 /** The longest line either side accepts. */
 export const MAX_LINE_BYTES = 1024 * 1024;
@@ -96,6 +107,11 @@ const frameHeader = (length: number): Buffer => {
  * side; a body that closes before its end (an aborted request) destroys the connection instead.
  */
 export function sendFramed(body: Readable, socket: Socket): void {
+  // a body that failed before it got here (a check that refused its bytes) will emit nothing more
+  if (body.destroyed && !body.readableEnded) {
+    socket.destroy();
+    return;
+  }
   let held = false; // paused here until the socket drains
   const onData = (chunk: Buffer) => {
     if (socket.destroyed) return;

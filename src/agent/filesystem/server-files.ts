@@ -5,7 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { Socket } from 'node:net';
-import { notFound } from '../errors';
+import { AgentError, notFound } from '../errors';
 import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
 import { DiskBudget } from './budget';
@@ -13,6 +13,9 @@ import type { FileRequest, FileResponse } from './protocol';
 import type { FileWorkers } from './workers';
 
 const MIB = 1024 * 1024;
+
+/** The worker's refusal as an error (its status, code and message). */
+export const answerError = (r: Extract<FileResponse, { ok: false }>): AgentError => new AgentError(r.status, r.code, r.message, r.details ?? {});
 const budgets = new WeakMap<Server, DiskBudget>();
 
 export function budgetOf(server: Server): DiskBudget {

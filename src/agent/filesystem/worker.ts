@@ -11,8 +11,8 @@ import { pipeline } from 'node:stream/promises';
 import { AgentError } from '../errors';
 import { compress, decompress } from './archives';
 import { Jail, WRITE_BATCH_BYTES } from './jail';
-import { linkTarget, pathComponents } from './paths';
-import { readFramed, readJsonLine, type FileRequest, type FileResponse, type FileResult } from './protocol';
+import { displayPath, linkTarget, pathComponents } from './paths';
+import { readFramed, readJsonLine, type FileRequest, type FileResponse, type FileResult, type WalkEntry } from './protocol';
 
 function answer(socket: Socket, res: FileResponse): void {
   socket.write(JSON.stringify(res) + '\n');
@@ -34,6 +34,7 @@ async function serve(jail: Jail, socket: Socket): Promise<void> {
   }
   try {
     if (req.op === 'download') return await download(jail, socket, req);
+    if (req.op === 'walk') return await walk(jail, socket, req.path);
     if (req.op === 'read') {
       // the contents follow the answer line
       const data = await jail.readFile(pathComponents(req.path), req.maxBytes);
@@ -65,7 +66,31 @@ async function download(jail: Jail, socket: Socket, req: Extract<FileRequest, { 
   }
 }
 
-async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'read' }>, socket: Socket): Promise<FileResult> {
+/**
+ * Everything below `path` as JSON lines after the answer (one WalkEntry each, folders before what
+ * they hold, then `{"end":true}`): the backups' view of a server's files. Symlinks are listed with their targets, never
+ * followed.
+ */
+async function walk(jail: Jail, socket: Socket, raw: string): Promise<void> {
+  const root = pathComponents(raw);
+  answer(socket, { ok: true, result: { done: true }, body: true });
+  try {
+    await jail.walk(root, async (parts, st) => {
+      if (!parts.length) return;
+      const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : null;
+      if (!type) return; // devices, sockets, fifos: not a server's data
+      const entry: WalkEntry = { path: displayPath(parts), type, mode: st.mode & 0o777, size: st.isFile() ? st.size : 0, mtimeMs: st.mtimeMs };
+      if (type === 'symlink') entry.target = await jail.readlink(parts);
+      if (!socket.write(JSON.stringify(entry) + '\n')) await new Promise((r) => socket.once('drain', r));
+    });
+    socket.end(JSON.stringify({ end: true }) + '\n');
+  } catch {
+    // past the answer line an error can only cut the connection: the reader sees no end line
+    socket.destroy();
+  }
+}
+
+async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'read' | 'walk' }>, socket: Socket): Promise<FileResult> {
   switch (req.op) {
     case 'list': {
       const { items, total } = await jail.list(pathComponents(req.path), req.page, req.limit);

@@ -2,6 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_CLOCK_SKEW_SECONDS, parseAuthHeader, STREAMED_BODY, verifyRequest, type NonceCache } from '../../shared/node-protocol';
 import { FailureCounter } from './failures';
 import { FILE_ROUTE, handleFiles, isStreamedWrite, type FilesContext } from './files';
+import { BACKUP_ROUTE, handleBackups } from './backups';
+import type { Backups } from '../backups';
 import { childLogger } from '../../logger';
 import { AgentError, notFound } from '../errors';
 import { SERVER_ID_RE } from '../paths';
@@ -19,6 +21,7 @@ export interface ApiContext {
   manager: ServerManager;
   system: SystemStats;
   files: FilesContext;
+  backups: Backups;
   /** failed signatures per client address (past the limit, requests are refused unread) */
   failures: FailureCounter;
   /** Closes `userId`'s console sockets to the server; returns how many. */
@@ -118,6 +121,11 @@ async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerResponse
     throw unauthorized();
   }
   if (FILE_ROUTE.test(pathname)) return handleFiles(ctx.files, req, res, url, streamed ? null : parseJson(raw, req));
+  if (BACKUP_ROUTE.test(pathname)) {
+    const out = await handleBackups({ manager: ctx.manager, backups: ctx.backups }, method, pathname, () => parseJson(raw, req), res);
+    if (out === 'streamed') return;
+    return out.data === undefined ? send(res, 204) : send(res, 200, { data: out.data });
+  }
 
   const route = ROUTES.find((r) => r.method === method && r.path.test(pathname));
   if (!route) throw notFound('Unknown route');
@@ -161,6 +169,8 @@ const ROUTES: Route[] = [
     path: server(),
     handle: async (ctx, id) => {
       await ctx.manager.remove(id);
+      // its backups go with it
+      await ctx.backups.store.removeServer(id);
     },
   },
   {

@@ -9,7 +9,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { AgentError, notFound } from '../errors';
-import { budgetOf, ServerFiles } from '../filesystem/server-files';
+import { answerError, budgetOf, ServerFiles } from '../filesystem/server-files';
 import type { FileRequest, FileResponse } from '../filesystem/protocol';
 import type { FileWorkers } from '../filesystem/workers';
 import type { Server } from '../server/server';
@@ -47,7 +47,7 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
 }
 
 function fail(r: Extract<FileResponse, { ok: false }>): never {
-  throw new AgentError(r.status, r.code, r.message, r.details ?? {});
+  throw answerError(r);
 }
 
 const int = (v: string | null, def: number, min: number, max: number): number => {

@@ -281,8 +281,19 @@ export class Server extends EventEmitter {
   // ------------------------------------------------------------------------------------------
   // power
 
+  /** Holds the server offline while a backup is put back (start is refused meanwhile). */
+  beginRestore(): void {
+    if (this.status !== 'offline' && this.status !== 'install_failed') throw invalidState('Stop the server before restoring a backup.');
+    this.setStatus('restoring');
+  }
+
+  endRestore(): void {
+    if (this.status === 'restoring') this.setStatus('offline');
+  }
+
   async start(): Promise<void> {
     if (this.deleted) throw new AgentError(404, 'NOT_FOUND', 'Server not found');
+    if (this.status === 'restoring') throw invalidState('A backup is being restored; start the server once it is done.');
     if (this.status === 'installing') throw invalidState('Server is being installed');
     if (this.status === 'install_failed') throw invalidState('Installation failed; reinstall the server first');
     if (this.status === 'starting' || this.status === 'running') return;

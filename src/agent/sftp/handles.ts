@@ -12,7 +12,7 @@ import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { AgentError } from '../errors';
 import type { FileResponse } from '../filesystem/protocol';
-import type { ServerFiles } from '../filesystem/server-files';
+import { answerError as failed, type ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 
 const MIB = 1024 * 1024;
@@ -21,7 +21,6 @@ const OUT_OF_ORDER_BYTES = 16 * MIB;
 
 const outOfOrder = (): AgentError => new AgentError(422, 'INVALID_STATE', 'Writes must cover the file once, from its start: resuming an upload at an offset or rewriting bytes is not supported, upload the whole file again.');
 
-export const failed = (r: Extract<FileResponse, { ok: false }>): AgentError => new AgentError(r.status, r.code, r.message, r.details ?? {});
 
 abstract class Queued {
   private chain: Promise<unknown> = Promise.resolve();

@@ -13,10 +13,10 @@ import { AgentError } from '../errors';
 import type { Entry } from '../filesystem/jail';
 import { displayPath, pathComponents } from '../filesystem/paths';
 import type { FileRequest, FileResult } from '../filesystem/protocol';
-import type { ServerFiles } from '../filesystem/server-files';
+import { answerError as failed, type ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 import { SftpActivity } from './activity';
-import { DirHandle, failed, ReadHandle, WriteHandle, type Handle } from './handles';
+import { DirHandle, ReadHandle, WriteHandle, type Handle } from './handles';
 
 const { OPEN_MODE, STATUS_CODE } = utils.sftp;
 const DIR_PAGE = 500;

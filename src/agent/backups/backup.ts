@@ -1,0 +1,193 @@
+/**
+ * Making, restoring and streaming a backup. The server's files are read and written by its file
+ * worker (as its uid, through the jail), exactly as the file manager does; only the store
+ * (store.ts) is the agent's own.
+ *
+ * - Making: every entry of the server's tree (links as links, never followed), less what the ignore
+ *   patterns match (gitignore style: the request's, else `.hostpanelignore` at the root). A file whose
+ *   size and modification time are those of the previous backup (and older than it) keeps its hash
+ *   without being read again; any other file is read and stored by its hash.
+ * - Restoring: each file is streamed from the store into an atomic write while its hash is checked;
+ *   a mismatch fails the restore, names the file, and leaves that file as it was. Folders, links and
+ *   modes follow; `truncate` first deletes what the backup does not have.
+ * - Streaming: a `.tar.gz` made on the fly from the manifest and the stored files.
+ */
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import { Transform, type Readable } from 'node:stream';
+import archiver from 'archiver';
+import ignore from 'ignore';
+import { AgentError } from '../errors';
+import type { WalkEntry } from '../filesystem/protocol';
+import { answerError, type ServerFiles } from '../filesystem/server-files';
+import type { Server } from '../server/server';
+import type { BackupStore, Manifest, ManifestEntry } from './store';
+
+const IGNORE_FILE = '/.hostpanelignore';
+/** A file changed within this long before the previous backup may have changed again unseen. */
+const RACY_MS = 2_000;
+
+export interface BackupProgress {
+  files: number;
+  bytes: number;
+}
+
+/** The server's tree, as its worker walks it. */
+async function* walk(files: ServerFiles, server: Server): AsyncGenerator<WalkEntry> {
+  const { res, body } = await files.ask(server, { op: 'walk', path: '/' });
+  if (!res.ok) {
+    body.destroy();
+    throw answerError(res);
+  }
+  let ended = false;
+  for await (const line of createInterface({ input: body, crlfDelay: Infinity })) {
+    const entry = JSON.parse(line) as WalkEntry & { end?: true };
+    if (entry.end) {
+      ended = true;
+      break;
+    }
+    yield entry;
+  }
+  body.destroy();
+  if (!ended) throw new AgentError(500, 'INTERNAL_ERROR', 'Reading the server\u2019s files was cut off.');
+}
+
+async function readSmall(files: ServerFiles, server: Server, path: string): Promise<string | null> {
+  const { res, body } = await files.ask(server, { op: 'read', path, maxBytes: 64 * 1024 });
+  if (!res.ok) {
+    body.destroy();
+    return null;
+  }
+  const chunks: Buffer[] = [];
+  for await (const c of body) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+async function openFile(files: ServerFiles, server: Server, path: string): Promise<Readable> {
+  const { res, body } = await files.ask(server, { op: 'download', path });
+  if (!res.ok) {
+    body.destroy();
+    throw answerError(res);
+  }
+  return body;
+}
+
+export async function makeBackup(o: { files: ServerFiles; store: BackupStore; server: Server; id: string; ignored: string[]; progress: (p: BackupProgress) => void }): Promise<Manifest> {
+  const serverId = o.server.spec.id;
+  await o.store.begin(serverId, o.id);
+  const patterns = o.ignored.length ? o.ignored : ((await readSmall(o.files, o.server, IGNORE_FILE)) ?? '').split(/\r?\n/);
+  const ig = ignore().add(patterns.filter((p) => p.trim() && !p.startsWith('#')));
+  const previous = (await o.store.manifests(serverId)).pop();
+  const known = new Map((previous?.entries ?? []).filter((e) => e.type === 'file').map((e) => [e.path, e]));
+  const racyAfter = previous ? Date.parse(previous.createdAt) - RACY_MS : 0;
+  const entries: ManifestEntry[] = [];
+  const done: BackupProgress = { files: 0, bytes: 0 };
+  let shown = 0;
+  for await (const e of walk(o.files, o.server)) {
+    const rel = e.path.slice(1) + (e.type === 'directory' ? '/' : '');
+    if (ig.ignores(rel)) continue;
+    const entry: ManifestEntry = { ...e };
+    if (e.type === 'file') {
+      const before = known.get(e.path);
+      if (before?.sha256 && before.size === e.size && before.mtimeMs === e.mtimeMs && e.mtimeMs < racyAfter && (await o.store.hasBlob(serverId, before.sha256))) entry.sha256 = before.sha256;
+      else {
+        const stored = await o.store.putBlob(serverId, await openFile(o.files, o.server, e.path));
+        entry.sha256 = stored.sha256;
+        entry.size = stored.size;
+      }
+      done.files += 1;
+      done.bytes += entry.size;
+      if (Date.now() - shown > 500) {
+        shown = Date.now();
+        o.progress({ ...done });
+      }
+    }
+    entries.push(entry);
+  }
+  const manifest: Manifest = {
+    id: o.id,
+    serverId,
+    createdAt: new Date().toISOString(),
+    entries,
+    files: done.files,
+    size: done.bytes,
+    sha256: createHash('sha256').update(JSON.stringify(entries)).digest('hex'),
+  };
+  await o.store.finish(manifest);
+  return manifest;
+}
+
+/** Passes the bytes through and fails at their end unless they hash to `sha256`. */
+function verified(sha256: string, path: string): Transform {
+  const hash = createHash('sha256');
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+    flush(cb) {
+      const got = hash.digest('hex');
+      if (got === sha256) return cb();
+      cb(new AgentError(422, 'BACKUP_CORRUPT', `The backup\u2019s copy of ${path} is damaged (its SHA-256 is ${got}, not ${sha256}): that file was not restored.`));
+    },
+  });
+}
+
+async function ask(files: ServerFiles, server: Server, req: Parameters<ServerFiles['simple']>[1], tolerate: string[] = []): Promise<void> {
+  const res = await files.simple(server, req);
+  if (!res.ok && !tolerate.includes(res.code)) throw answerError(res);
+}
+
+/** Puts the server's files back as the backup has them. */
+export async function restoreBackup(o: { files: ServerFiles; store: BackupStore; server: Server; manifest: Manifest; truncate: boolean }): Promise<void> {
+  const { files, server, manifest } = o;
+  const serverId = server.spec.id;
+  const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
+  // what is in the way: entries of another type, and with `truncate` everything the backup lacks
+  const remove: string[] = [];
+  for await (const e of walk(files, server)) {
+    const w = wanted.get(e.path);
+    const parentRemoved = remove.some((r) => e.path.startsWith(r + '/'));
+    if (parentRemoved) continue;
+    if ((w && w.type !== e.type) || (!w && o.truncate) || (w?.type === 'symlink' && w.target !== e.target)) remove.push(e.path);
+  }
+  for (let i = 0; i < remove.length; i += 500) await ask(files, server, { op: 'delete', paths: remove.slice(i, i + 500) }, ['NOT_FOUND']);
+  for (const e of manifest.entries) {
+    if (e.type === 'directory') await ask(files, server, { op: 'mkdir', path: e.path }, ['ALREADY_EXISTS']);
+    else if (e.type === 'symlink') await ask(files, server, { op: 'symlink', path: e.path, target: e.target ?? '' }, ['ALREADY_EXISTS', 'INVALID_PATH']);
+    else {
+      const blob = o.store.readBlob(serverId, e.sha256!);
+      const check = verified(e.sha256!, e.path);
+      blob.on('error', (err) => check.destroy(new AgentError(422, 'BACKUP_CORRUPT', `The backup\u2019s copy of ${e.path} is missing (${err.message}): that file was not restored.`)));
+      let failure: Error | null = null;
+      check.on('error', (err) => (failure = err));
+      // a refused check cuts the write off: its reason is the one to tell
+      const res = await files.write(server, e.path, blob.pipe(check)).catch((err: Error) => {
+        throw failure ?? err;
+      });
+      if (failure) throw failure;
+      if (!res.ok) throw answerError(res);
+    }
+  }
+  // modes last, folders deepest first (a folder made read-only early would refuse what goes in it)
+  for (const e of [...manifest.entries].reverse()) {
+    if (e.type !== 'symlink') await ask(files, server, { op: 'chmod', path: e.path, mode: e.mode });
+  }
+  files.changed(server);
+}
+
+/** The backup as a `.tar.gz` stream, made as it is read. */
+export function backupArchive(store: BackupStore, manifest: Manifest): Readable {
+  const archive = archiver('tar', { gzip: true, gzipOptions: { level: 6 } });
+  void (async () => {
+    for (const e of manifest.entries) {
+      const name = e.path.slice(1);
+      const date = new Date(e.mtimeMs);
+      if (e.type === 'directory') archive.append('', { name: `${name}/`, type: 'directory', mode: e.mode, date } as archiver.EntryData);
+      else if (e.type === 'symlink') archive.symlink(name, e.target ?? '', e.mode);
+      else archive.append(store.readBlob(manifest.serverId, e.sha256!), { name, mode: e.mode, date });
+    }
+    await archive.finalize();
+  })().catch((err: Error) => archive.destroy(err));
+  return archive;
+}

@@ -1,0 +1,98 @@
+/**
+ * The node's backups: made and restored in the background, one at a time per server, with their
+ * progress and outcome reported to the panel on the ordered event queue.
+ */
+import type { Readable } from 'node:stream';
+import { childLogger } from '../../logger';
+import type { AgentEvent } from '../../shared/node-protocol';
+import { AgentError, invalidState, notFound } from '../errors';
+import type { ServerFiles } from '../filesystem/server-files';
+import type { Server } from '../server/server';
+import { backupArchive, makeBackup, restoreBackup } from './backup';
+import type { BackupStore } from './store';
+
+const log = childLogger('agent');
+
+export class Backups {
+  /** per server: the backup or restore under way */
+  private readonly busy = new Map<string, string>();
+
+  constructor(
+    readonly store: BackupStore,
+    private readonly files: ServerFiles,
+    private readonly report: (e: AgentEvent) => void,
+  ) {}
+
+  /** At start: backups a dead agent left unfinished are failed, and what they stored is removed. */
+  async recover(): Promise<void> {
+    for (const { serverId, id } of await this.store.abandoned()) {
+      log.warn({ serverId, backupId: id }, 'a backup was cut off by the agent stopping: marked failed');
+      this.report({ kind: 'backup', serverId, backupId: id, status: 'failed', files: 0, bytes: 0, error: 'The node agent stopped during the backup; nothing of it was kept.', at: new Date().toISOString() });
+    }
+  }
+
+  private claim(server: Server, what: string): () => void {
+    const id = server.spec.id;
+    const under = this.busy.get(id);
+    if (under) throw invalidState(`A ${under} of this server is under way; try again when it is done.`);
+    this.busy.set(id, what);
+    return () => this.busy.delete(id);
+  }
+
+  /** Starts a backup; its outcome is reported. */
+  start(server: Server, backupId: string, ignored: string[]): void {
+    const release = this.claim(server, 'backup');
+    const serverId = server.spec.id;
+    const at = () => new Date().toISOString();
+    void makeBackup({
+      files: this.files,
+      store: this.store,
+      server,
+      id: backupId,
+      ignored,
+      progress: (p) => this.report({ kind: 'backup', serverId, backupId, status: 'pending', ...p, at: at() }),
+    })
+      .then((m) => this.report({ kind: 'backup', serverId, backupId, status: 'completed', files: m.files, bytes: m.size, sha256: m.sha256, at: at() }))
+      .catch(async (err: Error) => {
+        log.warn({ serverId, backupId, err: err.message }, 'backup failed');
+        await this.store.remove(serverId, backupId).catch(() => undefined);
+        this.report({ kind: 'backup', serverId, backupId, status: 'failed', files: 0, bytes: 0, error: err.message, at: at() });
+      })
+      .finally(release);
+  }
+
+  /** Starts putting a backup back (the server must be offline); its outcome is reported. */
+  async restore(server: Server, backupId: string, truncate: boolean): Promise<void> {
+    const manifest = await this.store.manifest(server.spec.id, backupId);
+    if (!manifest) throw notFound('Backup not found on this node');
+    const release = this.claim(server, 'restore');
+    try {
+      server.beginRestore();
+    } catch (err) {
+      release();
+      throw err;
+    }
+    const serverId = server.spec.id;
+    void restoreBackup({ files: this.files, store: this.store, server, manifest, truncate })
+      .then(() => this.report({ kind: 'restore', serverId, backupId, status: 'completed', at: new Date().toISOString() }))
+      .catch((err: Error) => {
+        log.warn({ serverId, backupId, err: err.message }, 'restore failed');
+        this.report({ kind: 'restore', serverId, backupId, status: 'failed', error: err.message, at: new Date().toISOString() });
+      })
+      .finally(() => {
+        server.endRestore();
+        release();
+      });
+  }
+
+  async download(serverId: string, backupId: string): Promise<Readable> {
+    const manifest = await this.store.manifest(serverId, backupId);
+    if (!manifest) throw notFound('Backup not found on this node');
+    return backupArchive(this.store, manifest);
+  }
+
+  async remove(serverId: string, backupId: string): Promise<void> {
+    if (this.busy.get(serverId) === 'restore') throw new AgentError(422, 'INVALID_STATE', 'A restore of this server is under way; delete the backup once it is done.');
+    await this.store.remove(serverId, backupId);
+  }
+}

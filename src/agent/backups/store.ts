@@ -1,0 +1,175 @@
+/**
+ * The node's backup store, outside every server's directory (`DATA_DIR/agent/backups`, root only):
+ * per server, the files' contents by SHA-256 (`blobs/ab/abcd…`, each stored once however many
+ * backups hold it) and one manifest per backup (every entry's path, type, mode, and a file's hash or
+ * a link's target). A backup under way has a marker (`pending/<id>`): an agent that died during one
+ * finds it at its next start, removes what it left and reports the backup failed.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream, promises as fsp } from 'node:fs';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { Transform } from 'node:stream';
+import type { WalkEntry } from '../filesystem/protocol';
+
+export interface ManifestEntry extends WalkEntry {
+  /** a file's SHA-256 (hex) */
+  sha256?: string;
+}
+
+export interface Manifest {
+  id: string;
+  serverId: string;
+  createdAt: string;
+  entries: ManifestEntry[];
+  files: number;
+  /** bytes of the files */
+  size: number;
+  /** SHA-256 of the entries (the backup's identity) */
+  sha256: string;
+}
+
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+const SHA = /^[0-9a-f]{64}$/;
+
+export class BackupStore {
+  constructor(readonly root: string) {}
+
+  private dir(serverId: string): string {
+    if (!ID.test(serverId)) throw new Error('invalid server id');
+    return path.join(this.root, serverId);
+  }
+
+  private manifestPath(serverId: string, id: string): string {
+    if (!ID.test(id)) throw new Error('invalid backup id');
+    return path.join(this.dir(serverId), 'manifests', `${id}.json`);
+  }
+
+  blobPath(serverId: string, sha: string): string {
+    if (!SHA.test(sha)) throw new Error('invalid hash');
+    return path.join(this.dir(serverId), 'blobs', sha.slice(0, 2), sha);
+  }
+
+  private markerPath(serverId: string, id: string): string {
+    return path.join(this.dir(serverId), 'pending', id);
+  }
+
+  async begin(serverId: string, id: string): Promise<void> {
+    for (const sub of ['blobs', 'manifests', 'pending', 'tmp']) await fsp.mkdir(path.join(this.dir(serverId), sub), { recursive: true, mode: 0o700 });
+    await fsp.chmod(this.root, 0o700).catch(() => undefined);
+    await fsp.writeFile(this.markerPath(serverId, id), new Date().toISOString());
+  }
+
+  async hasBlob(serverId: string, sha: string): Promise<boolean> {
+    return fsp.access(this.blobPath(serverId, sha)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Stores `data` by its hash (once: a blob already there is kept); returns the hash and size. */
+  async putBlob(serverId: string, data: Readable): Promise<{ sha256: string; size: number }> {
+    const tmp = path.join(this.dir(serverId), 'tmp', randomBytes(8).toString('hex'));
+    const hash = createHash('sha256');
+    let size = 0;
+    const tap = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        hash.update(chunk);
+        size += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    try {
+      await pipeline(data, tap, (await fsp.open(tmp, 'wx', 0o600)).createWriteStream());
+      const sha256 = hash.digest('hex');
+      const target = this.blobPath(serverId, sha256);
+      if (await this.hasBlob(serverId, sha256)) await fsp.unlink(tmp);
+      else {
+        await fsp.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+        await fsp.rename(tmp, target);
+      }
+      return { sha256, size };
+    } catch (err) {
+      await fsp.unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  readBlob(serverId: string, sha: string): Readable {
+    return createReadStream(this.blobPath(serverId, sha), { highWaterMark: 1024 * 1024 });
+  }
+
+  async finish(manifest: Manifest): Promise<void> {
+    const file = this.manifestPath(manifest.serverId, manifest.id);
+    await fsp.writeFile(`${file}.tmp`, JSON.stringify(manifest), { mode: 0o600 });
+    await fsp.rename(`${file}.tmp`, file);
+    await fsp.rm(this.markerPath(manifest.serverId, manifest.id), { force: true });
+  }
+
+  async manifest(serverId: string, id: string): Promise<Manifest | null> {
+    const text = await fsp.readFile(this.manifestPath(serverId, id), 'utf8').catch(() => null);
+    return text ? (JSON.parse(text) as Manifest) : null;
+  }
+
+  async manifests(serverId: string): Promise<Manifest[]> {
+    const names = await fsp.readdir(path.join(this.dir(serverId), 'manifests')).catch(() => [] as string[]);
+    const all = await Promise.all(names.filter((n) => n.endsWith('.json')).map((n) => this.manifest(serverId, n.slice(0, -5))));
+    return all.filter((m): m is Manifest => m !== null).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  /** Drops a backup (finished or not) and every blob no other backup of the server holds. */
+  async remove(serverId: string, id: string): Promise<void> {
+    await fsp.rm(this.manifestPath(serverId, id), { force: true });
+    await fsp.rm(this.markerPath(serverId, id), { force: true });
+    await this.collect(serverId);
+  }
+
+  /** Deletes the blobs no manifest holds (and half-written temporary files); returns how many. */
+  async collect(serverId: string): Promise<number> {
+    const used = new Set((await this.manifests(serverId)).flatMap((m) => m.entries.map((e) => e.sha256).filter((s): s is string => !!s)));
+    const pending = await fsp.readdir(path.join(this.dir(serverId), 'pending')).catch(() => [] as string[]);
+    if (pending.length) return 0; // a backup under way holds blobs no manifest names yet
+    let removed = 0;
+    const blobs = path.join(this.dir(serverId), 'blobs');
+    for (const prefix of await fsp.readdir(blobs).catch(() => [] as string[])) {
+      for (const sha of await fsp.readdir(path.join(blobs, prefix))) {
+        if (used.has(sha)) continue;
+        await fsp.rm(path.join(blobs, prefix, sha), { force: true });
+        removed++;
+      }
+    }
+    await fsp.rm(path.join(this.dir(serverId), 'tmp'), { recursive: true, force: true });
+    await fsp.mkdir(path.join(this.dir(serverId), 'tmp'), { recursive: true, mode: 0o700 });
+    return removed;
+  }
+
+  /** Backups a dead agent left unfinished: their markers go, and what they stored without a manifest. */
+  async abandoned(): Promise<{ serverId: string; id: string }[]> {
+    const found: { serverId: string; id: string }[] = [];
+    for (const serverId of await fsp.readdir(this.root).catch(() => [] as string[])) {
+      if (!ID.test(serverId)) continue;
+      for (const id of await fsp.readdir(path.join(this.root, serverId, 'pending')).catch(() => [] as string[])) {
+        found.push({ serverId, id });
+        await fsp.rm(path.join(this.root, serverId, 'pending', id), { force: true });
+      }
+      if (found.some((f) => f.serverId === serverId)) await this.collect(serverId);
+    }
+    return found;
+  }
+
+  /** Every backup of a server goes with it. */
+  async removeServer(serverId: string): Promise<void> {
+    await fsp.rm(this.dir(serverId), { recursive: true, force: true });
+  }
+
+  /** Bytes the server's blobs take (what its backups cost on disk). */
+  async storedBytes(serverId: string): Promise<number> {
+    let total = 0;
+    const blobs = path.join(this.dir(serverId), 'blobs');
+    for (const prefix of await fsp.readdir(blobs).catch(() => [] as string[])) {
+      for (const sha of await fsp.readdir(path.join(blobs, prefix))) total += (await fsp.stat(path.join(blobs, prefix, sha))).size;
+    }
+    return total;
+  }
+}

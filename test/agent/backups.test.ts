@@ -1,0 +1,201 @@
+/**
+ * Backups on the node agent with real files (against a fake panel that records the agent's events):
+ * backup → change, add and delete files → restore gives back a byte-identical tree (empty folders,
+ * modes and links included); a second backup of an unchanged server stores almost nothing; a damaged
+ * stored file fails the restore and names the file; ignore patterns; the `.tar.gz` download; deleting
+ * frees only what no other backup holds; a backup cut off by the agent stopping is failed and leaves
+ * nothing at the next start; the server cannot start while a restore runs.
+ */
+import { createHash } from 'node:crypto';
+import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { list as tarList } from 'tar';
+import { signRequest, type BackupReport, type RestoreReport } from '../../src/shared/node-protocol';
+import { createServer, newId, power, specFor, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
+
+jest.setTimeout(60_000);
+
+let h: Harness;
+const id = newId();
+let dir: string;
+let store: string;
+
+const TREE = [
+  'mkdir -p world/region world/empty config',
+  'echo "level one" > world/level.dat',
+  'head -c 300000 /dev/urandom > world/region/r.0.0.mca',
+  'echo "motd=hello" > config/server.properties',
+  'chmod 600 config/server.properties',
+  'chmod 750 world/region',
+  'ln -s world/level.dat level-link',
+  'mkdir -p cache && echo junk > cache/tmp.bin && echo log > latest.log',
+].join(' && ');
+// the tree is made once; later starts just run
+const COMMAND = `if [ ! -e level-link ]; then ${TREE}; fi; echo ready; exec sleep 1000`;
+
+beforeAll(async () => {
+  h = await startHarness();
+  await createServer(h, specFor('shell-command', id, { disk: 64 }, { COMMAND }));
+  dir = path.join(h.dataDir, 'agent', 'servers', id);
+  store = path.join(h.dataDir, 'agent', 'backups', id);
+  await startRunning(h, id);
+  await waitFor(() => existsSync(path.join(dir, 'level-link')), 'the tree');
+  await power(h, id, 'kill');
+  await waitStatus(h, id, 'offline');
+}, 60_000);
+afterAll(async () => {
+  expect(await h?.close()).toEqual([]);
+});
+
+/** Every entry under the server's directory: type, mode, and a file's hash or a link's target. */
+function snapshot(root = dir): Record<string, string> {
+  const out: Record<string, string> = {};
+  const visit = (rel: string) => {
+    for (const name of readdirSync(path.join(root, rel)).sort()) {
+      const p = path.join(rel, name);
+      const st = lstatSync(path.join(root, p));
+      const mode = (st.mode & 0o777).toString(8);
+      if (st.isSymbolicLink()) out[p] = `link ${readlinkSync(path.join(root, p))}`;
+      else if (st.isDirectory()) {
+        out[p] = `dir ${mode}`;
+        visit(p);
+      } else out[p] = `file ${mode} ${createHash('sha256').update(readFileSync(path.join(root, p))).digest('hex')}`;
+    }
+  };
+  visit('');
+  return out;
+}
+
+const backupEvents = (backupId: string) => (h.panel.events as unknown as (BackupReport | RestoreReport)[]).filter((e) => e.backupId === backupId);
+async function backup(backupId: string, ignored: string[] = []): Promise<BackupReport> {
+  const r = await h.request('POST', `/api/servers/${id}/backups`, { id: backupId, ignored });
+  expect(r.status).toBe(200);
+  return waitFor(() => backupEvents(backupId).find((e): e is BackupReport => e.kind === 'backup' && e.status !== 'pending'), `backup ${backupId}`, 30_000);
+}
+const restores = (backupId: string) => backupEvents(backupId).filter((e): e is RestoreReport => e.kind === 'restore');
+async function restore(backupId: string, truncate: boolean): Promise<RestoreReport> {
+  const seen = restores(backupId).length;
+  const r = await h.request('POST', `/api/servers/${id}/backups/${backupId}/restore`, { truncate });
+  expect(r.status).toBe(200);
+  return waitFor(() => restores(backupId)[seen], `restore of ${backupId}`, 30_000);
+}
+function storedBytes(): number {
+  let total = 0;
+  const blobs = path.join(store, 'blobs');
+  for (const p of readdirSync(blobs)) for (const f of readdirSync(path.join(blobs, p))) total += lstatSync(path.join(blobs, p, f)).size;
+  return total;
+}
+
+test('backup, change everything, restore: the same tree, byte for byte, modes and links included', async () => {
+  const before = snapshot();
+  const done = await backup('b1', ['cache/', '*.log']);
+  expect(done).toMatchObject({ status: 'completed', files: 3 });
+  expect(done.sha256).toMatch(/^[0-9a-f]{64}$/);
+  // change, add, delete, and put a file where a folder was
+  writeFileSync(path.join(dir, 'world', 'level.dat'), 'griefed');
+  writeFileSync(path.join(dir, 'added.txt'), 'new');
+  chownSync(path.join(dir, 'added.txt'), lstatSync(dir).uid, lstatSync(dir).gid);
+  rmSync(path.join(dir, 'world', 'region'), { recursive: true });
+  writeFileSync(path.join(dir, 'world', 'region'), 'a file now');
+  rmSync(path.join(dir, 'world', 'empty'), { recursive: true });
+  rmSync(path.join(dir, 'level-link'));
+  expect(snapshot()).not.toEqual(before);
+  expect(await restore('b1', true)).toMatchObject({ status: 'completed' });
+  const after = snapshot();
+  // the ignored files were not in the backup, so `truncate` removed them
+  const expected = Object.fromEntries(Object.entries(before).filter(([p]) => !p.startsWith('cache') && !p.endsWith('.log')));
+  expect(after).toEqual(expected);
+  await waitStatus(h, id, 'offline');
+});
+
+test('a second backup of an unchanged server stores less than 1% more', async () => {
+  const first = storedBytes();
+  expect(first).toBeGreaterThan(300_000);
+  await sleepPast();
+  expect(await backup('b2')).toMatchObject({ status: 'completed' });
+  await sleepPast();
+  expect(await backup('b3')).toMatchObject({ status: 'completed' });
+  expect(storedBytes() - first).toBeLessThan(first / 100);
+});
+
+/** Lets the files' modification times fall behind the last backup (changes just before one are read again). */
+const sleepPast = () => new Promise((r) => setTimeout(r, 2_100));
+
+test('the download is a .tar.gz of the backup, made on the fly', async () => {
+  const url = `/api/servers/${id}/backups/b1/download`;
+  const r = await fetch(h.base + url, { headers: { authorization: signRequest(h.nodeId, h.nodeKey, 'GET', url, '') } });
+  expect(r.status).toBe(200);
+  const bytes = Buffer.from(await r.arrayBuffer());
+  const names: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const parser = tarList({ onReadEntry: (e) => void names.push(`${e.type} ${e.path}`) });
+    parser.on('end', resolve).on('error', reject);
+    Readable.from([bytes]).pipe(parser as unknown as NodeJS.WritableStream);
+  });
+  expect(names).toEqual(expect.arrayContaining(['File world/level.dat', 'Directory world/empty/', 'SymbolicLink level-link', 'File world/region/r.0.0.mca']));
+  expect(names.some((n) => n.includes('cache'))).toBe(false);
+});
+
+test('a damaged stored file fails the restore, names the file, and leaves it as it was', async () => {
+  const manifest = JSON.parse(readFileSync(path.join(store, 'manifests', 'b1.json'), 'utf8'));
+  const entry = manifest.entries.find((e: any) => e.path === '/config/server.properties');
+  const blob = path.join(store, 'blobs', entry.sha256.slice(0, 2), entry.sha256);
+  const good = readFileSync(blob);
+  writeFileSync(path.join(dir, 'config', 'server.properties'), 'current');
+  writeFileSync(blob, 'motd=tampered\n');
+  try {
+    const r = await restore('b1', false);
+    expect(r.status).toBe('failed');
+    expect(r.error).toMatch(/config\/server\.properties.*damaged/);
+    expect(readFileSync(path.join(dir, 'config', 'server.properties'), 'utf8')).toBe('current');
+  } finally {
+    writeFileSync(blob, good);
+  }
+});
+
+test('a server cannot start while a restore runs, nor be restored while it runs', async () => {
+  await startRunning(h, id);
+  const refused = await h.request('POST', `/api/servers/${id}/backups/b1/restore`, { truncate: false });
+  expect(refused.status).toBe(422);
+  await power(h, id, 'kill');
+  await waitStatus(h, id, 'offline');
+  const seen = restores('b1').length;
+  const r = await h.request('POST', `/api/servers/${id}/backups/b1/restore`, { truncate: false });
+  expect(r.status).toBe(200);
+  const start = await power(h, id, 'start');
+  const restored = await waitFor(() => restores('b1')[seen], 'the restore');
+  // either the start came while restoring (refused) or after it
+  if (start.status !== 200) expect(start.body.error.message).toMatch(/restor/i);
+  expect(restored).toBeDefined();
+  await power(h, id, 'kill');
+  await waitStatus(h, id, 'offline');
+});
+
+test('deleting a backup frees only what no other backup holds', async () => {
+  const before = storedBytes();
+  expect((await h.request('DELETE', `/api/servers/${id}/backups/b2`)).status).toBe(204);
+  expect(storedBytes()).toBe(before); // b1 and b3 hold the same files
+  // made as the server's own user (the jail refuses files of other users: hard links from outside)
+  writeFileSync(path.join(dir, 'only-in-b4.bin'), Buffer.alloc(50_000, 9));
+  chownSync(path.join(dir, 'only-in-b4.bin'), lstatSync(dir).uid, lstatSync(dir).gid);
+  expect(await backup('b4')).toMatchObject({ status: 'completed' });
+  expect(storedBytes()).toBe(before + 50_000);
+  expect((await h.request('DELETE', `/api/servers/${id}/backups/b4`)).status).toBe(204);
+  expect(storedBytes()).toBe(before);
+});
+
+test('a backup cut off by the agent stopping is marked failed at the next start and leaves nothing', async () => {
+  // what a dead agent leaves: the marker, a half-written file, a stored file no manifest names
+  writeFileSync(path.join(store, 'pending', 'cut'), 'x');
+  writeFileSync(path.join(store, 'tmp', 'half'), 'half');
+  mkdirSync(path.join(store, 'blobs', 'ff'), { recursive: true });
+  writeFileSync(path.join(store, 'blobs', 'ff', 'f'.repeat(64)), 'orphan');
+  await h.restartAgent();
+  const failed = await waitFor(() => backupEvents('cut').find((e) => e.kind === 'backup'), 'the failed report');
+  expect(failed).toMatchObject({ status: 'failed', error: expect.stringMatching(/stopped/) });
+  expect(existsSync(path.join(store, 'pending', 'cut'))).toBe(false);
+  expect(existsSync(path.join(store, 'tmp', 'half'))).toBe(false);
+  expect(existsSync(path.join(store, 'blobs', 'ff', 'f'.repeat(64)))).toBe(false);
+  expect(existsSync(path.join(store, 'manifests', 'b1.json'))).toBe(true);
+});
