@@ -28,6 +28,7 @@ import { agentRoutes } from './rest/agent.routes.js';
 import type { SharedNonces } from './http/node-auth.js';
 import { sharedAccessRoutes } from './rest/shared-access.routes.js';
 import { fileRoutes, fileWriteRoutes } from './rest/files.routes.js';
+import { backupRoutes } from './rest/backups.routes.js';
 import { powerRoutes } from './rest/power.routes.js';
 import type { Services } from './services/index.js';
 
@@ -113,6 +114,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(powerRoutes(services));
   api.use(sharedAccessRoutes(services));
   api.use(fileRoutes(services));
+  api.use(backupRoutes(services));
   api.use(apiNotFound);
   api.use(apiErrorHandler);
   app.use('/api/v1', api);

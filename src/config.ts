@@ -58,6 +58,7 @@ const envSchema = z.object({
   CONSOLE_TOKEN_TTL_SECONDS: int(600, 10, 600),
   STOP_GRACE_SECONDS: int(30, 0, 3600),
   ACTIVITY_RETENTION_DAYS: int(90, 1, 36500),
+  BACKUP_LIMIT_DEFAULT: int(5, 0, 1000),
   /** Which reverse proxies to believe about the client's address (X-Forwarded-For): unset trusts none. */
   TRUST_PROXY: z
     .string()
@@ -132,6 +133,8 @@ export interface Config {
   fileUploadMaxBytes: number;
   /** Activity-log entries older than this are pruned (hourly, in batches). */
   activityRetentionDays: number;
+  /** backups a new server may keep */
+  backupLimitDefault: number;
   agentPort: number;
   /** the local agent's SFTP port (0: any free port) */
   sftpPort: number;
@@ -189,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     consoleTokenTtlSeconds: e.CONSOLE_TOKEN_TTL_SECONDS,
     stopGraceSeconds: e.STOP_GRACE_SECONDS,
     activityRetentionDays: e.ACTIVITY_RETENTION_DAYS,
+    backupLimitDefault: e.BACKUP_LIMIT_DEFAULT,
     trustProxy: e.TRUST_PROXY,
     fileEditMaxBytes: e.FILE_EDIT_MAX_BYTES,
     fileUploadMaxBytes: e.FILE_UPLOAD_MAX_BYTES,

@@ -1,5 +1,5 @@
 /** Events of a server's console as the gateway relays them (the node's channel message types). */
-export type ConsoleEventType = 'console_output' | 'install_output' | 'status' | 'stats' | 'gone' | 'access' | 'revoked' | 'activity';
+export type ConsoleEventType = 'console_output' | 'install_output' | 'status' | 'stats' | 'gone' | 'access' | 'revoked' | 'activity' | 'backup';
 
 export interface ConsoleEvent {
   type: ConsoleEventType;

@@ -14,7 +14,7 @@ import { User } from './User.js';
 @Index({ properties: ['node'] })
 @Index({ properties: ['status'] })
 export class Server implements ServerRecord {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount' | 'specRevision' | 'ownerId' | 'nodeId' | 'blueprintId';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount' | 'specRevision' | 'ownerId' | 'nodeId' | 'blueprintId' | 'backupLimit';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -45,6 +45,10 @@ export class Server implements ServerRecord {
   /** MiB */
   @Property({ type: 'integer' })
   disk!: number;
+
+  /** How many backups the server may keep (0: none). */
+  @Property({ type: 'integer' })
+  backupLimit: number = 5;
 
   @Enum({ items: [...SERVER_STATUSES], type: 'string' })
   status: ServerStatus = 'installing';

@@ -1,4 +1,5 @@
 import { Activity } from './Activity.js';
+import { Backup } from './Backup.js';
 import { ApiToken } from './ApiToken.js';
 import { Blueprint } from './Blueprint.js';
 import { Node } from './Node.js';
@@ -8,5 +9,5 @@ import { Session } from './Session.js';
 import { Subuser } from './Subuser.js';
 import { User } from './User.js';
 
-export { Activity, ApiToken, Blueprint, Node, Plant, Server, Session, Subuser, User };
-export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant, Subuser, Activity];
+export { Activity, Backup, ApiToken, Blueprint, Node, Plant, Server, Session, Subuser, User };
+export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant, Subuser, Activity, Backup];

@@ -22,6 +22,7 @@ import { newPlantBody } from '../validation/plants.js';
 import { createServerInput, deleteServerQuery, serverListQuery, updateServerInput } from '../validation/servers.js';
 import { activityFilter } from '../validation/activity.js';
 import { createSubuserInput, updateSubuserInput } from '../validation/subusers.js';
+import { createBackupInput, restoreBackupInput } from '../validation/backups.js';
 import { chmodInput as chmodFileInput, compressInput as compressFilesInput, decompressInput as decompressFileInput, deleteInput as deleteFilesInput, listQuery as listFilesQuery, pathInput as filePathInput, renameInput as renameFileInput, searchQuery as searchFilesQuery } from '../validation/files.js';
 import {
   ApiTokenSchema,
@@ -46,6 +47,7 @@ import {
   SubuserSchema,
   FileEntrySchema,
   SftpDetailsSchema,
+  BackupSchema,
   FilePageMetaSchema,
   SessionInfoSchema,
   UserSchema,
@@ -136,6 +138,23 @@ const fileErrors = (key: string, extra: Partial<Record<Status, string>> = {}): P
   ...extra,
 });
 const filePath = z.object({ path: z.string().meta({ description: 'Relative to the server\'s root (a leading `/` is that root).', example: '/plugins/config.yml' }) });
+const backupParam = z.object({ backupId: z.uuid().meta({ description: 'Backup id (anything but a UUID is a 404).' }) });
+const backupErrors = (key: string, extra: Partial<Record<Status, string>> = {}): Partial<Record<Status, string>> => ({
+  401: '',
+  403: `FORBIDDEN: you lack \`${key}\` on this server.`,
+  404: 'NOT_FOUND: no such server, or no such backup of it.',
+  ...extra,
+});
+const BACKUP_OPERATIONS: Operation[] = [
+  { method: 'get', path: '/servers/{id}/backups', operationId: 'listBackups', tag: 'Backups', summary: 'List a server\'s backups', description: 'Needs `backup.read`. Newest first.', auth: 'user', pathId: 'Server', query: listQuery(), success: { status: 200, description: 'A page of backups.', schema: listEnvelope(BackupSchema) }, errors: backupErrors('backup.read', { 422: 'VALIDATION_ERROR: bad `page` or `limit`.' }) },
+  { method: 'post', path: '/servers/{id}/backups', operationId: 'createBackup', tag: 'Backups', summary: 'Back up a server', description: 'Needs `backup.create`. Answers at once with a `pending` backup; the node makes it in the background (the server may keep running): `GET` it, or subscribe to `serverBackups` over GraphQL, to follow `files` and `size` until it is `completed` or `failed`. Each file is stored once by its SHA-256 across the server\'s backups, so a backup of an unchanged server adds almost nothing. At the server\'s `backupLimit` (counting all but failed backups) → 422 BACKUP_LIMIT, checked with the server locked, so concurrent requests cannot pass it.', auth: 'user', pathId: 'Server', body: createBackupInput, success: { status: 201, description: 'The new backup, pending.', schema: envelope(BackupSchema) }, errors: backupErrors('backup.create', { 400: '', 422: 'BACKUP_LIMIT; VALIDATION_ERROR; NODE_UNAVAILABLE (the backup is recorded as failed).' }) },
+  { method: 'get', path: '/servers/{id}/backups/{backupId}', operationId: 'getBackup', tag: 'Backups', summary: 'A backup', description: 'Needs `backup.read`.', auth: 'user', pathId: 'Server', params: backupParam, success: { status: 200, description: 'The backup.', schema: envelope(BackupSchema) }, errors: backupErrors('backup.read') },
+  { method: 'get', path: '/servers/{id}/backups/{backupId}/download', operationId: 'downloadBackup', tag: 'Backups', summary: 'Download a backup', description: 'Needs `backup.download`. A `.tar.gz` made on the fly from the stored files (nothing is staged on disk): folders, files with their modes, symlinks.', auth: 'user', pathId: 'Server', params: backupParam, success: { status: 200, description: 'The archive.', raw: ['application/gzip'] }, errors: backupErrors('backup.download', { 422: 'INVALID_STATE: the backup is not completed; NODE_UNAVAILABLE.' }) },
+  { method: 'post', path: '/servers/{id}/backups/{backupId}/restore', operationId: 'restoreBackup', tag: 'Backups', summary: 'Restore a backup', description: 'Needs `backup.restore`. The server must be offline; it is `restoring` until the node is done (it cannot start meanwhile), then `offline`, with `server:backup.restore-complete` or `server:backup.restore-fail` in the activity log. Every file is checked against its stored SHA-256 as it is written: a damaged one fails the restore, is named in the entry\'s error, and stays as it was. Files are written whole (a temporary file renamed over the old one); with `truncate`, files the backup does not have are deleted first.', auth: 'user', pathId: 'Server', params: backupParam, body: restoreBackupInput, success: { status: 200, description: 'The backup being restored.', schema: envelope(BackupSchema) }, errors: backupErrors('backup.restore', { 400: '', 422: 'INVALID_STATE: the server is not offline, or the backup is not completed; VALIDATION_ERROR; NODE_UNAVAILABLE.' }) },
+  { method: 'post', path: '/servers/{id}/backups/{backupId}/lock', operationId: 'lockBackup', tag: 'Backups', summary: 'Lock a backup', description: 'Needs `backup.delete`. A locked backup cannot be deleted.', auth: 'user', pathId: 'Server', params: backupParam, success: { status: 200, description: 'The backup.', schema: envelope(BackupSchema) }, errors: backupErrors('backup.delete') },
+  { method: 'post', path: '/servers/{id}/backups/{backupId}/unlock', operationId: 'unlockBackup', tag: 'Backups', summary: 'Unlock a backup', description: 'Needs `backup.delete`.', auth: 'user', pathId: 'Server', params: backupParam, success: { status: 200, description: 'The backup.', schema: envelope(BackupSchema) }, errors: backupErrors('backup.delete') },
+  { method: 'delete', path: '/servers/{id}/backups/{backupId}', operationId: 'deleteBackup', tag: 'Backups', summary: 'Delete a backup', description: 'Needs `backup.delete`. Frees on the node only what no other backup of the server holds.', auth: 'user', pathId: 'Server', params: backupParam, success: { status: 204, description: 'Deleted.' }, errors: backupErrors('backup.delete', { 422: 'INVALID_STATE: the backup is locked, or a restore of the server is under way; NODE_UNAVAILABLE.' }) },
+];
 const FILE_OPERATIONS: Operation[] = [
   { method: 'get', path: '/servers/{id}/files', operationId: 'listFiles', tag: 'Files', summary: 'List a folder', description: 'Needs `file.read`. Folders first, then by name; `limit` 1..1000 (default 500). A symlink is listed as a symlink.', auth: 'user', pathId: 'Server', query: listFilesQuery, success: { status: 200, description: 'A page of entries.', schema: z.object({ data: z.array(FileEntrySchema), meta: FilePageMetaSchema }) }, errors: fileErrors('file.read') },
   { method: 'get', path: '/servers/{id}/files/search', operationId: 'searchFiles', tag: 'Files', summary: 'Search by name', description: 'Needs `file.read`. Entries below `path` whose name contains `query` (case-insensitive), at most 1,000; symlinks are not followed.', auth: 'user', pathId: 'Server', query: searchFilesQuery, success: { status: 200, description: 'The entries found.', schema: envelope(z.array(FileEntrySchema)) }, errors: fileErrors('file.read') },
@@ -500,6 +519,7 @@ const OPERATIONS: Operation[] = [
   },
   // --- files
   ...FILE_OPERATIONS,
+  ...BACKUP_OPERATIONS,
   // --- nodes
   {
     method: 'get',
@@ -656,6 +676,8 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [filePathInput, filePathInput.meta({ id: 'FilePathInput' })],
   [deleteFilesInput, deleteFilesInput.meta({ id: 'DeleteFilesInput' })],
   [chmodFileInput, chmodFileInput.meta({ id: 'ChmodFileInput' })],
+  [createBackupInput, createBackupInput.meta({ id: 'CreateBackupInput' })],
+  [restoreBackupInput, restoreBackupInput.meta({ id: 'RestoreBackupInput' })],
   [compressFilesInput, compressFilesInput.meta({ id: 'CompressFilesInput' })],
   [decompressFileInput, decompressFileInput.meta({ id: 'DecompressFileInput' })],
 ]);

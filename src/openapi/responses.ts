@@ -66,6 +66,7 @@ export const ServerSchema = z
     memory: mib('Memory limit'),
     cpu: int().meta({ description: 'CPU limit in percent of one core (100 = one core).' }),
     disk: mib('Disk limit'),
+    backupLimit: int().min(0).meta({ description: 'How many backups the server may keep (0: none); BACKUP_LIMIT_DEFAULT for a new server.', example: 5 }),
     status: ServerStatusSchema,
     variables: z.record(z.string(), z.string()).meta({ description: "Values of the blueprint's variables (blueprint defaults merged with the user's)." }),
     autoRestart: z.boolean().meta({ description: 'Restart after a crash (with a crash-loop guard).' }),
@@ -238,6 +239,23 @@ export const SubuserSchema = z
   })
   .meta({ id: 'Subuser', description: 'An account a server is shared with.' });
 
+export const BackupSchema = z
+  .object({
+    id: id('Backup id.'),
+    serverId: id('The server it is a backup of.'),
+    name: z.string().meta({ example: 'Before the 1.21 update' }),
+    status: z.enum(['pending', 'completed', 'failed']).meta({ description: '`pending` while the node makes it (`files` and `size` count what is done), then `completed` or `failed` (see `error`).' }),
+    locked: z.boolean().meta({ description: 'A locked backup cannot be deleted (nor rotated out by a schedule).' }),
+    ignored: z.array(z.string()).meta({ description: 'The ignore patterns given (gitignore style); empty: `.hostpanelignore` at the server\'s root was used, if any.', example: ['logs/', '*.tmp'] }),
+    size: int().meta({ description: 'Bytes of the files in it.' }),
+    files: int().meta({ description: 'Files in it.' }),
+    sha256: z.string().nullable().meta({ description: 'The backup\'s identity: SHA-256 of its list of entries and their hashes; null until completed.' }),
+    error: z.string().nullable().meta({ description: 'Why it failed; null otherwise.' }),
+    createdAt: timestamp(),
+    completedAt: timestamp('When it completed or failed; null while pending.').nullable(),
+  })
+  .meta({ id: 'Backup', description: 'A backup of a server\'s files, kept by its node: each file stored once by its SHA-256 across the server\'s backups.' });
+
 export const ActivitySchema = z
   .object({
     id: id('Entry id.'),
@@ -300,6 +318,7 @@ export const ERROR_CODES = [
   'QUOTA_EXCEEDED',
   'INVALID_PATH',
   'DISK_LIMIT',
+  'BACKUP_LIMIT',
   'FILE_TOO_LARGE',
   'INVALID_ARCHIVE',
   'RATE_LIMITED',
@@ -309,7 +328,7 @@ export const ERROR_CODES = [
 export const ErrorCodeSchema = z.enum(ERROR_CODES).meta({
   id: 'ErrorCode',
   description:
-    '400 BAD_REQUEST · 401 UNAUTHORIZED · 403 FORBIDDEN · 404 NOT_FOUND · 422 VALIDATION_ERROR, ALREADY_EXISTS, INVALID_STATE, NODE_HAS_SERVERS, NODE_UNAVAILABLE, CAPACITY_EXCEEDED, QUOTA_EXCEEDED (the owner\'s per-user quota of servers, memory, cpu or disk: `details.exceeded` names which, with `limits`, `used` and `requested`), INVALID_PATH (a file path that is not text, holds NUL or leads outside the server\'s directory, lexically or through a symlink), DISK_LIMIT (a write would pass the server\'s disk limit; nothing half-written stays), FILE_TOO_LARGE (over the editor\'s limit: download it instead), INVALID_ARCHIVE (an archive that is damaged, not .tar.gz/.tgz/.tar/.zip, or holds an entry landing outside the destination, an absolute name, a link pointing outside or a device: nothing is written) · 429 RATE_LIMITED · 500 INTERNAL_ERROR',
+    '400 BAD_REQUEST · 401 UNAUTHORIZED · 403 FORBIDDEN · 404 NOT_FOUND · 422 VALIDATION_ERROR, ALREADY_EXISTS, INVALID_STATE, NODE_HAS_SERVERS, NODE_UNAVAILABLE, CAPACITY_EXCEEDED, QUOTA_EXCEEDED (the owner\'s per-user quota of servers, memory, cpu or disk: `details.exceeded` names which, with `limits`, `used` and `requested`), INVALID_PATH (a file path that is not text, holds NUL or leads outside the server\'s directory, lexically or through a symlink), DISK_LIMIT (a write would pass the server\'s disk limit; nothing half-written stays), BACKUP_LIMIT (the server keeps as many backups as its `backupLimit` allows: delete one first), FILE_TOO_LARGE (over the editor\'s limit: download it instead), INVALID_ARCHIVE (an archive that is damaged, not .tar.gz/.tgz/.tar/.zip, or holds an entry landing outside the destination, an absolute name, a link pointing outside or a device: nothing is written) · 429 RATE_LIMITED · 500 INTERNAL_ERROR',
 });
 
 export const ErrorSchema = z
@@ -370,6 +389,7 @@ export type ApiTokenOut = z.infer<typeof ApiTokenSchema>;
 export type ServerOut = z.infer<typeof ServerSchema>;
 export type PermissionOut = z.infer<typeof PermissionSchema>;
 export type SubuserOut = z.infer<typeof SubuserSchema>;
+export type BackupOut = z.infer<typeof BackupSchema>;
 export type ActivityOut = z.infer<typeof ActivitySchema>;
 export type NodeOut = z.infer<typeof NodeSchema>;
 export type NodeChoiceOut = z.infer<typeof NodeChoiceSchema>;

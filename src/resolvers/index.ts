@@ -12,6 +12,7 @@ import { UsersResolver } from './users.resolver.js';
 import { PowerResolver } from './power.resolver.js';
 import { ConsoleResolver } from './console.resolver.js';
 import { AccessResolver } from './access.resolver.js';
+import { BackupsResolver } from './backups.resolver.js';
 import { FilesResolver } from './files.resolver.js';
 
-export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver] as const;
+export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver, BackupsResolver] as const;

@@ -2,7 +2,8 @@
  * The JSON shapes of REST responses. Each presenter returns the type of its schema in
  * src/openapi/responses.ts (the OpenAPI document), so the two cannot drift apart without `tsc` noticing.
  */
-import type { ActivityOut, ApiTokenOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ServerOut, SubuserOut, UserOut } from '../openapi/responses.js';
+import type { Backup } from '../entities/Backup.js';
+import type { ActivityOut, ApiTokenOut, BackupOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ServerOut, SubuserOut, UserOut } from '../openapi/responses.js';
 import type { ActivityEntry } from '../services/activity.service.js';
 import type { SubuserView } from '../services/subusers.service.js';
 import type { ApiToken } from '../entities/ApiToken.js';
@@ -40,6 +41,7 @@ export const presentServer = (s: ServerRecord): ServerOut => ({
   memory: s.memory,
   cpu: s.cpu,
   disk: s.disk,
+  backupLimit: s.backupLimit,
   status: s.status,
   variables: s.variables,
   autoRestart: s.autoRestart,
@@ -115,4 +117,20 @@ export const presentActivity = (a: ActivityEntry): ActivityOut => ({
   ip: a.ip,
   properties: a.properties,
   createdAt: a.createdAt,
+});
+
+/** A backup record (an entity, or one as it travels on the bus with its `serverId`). */
+export const presentBackup = (b: Backup): BackupOut => ({
+  id: b.id,
+  serverId: (b as Backup & { serverId?: string }).serverId ?? b.server.id,
+  name: b.name,
+  status: b.status,
+  locked: b.locked,
+  ignored: b.ignored,
+  size: Number(b.size),
+  files: b.files,
+  sha256: b.sha256,
+  error: b.error,
+  createdAt: b.createdAt,
+  completedAt: b.completedAt,
 });

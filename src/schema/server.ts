@@ -34,6 +34,9 @@ export class ServerType {
   @Field(() => Int)
   disk!: number;
 
+  @Field(() => Int, { description: 'How many backups the server may keep (0: none).' })
+  backupLimit!: number;
+
   @Field(() => ServerStatus)
   status!: string;
 
@@ -91,6 +94,9 @@ export class CreateServerInput {
   @Field(() => Int, { nullable: true, description: 'MiB, ≥ 128; default: the blueprint\'s.' })
   disk?: number;
 
+  @Field(() => Int, { nullable: true, description: 'Backups the server may keep, 0..1000; default BACKUP_LIMIT_DEFAULT. The owner\'s and administrators\'.' })
+  backupLimit?: number;
+
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Blueprint variable values (strings), checked against the blueprint\'s rules.' })
   variables?: Record<string, string>;
 
@@ -117,6 +123,9 @@ export class UpdateServerInput {
 
   @Field(() => Int, { nullable: true })
   disk?: number;
+
+  @Field(() => Int, { nullable: true })
+  backupLimit?: number;
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current values.' })
   variables?: Record<string, string>;

@@ -19,6 +19,7 @@ import { UsersService } from './users.service.js';
 import { AccessService } from './access.service.js';
 import { ActivityService } from './activity.service.js';
 import { SftpService } from './sftp.service.js';
+import { BackupsService } from './backups.service.js';
 import { SubusersService } from './subusers.service.js';
 import { FilesService } from './files.service.js';
 
@@ -40,6 +41,8 @@ export interface Services {
   activity: ActivityService;
   /** Rows by id in batches (GraphQL relations). */
   lookup: LookupService;
+  /** Backups: records and rules here, the data on the nodes. */
+  backups: BackupsService;
   /** SFTP logins (asked by node agents), connection details, ending sessions. */
   sftp: SftpService;
   /** Transport to node agents (used by the agent routes to verify signatures). */
@@ -53,7 +56,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const provisioner = new AgentProvisioner(orm, agents);
   const access = new AccessService(orm);
   const activity = new ActivityService(orm, access, bus);
-  const servers = new ServersService(orm, provisioner, { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota }, activity);
+  const servers = new ServersService(orm, provisioner, { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota, backupLimitDefault: config.backupLimitDefault }, activity);
   const power = new PowerService(orm, agents, config, events, servers, activity);
   const consoles = new ConsoleService(orm, power, servers, bus);
   const subusers = new SubusersService(orm, access, activity);
@@ -66,6 +69,9 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const users = new UsersService(orm, activity);
   const sftp = new SftpService(orm, auth, access, activity, agents);
   users.onPasswordChanged((userId) => sftp.endSessions(userId));
+  const backups = new BackupsService(orm, access, agents, activity, bus);
+  const nodeAgent = new NodeAgentService(orm, events, provisioner, activity);
+  nodeAgent.onBackupReport((r) => backups.progress(r));
   return {
     auth,
     users,
@@ -80,7 +86,8 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     subusers,
     activity,
     files: new FilesService(servers, agents, activity, config),
-    nodeAgent: new NodeAgentService(orm, events, provisioner, activity),
+    nodeAgent,
+    backups,
     events,
     agents,
     lookup: new LookupService(orm),

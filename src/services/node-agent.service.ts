@@ -37,7 +37,29 @@ const activityReport = z.object({
   at: z.string(),
 });
 
-const eventsInput = z.object({ events: z.array(z.union([activityReport, stateEvent])).max(10_000) });
+/** How a backup or a restore is getting on (src/shared/node-protocol.ts BackupReport, RestoreReport). */
+const backupReport = z.object({
+  kind: z.literal('backup'),
+  serverId: z.string(),
+  backupId: z.string().max(64),
+  status: z.enum(['pending', 'completed', 'failed']),
+  files: z.number().int().min(0),
+  bytes: z.number().int().min(0),
+  sha256: z.string().max(64).optional(),
+  error: z.string().max(2000).optional(),
+  at: z.string(),
+});
+const restoreReport = z.object({
+  kind: z.literal('restore'),
+  serverId: z.string(),
+  backupId: z.string().max(64),
+  status: z.enum(['completed', 'failed']),
+  error: z.string().max(2000).optional(),
+  at: z.string(),
+});
+export type BackupProgressReport = z.output<typeof backupReport> | z.output<typeof restoreReport>;
+
+const eventsInput = z.object({ events: z.array(z.union([activityReport, backupReport, restoreReport, stateEvent])).max(10_000) });
 type ActivityReport = z.output<typeof activityReport>;
 
 const heartbeatInput = z.object({
@@ -57,6 +79,13 @@ export class NodeAgentService {
     private readonly provisioner: ServerProvisioner,
     private readonly activity: ActivityRecorder,
   ) {}
+
+  private backupListener: ((r: BackupProgressReport) => Promise<void>) | null = null;
+
+  /** Who hears the nodes' backup and restore reports (BackupsService). */
+  onBackupReport(listener: (r: BackupProgressReport) => Promise<void>): void {
+    this.backupListener = listener;
+  }
 
   /** Background resyncs under way (see close()). */
   private readonly background = new Set<Promise<void>>();
@@ -84,8 +113,11 @@ export class NodeAgentService {
     const { events } = parseInput(eventsInput, input);
     const ids = [...new Set(events.map((e) => e.serverId))].filter(isUuid);
     const servers = new Map((await this.em.find(Server, { id: { $in: ids }, node: node.id })).map((s) => [s.id, s]));
-    const reports = events.filter((e): e is ActivityReport => 'kind' in e && servers.has(e.serverId));
+    const reports = events.filter((e): e is ActivityReport => 'kind' in e && e.kind === 'activity' && servers.has(e.serverId));
     await this.recordReports(reports);
+    for (const e of events) {
+      if ('kind' in e && (e.kind === 'backup' || e.kind === 'restore') && servers.has(e.serverId)) await this.backupListener?.(e);
+    }
     let applied = 0;
     for (const e of events) {
       const server = servers.get(e.serverId);

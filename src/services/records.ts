@@ -24,6 +24,7 @@ export interface ServerRecord {
   memory: number;
   cpu: number;
   disk: number;
+  backupLimit: number;
   status: ServerStatus;
   variables: Record<string, string>;
   autoRestart: boolean;
@@ -64,6 +65,7 @@ export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions'>> = {
     memory: 'memory',
     cpu: 'cpu',
     disk: 'disk',
+    backupLimit: 'backup_limit',
     status: 'status',
     variables: 'variables',
     autoRestart: 'auto_restart',

@@ -14,6 +14,8 @@ export interface ServerRules {
   userCommandBlueprints: 'everyone' | 'admins';
   /** 0 = no limit. */
   quota: UserQuota;
+  /** backups a new server may keep unless told otherwise (BACKUP_LIMIT_DEFAULT) */
+  backupLimitDefault?: number;
 }
 
 /** No quota, every blueprint for everyone (services built without a configuration, e.g. in tools). */

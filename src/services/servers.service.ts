@@ -224,6 +224,7 @@ export class ServersService {
         memory,
         cpu,
         disk,
+        backupLimit: data.backupLimit ?? this.rules.backupLimitDefault ?? 5,
         variables,
         autoRestart: data.autoRestart ?? false,
         status: blueprint.install && blueprint.install.trim() ? 'installing' : 'offline',
@@ -239,8 +240,8 @@ export class ServersService {
     const a = requireActor(actor);
     const { server: current, access } = await this.access(a, id);
     const data = parseInput(updateServerInput, input);
-    const changesSettings = data.memory !== undefined || data.cpu !== undefined || data.disk !== undefined || data.variables !== undefined || data.autoRestart !== undefined;
-    if (changesSettings) demandOwner(access, 'change its memory, cpu, disk, variables or auto-restart');
+    const changesSettings = data.memory !== undefined || data.cpu !== undefined || data.disk !== undefined || data.backupLimit !== undefined || data.variables !== undefined || data.autoRestart !== undefined;
+    if (changesSettings) demandOwner(access, 'change its memory, cpu, disk, backup limit, variables or auto-restart');
     if (data.name !== undefined || data.description !== undefined) demand(access, 'settings.rename');
     if (data.variables) assertMayChangeVariables(a, current.blueprint, this.rules);
 
@@ -270,6 +271,7 @@ export class ServersService {
       if (data.description !== undefined) server.description = data.description;
       if (data.cpu !== undefined) server.cpu = data.cpu;
       if (data.autoRestart !== undefined) server.autoRestart = data.autoRestart;
+      if (data.backupLimit !== undefined) server.backupLimit = data.backupLimit;
       if (variables) server.variables = variables;
       server.memory = next.memory;
       server.disk = next.disk;

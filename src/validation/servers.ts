@@ -42,6 +42,12 @@ export const variablesInput = z.record(
 
 export const memory = int(MIN_MEMORY_MIB).meta({ description: 'Memory limit in MiB (≥ 64); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 1024 });
 export const disk = int(MIN_DISK_MIB).meta({ description: 'Disk limit in MiB (≥ 128); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 2048 });
+export const backupLimit = z
+  .number({ message: 'must be an integer from 0 to 1000' })
+  .int('must be an integer from 0 to 1000')
+  .min(0, 'must be an integer from 0 to 1000')
+  .max(1000, 'must be an integer from 0 to 1000')
+  .meta({ description: 'How many backups the server may keep (0: none); default BACKUP_LIMIT_DEFAULT. The owner\'s and administrators\' to change.', example: 5 });
 export const cpu = int(1).meta({ description: "CPU limit in percent of one core: 100 = one core; 1..(node's cores × 100).", example: 100 });
 
 export const createServerInput = z.object({
@@ -55,6 +61,7 @@ export const createServerInput = z.object({
   cpu: cpu.optional(),
   /** Defaults to the blueprint's `defaults.disk`. */
   disk: disk.optional(),
+  backupLimit: backupLimit.optional(),
   variables: variablesInput.optional(),
   autoRestart: z.boolean({ message: 'must be true or false' }).optional(),
   /** Administrators only: create the server for another user. */
@@ -75,6 +82,7 @@ export const updateServerInput = z.object({
   memory: memory.optional(),
   cpu: cpu.optional(),
   disk: disk.optional(),
+  backupLimit: backupLimit.optional(),
   /** Merged into the current values and validated against the blueprint's rules. */
   variables: variablesInput.optional(),
   autoRestart: z.boolean({ message: 'must be true or false' }).optional(),

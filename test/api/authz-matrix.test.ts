@@ -24,6 +24,8 @@ interface Call {
   body?: unknown;
   /** override the caller's credential (e.g. a fresh session for sign-out) */
   token?: string;
+  /** value for `:backupId` */
+  backupId?: string;
   /** value for `:userId` */
   userId?: string;
   /** query string (without `?`) */
@@ -165,6 +167,15 @@ const ROWS: Row[] = [
   { method: 'POST', route: '/servers/:id/files/compress', expect: [401, 404, FILES, FILES], call: () => ({ body: { paths: ['/missing'] } }) },
   { method: 'POST', route: '/servers/:id/files/decompress', expect: [401, 404, FILES, FILES], call: () => ({ body: { path: '/missing.zip' } }) },
   { method: 'GET', route: '/servers/:id/sftp', expect: [401, 404, 200, 200] },
+  // --- backups (owner and admin: past authorization; the answer depends on the backup's state)
+  { method: 'GET', route: '/servers/:id/backups', expect: [401, 404, 200, 200] },
+  { method: 'POST', route: '/servers/:id/backups', expect: [401, 404, [201, 422], [201, 422]], call: () => ({ body: {} }) },
+  { method: 'GET', route: '/servers/:id/backups/:backupId', expect: [401, 404, 200, 200], call: async () => ({ backupId: await newBackup() }) },
+  { method: 'GET', route: '/servers/:id/backups/:backupId/download', expect: [401, 404, [200, 422], [200, 422]], call: async () => ({ backupId: await newBackup() }) },
+  { method: 'POST', route: '/servers/:id/backups/:backupId/restore', expect: [401, 404, [200, 422], [200, 422]], call: async () => ({ backupId: await newBackup(), body: {} }) },
+  { method: 'POST', route: '/servers/:id/backups/:backupId/lock', expect: [401, 404, 200, 200], call: async () => ({ backupId: await newBackup() }) },
+  { method: 'POST', route: '/servers/:id/backups/:backupId/unlock', expect: [401, 404, 200, 200], call: async () => ({ backupId: await newBackup() }) },
+  { method: 'DELETE', route: '/servers/:id/backups/:backupId', expect: [401, 404, [204, 422], [204, 422]], call: async () => ({ backupId: await newBackup() }) },
   // --- the activity log
   { method: 'GET', route: '/servers/:id/activity', expect: [401, 404, 200, 200] },
   { method: 'GET', route: '/users/me/activity', expect: [401, 200, 200, 200] },
@@ -192,6 +203,14 @@ beforeAll(async () => {
 afterAll(async () => p?.stop(), 60_000);
 
 /** A subuser of the matrix's server (with no keys), added by its owner; their user id. */
+/** A backup of the server (its outcome does not matter here). */
+async function newBackup(): Promise<string> {
+  await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: tokens.owner, body: { backupLimit: 1000 } });
+  const r = await p.request('POST', `/api/v1/servers/${serverId}/backups`, { token: tokens.owner, body: {} });
+  if (r.status !== 201) throw new Error(`backup failed: ${r.text}`);
+  return r.body.data.id;
+}
+
 async function newSubuser(): Promise<string> {
   const u = await p.newUser('subuser');
   const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: tokens.owner, body: { email: u.email, permissions: [] } });
@@ -216,7 +235,7 @@ describe.each(ROWS.map((r) => [key(r.method, r.route), r] as const))('%s', (_nam
   test.each(WHO.map((who, i) => [who, row.expect[i]!] as const))('as %s → %p', async (who, expected) => {
     const call = (await row.call?.(who)) ?? {};
     const id = call.id ?? serverId;
-    const path = '/api/v1' + row.route.replace(':id', id).replace(':userId', call.userId ?? '') + (call.query ? `?${call.query}` : '');
+    const path = '/api/v1' + row.route.replace(':id', id).replace(':userId', call.userId ?? '').replace(':backupId', call.backupId ?? '') + (call.query ? `?${call.query}` : '');
     const token = 'token' in call ? call.token : tokens[who];
     const r = await p.request(row.method, path, call.raw !== undefined ? { token, raw: call.raw, headers: { 'content-type': 'application/octet-stream' } } : { token, body: call.body ?? (['POST', 'PATCH'].includes(row.method) ? {} : undefined) });
     const allowed = Array.isArray(expected) ? expected : [expected];

@@ -18,6 +18,7 @@ let owner: { token: string; user: any };
 let stranger: { token: string };
 let serverId: string;
 let keys: string[];
+let backupId: string;
 /** key → a subuser holding only that key; '' → a subuser holding none */
 const holders = new Map<string, { token: string; user: any; email: string }>();
 
@@ -92,6 +93,15 @@ const OPS: Op[] = [
   { name: 'activity', key: 'activity.read', rest: rest('GET', '/servers/:id/activity'), graphql: graph('query($id: ID!) { serverActivity(serverId: $id) { total } }') },
   // files: the node is unreachable, so an operation let through answers 422 NODE_UNAVAILABLE
   { name: 'list files', key: 'file.read', rest: rest('GET', '/servers/:id/files?path=/'), graphql: graph('query($id: ID!) { files(serverId: $id, path: "/") { total } }') },
+  // backups: the node is unreachable, so the one backup (made in beforeAll) failed; an operation let through answers 200 or 422
+  { name: 'list backups', key: 'backup.read', rest: rest('GET', '/servers/:id/backups'), graphql: graph('query($id: ID!) { backups(serverId: $id) { total } }') },
+  { name: 'create a backup', key: 'backup.create', rest: rest('POST', '/servers/:id/backups', {}), graphql: graph('mutation($id: ID!) { createBackup(serverId: $id) { id } }') },
+  { name: 'get a backup', key: 'backup.read', rest: (t) => rest('GET', `/servers/:id/backups/${backupId}`)(t), graphql: (t) => graph('query($id: ID!, $b: ID!) { backup(serverId: $id, backupId: $b) { id } }', { b: backupId })(t) },
+  { name: 'download a backup', key: 'backup.download', rest: (t) => rest('GET', `/servers/:id/backups/${backupId}/download`)(t) },
+  { name: 'restore a backup', key: 'backup.restore', rest: (t) => rest('POST', `/servers/:id/backups/${backupId}/restore`, {})(t), graphql: (t) => graph('mutation($id: ID!, $b: ID!) { restoreBackup(serverId: $id, backupId: $b) { id } }', { b: backupId })(t) },
+  { name: 'lock a backup', key: 'backup.delete', rest: (t) => rest('POST', `/servers/:id/backups/${backupId}/lock`)(t), graphql: (t) => graph('mutation($id: ID!, $b: ID!) { lockBackup(serverId: $id, backupId: $b) { id } }', { b: backupId })(t) },
+  { name: 'unlock a backup', key: 'backup.delete', rest: (t) => rest('POST', `/servers/:id/backups/${backupId}/unlock`)(t), graphql: (t) => graph('mutation($id: ID!, $b: ID!) { unlockBackup(serverId: $id, backupId: $b) { id } }', { b: backupId })(t) },
+  { name: 'delete a backup', key: 'backup.delete', rest: (t) => rest('DELETE', `/servers/:id/backups/${backupId}`)(t), graphql: (t) => graph('mutation($id: ID!, $b: ID!) { deleteBackup(serverId: $id, backupId: $b) }', { b: backupId })(t) },
   { name: 'SFTP details', key: 'file.sftp', rest: rest('GET', '/servers/:id/sftp'), graphql: graph('query($id: ID!) { sftpDetails(serverId: $id) { username } }') },
   { name: 'search files', key: 'file.read', rest: rest('GET', '/servers/:id/files/search?path=/&query=a'), graphql: graph('query($id: ID!) { fileSearch(serverId: $id, path: "/", query: "a") { path } }') },
   { name: 'read a file', key: 'file.read-content', rest: rest('GET', '/servers/:id/files/contents?path=/a.txt'), graphql: graph('query($id: ID!) { fileContents(serverId: $id, path: "/a.txt") { contents } }') },
@@ -128,6 +138,9 @@ beforeAll(async () => {
   const bp = (await blueprintsByKey(p, owner.token))['shell-command'].id;
   const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'matrix', nodeId: node.id, blueprintId: bp, memory: 64, cpu: 10, disk: 128 } });
   serverId = created.body.data.id;
+  // a backup record (failed: the node cannot be reached) for the operations on one backup
+  await p.request('POST', `/api/v1/servers/${serverId}/backups`, { token: owner.token, body: {} });
+  backupId = (await p.request('GET', `/api/v1/servers/${serverId}/backups`, { token: owner.token })).body.data[0].id;
   keys = (await p.request('GET', '/api/v1/permissions', { token: owner.token })).body.data.map((k: any) => k.key);
   for (const key of ['', ...keys]) {
     const u = await p.newUser(`holder ${key || 'none'}`);

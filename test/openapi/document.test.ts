@@ -71,7 +71,7 @@ describe('content of the document', () => {
       const ranged = template.endsWith('/files/download');
       const success = statuses.filter((s) => s < '300' && !(ranged && s === '206'));
       expect([name, success.length]).toEqual([name, 1]);
-      const actions = /\/(start|stop|restart|kill|signin|files\/rename|files\/chmod|files\/decompress)$|^\/plants$/;
+      const actions = /\/(start|stop|restart|kill|signin|files\/rename|files\/chmod|files\/decompress|backups\/\{backupId\}\/(restore|lock|unlock))$|^\/plants$/;
       const expected = method === 'DELETE' || /\/auth\/signout$|\/files\/delete$/.test(template) ? '204' : method === 'POST' && !actions.test(template) ? '201' : '200';
       expect([name, success[0]]).toEqual([name, expected]);
       expect([name, statuses.includes('429'), statuses.includes('500')]).toEqual([name, true, true]);

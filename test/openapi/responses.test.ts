@@ -13,7 +13,7 @@ import { listRoutes } from '../../src/rest/route-list.js';
 import { createNode } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { ContractChecker, operationsOf } from './contract.js';
-import { sleep } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 
 const doc = buildOpenApiDocument();
 const checker = new ContractChecker(doc);
@@ -182,6 +182,22 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('POST', F('/decompress'), { token: user.token, body: { path: '/cfg.tar.gz', destination: '/restored' } }), 200, 'decompress file');
     expectStatus(await p.request('POST', F('/decompress'), { token: user.token, body: { path: '/cfg/b.txt' } }), 422, 'decompress a text file');
     expectStatus(await p.request('POST', F('/delete'), { token: user.token, body: { paths: ['/cfg'] } }), 204, 'delete files');
+    // backups of the same server
+    const B = (sub = '') => `/api/v1/servers/${id}/backups${sub}`;
+    const made = await p.request('POST', B(), { token: user.token, body: { name: 'First', ignored: ['*.log'] } });
+    expectStatus(made, 201, 'create backup');
+    const backupId = made.body.data.id as string;
+    await until(async () => (await p.request('GET', B(`/${backupId}`), { token: user.token })).body.data?.status === 'completed', 20_000, 'the backup');
+    expectStatus(await p.request('GET', B(), { token: user.token }), 200, 'list backups');
+    expectStatus(await p.request('GET', B(`/${backupId}`), { token: user.token }), 200, 'get backup');
+    expectStatus(await p.request('GET', B(`/${backupId}/download`), { token: user.token }), 200, 'download backup');
+    expectStatus(await p.request('POST', B(`/${backupId}/lock`), { token: user.token }), 200, 'lock backup');
+    expectStatus(await p.request('DELETE', B(`/${backupId}`), { token: user.token }), 422, 'delete locked backup');
+    expectStatus(await p.request('POST', B(`/${backupId}/unlock`), { token: user.token }), 200, 'unlock backup');
+    expectStatus(await p.request('POST', B(`/${backupId}/restore`), { token: user.token, body: { truncate: false } }), 200, 'restore backup');
+    await until(async () => (await p.request('GET', `/api/v1/servers/${id}`, { token: user.token })).body.data?.status === 'offline', 20_000, 'the restore');
+    expectStatus(await p.request('DELETE', B(`/${backupId}`), { token: user.token }), 204, 'delete backup');
+    expectStatus(await p.request('GET', B(`/${backupId}`), { token: user.token }), 404, 'get deleted backup');
     expectStatus(await p.request('GET', F('', 'path=/cfg'), { token: user.token }), 404, 'list deleted folder');
     expectStatus(await p.request('DELETE', `/api/v1/servers/${id}`, { token: user.token }), 204, 'delete files server');
   }, 60_000);

@@ -14,8 +14,8 @@ import type { BackupStore } from './store';
 const log = childLogger('agent');
 
 export class Backups {
-  /** per server: the backup or restore under way */
-  private readonly busy = new Map<string, string>();
+  /** per server: how many backups are under way, or -1 for a restore (which runs alone) */
+  private readonly busy = new Map<string, number>();
 
   constructor(
     readonly store: BackupStore,
@@ -31,12 +31,18 @@ export class Backups {
     }
   }
 
-  private claim(server: Server, what: string): () => void {
+  /** Backups of a server may run together; a restore runs alone. */
+  private claim(server: Server, what: 'backup' | 'restore'): () => void {
     const id = server.spec.id;
-    const under = this.busy.get(id);
-    if (under) throw invalidState(`A ${under} of this server is under way; try again when it is done.`);
-    this.busy.set(id, what);
-    return () => this.busy.delete(id);
+    const under = this.busy.get(id) ?? 0;
+    if (under < 0) throw invalidState('A restore of this server is under way; try again when it is done.');
+    if (what === 'restore' && under > 0) throw invalidState('A backup of this server is under way; restore once it is done.');
+    this.busy.set(id, what === 'restore' ? -1 : under + 1);
+    return () => {
+      const now = this.busy.get(id) ?? 0;
+      if (now > 1) this.busy.set(id, now - 1);
+      else this.busy.delete(id);
+    };
   }
 
   /** Starts a backup; its outcome is reported. */
@@ -92,7 +98,7 @@ export class Backups {
   }
 
   async remove(serverId: string, backupId: string): Promise<void> {
-    if (this.busy.get(serverId) === 'restore') throw new AgentError(422, 'INVALID_STATE', 'A restore of this server is under way; delete the backup once it is done.');
+    if ((this.busy.get(serverId) ?? 0) < 0) throw new AgentError(422, 'INVALID_STATE', 'A restore of this server is under way; delete the backup once it is done.');
     await this.store.remove(serverId, backupId);
   }
 }

@@ -1,0 +1,184 @@
+/**
+ * Backups of a server's files: the records and the rules here, the data on the server's node
+ * (src/agent/backups). Creating one checks the server's backup limit with the server's row locked,
+ * so concurrent requests cannot pass it; the node makes it in the background and reports progress
+ * and the outcome (NodeAgentService.applyEvents → `progress`), which reach subscribers of
+ * `serverBackups` through the console bus.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { LockMode } from '@mikro-orm/core';
+import type { ConsoleBus } from '../console/bus.js';
+import type { ConsoleEvent } from '../console/types.js';
+import { eventIterator } from '../console/iterator.js';
+import { Backup } from '../entities/Backup.js';
+import { Server } from '../entities/Server.js';
+import { AppError } from '../errors.js';
+import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
+import { demand } from '../permissions/policy.js';
+import type { BackupReport, RestoreReport } from '../shared/node-protocol.js';
+import { createBackupInput, restoreBackupInput } from '../validation/backups.js';
+import { parseId, parseInput } from '../validation/common.js';
+import type { Page, Paginated } from '../validation/pagination.js';
+import type { AccessService } from './access.service.js';
+import type { ActivityRecorder } from './activity.service.js';
+import { requireActor, type Actor } from './actor.js';
+
+
+export class BackupsService {
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly access: AccessService,
+    private readonly agents: AgentClient,
+    private readonly activity: ActivityRecorder,
+    private readonly bus: ConsoleBus,
+  ) {}
+
+  private get em() {
+    return this.orm.em;
+  }
+
+  /** The server (with its node) when the caller holds `key` on it. */
+  private async server(actor: Actor | null, serverId: string, key: Parameters<typeof demand>[1]): Promise<{ server: Server; actor: Actor }> {
+    const a = await this.access.resolve(actor, serverId);
+    demand(a, key);
+    const server = await this.em.findOneOrFail(Server, { id: a.serverId }, { populate: ['node'] });
+    return { server, actor: requireActor(actor) };
+  }
+
+  private async backup(actor: Actor | null, serverId: string, backupId: string, key: Parameters<typeof demand>[1]) {
+    const t = await this.server(actor, serverId, key);
+    const backup = await this.em.findOne(Backup, { id: parseId(backupId, 'Backup'), server: t.server.id });
+    if (!backup) throw AppError.notFound('Backup');
+    return { ...t, backup };
+  }
+
+  async list(actor: Actor | null, serverId: string, page: Page): Promise<Paginated<Backup>> {
+    const { server } = await this.server(actor, serverId, 'backup.read');
+    const [items, total] = await this.em.findAndCount(Backup, { server: server.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset });
+    return { items, meta: { total, page: page.page, limit: page.limit } };
+  }
+
+  async get(actor: Actor | null, serverId: string, backupId: string): Promise<Backup> {
+    return (await this.backup(actor, serverId, backupId, 'backup.read')).backup;
+  }
+
+  /** A new backup, `pending` until the node reports it done. 422 BACKUP_LIMIT at the server's limit. */
+  async create(actor: Actor | null, serverId: string, input: unknown): Promise<Backup> {
+    const { server, actor: a } = await this.server(actor, serverId, 'backup.create');
+    const data = parseInput(createBackupInput, input);
+    const backup = await this.em.transactional(async (em) => {
+      // the server's row lock makes the count and the insert one step for concurrent requests
+      const locked = await em.findOne(Server, { id: server.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      if (!locked) throw AppError.notFound('Server');
+      const kept = await em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
+      if (kept >= locked.backupLimit) {
+        throw new AppError('BACKUP_LIMIT', locked.backupLimit === 0 ? 'This server may not keep backups (its backup limit is 0).' : `This server keeps at most ${locked.backupLimit} backups: delete one first.`, { limit: locked.backupLimit });
+      }
+      const b = em.create(Backup, { server: locked, name: data.name ?? `Backup ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`, ignored: data.ignored ?? [], locked: data.locked ?? false });
+      await this.activity.record({ event: 'server:backup.create', serverId: server.id, actor: a, properties: { backupId: b.id, name: b.name } }, em);
+      return b;
+    });
+    try {
+      await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/backups`, { id: backup.id, ignored: backup.ignored });
+    } catch (err) {
+      await this.fail(backup.id, err instanceof AppError ? err.message : 'The node could not start the backup.');
+      throw err;
+    }
+    this.announce(server.id, backup);
+    return backup;
+  }
+
+  /** The backup as a `.tar.gz`, streamed from the node. */
+  async download(actor: Actor | null, serverId: string, backupId: string): Promise<{ response: NodeAnswer; backup: Backup }> {
+    const { server, backup, actor: a } = await this.backup(actor, serverId, backupId, 'backup.download');
+    if (backup.status !== 'completed') throw AppError.invalidState('Only a completed backup can be downloaded.');
+    const response = await this.agents.stream(server.node, 'GET', `/api/servers/${server.id}/backups/${backup.id}/download`);
+    await this.activity.record({ event: 'server:backup.download', serverId: server.id, actor: a, properties: { backupId: backup.id } });
+    return { response, backup };
+  }
+
+  /** Puts the backup back (the server must be offline); it is `restoring` until the node reports the end. */
+  async restore(actor: Actor | null, serverId: string, backupId: string, input: unknown): Promise<Backup> {
+    const { server, backup, actor: a } = await this.backup(actor, serverId, backupId, 'backup.restore');
+    const { truncate = false } = parseInput(restoreBackupInput, input ?? {});
+    if (backup.status !== 'completed') throw AppError.invalidState('Only a completed backup can be restored.');
+    if (server.status !== 'offline' && server.status !== 'install_failed') throw AppError.invalidState(`Stop the server before restoring a backup (it is ${server.status}).`);
+    await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/backups/${backup.id}/restore`, { truncate });
+    await this.em.nativeUpdate(Server, { id: server.id }, { status: 'restoring' });
+    await this.activity.record({ event: 'server:backup.restore', serverId: server.id, actor: a, properties: { backupId: backup.id, truncate } });
+    return backup;
+  }
+
+  async setLocked(actor: Actor | null, serverId: string, backupId: string, locked: boolean): Promise<Backup> {
+    const { server, backup, actor: a } = await this.backup(actor, serverId, backupId, 'backup.delete');
+    backup.locked = locked;
+    await this.activity.record({ event: locked ? 'server:backup.lock' : 'server:backup.unlock', serverId: server.id, actor: a, properties: { backupId: backup.id } }, this.em);
+    await this.em.flush();
+    this.announce(server.id, backup);
+    return backup;
+  }
+
+  /** Deletes a backup (not a locked one) on the node, then its record. */
+  async remove(actor: Actor | null, serverId: string, backupId: string): Promise<void> {
+    const { server, backup, actor: a } = await this.backup(actor, serverId, backupId, 'backup.delete');
+    if (backup.locked) throw AppError.invalidState('This backup is locked: unlock it first.');
+    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${backup.id}`);
+    await this.em.nativeDelete(Backup, { id: backup.id });
+    await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: a, properties: { backupId: backup.id, name: backup.name } });
+  }
+
+  /** New states of the server's backups (backup.read). */
+  async subscribe(actor: Actor | null, serverId: string): Promise<AsyncIterableIterator<Backup>> {
+    const { server } = await this.server(actor, serverId, 'backup.read');
+    const subscribe = async (push: (e: ConsoleEvent) => void) => {
+      const stop = await this.bus.subscribe(server.id, push);
+      return () => void stop().catch(() => undefined);
+    };
+    return eventIterator<Backup>(subscribe, (e) => (e.type === 'backup' ? reviveBackup(e.data as Backup) : undefined), 1000);
+  }
+
+  /** What the node reported about a backup (progress, the end) or a restore. */
+  async progress(report: BackupReport | RestoreReport): Promise<void> {
+    const em = this.em.fork();
+    const backup = await em.findOne(Backup, { id: report.backupId, server: report.serverId });
+    if (report.kind === 'restore') {
+      await em.nativeUpdate(Server, { id: report.serverId, status: 'restoring' }, { status: 'offline' });
+      const event = report.status === 'completed' ? 'server:backup.restore-complete' : 'server:backup.restore-fail';
+      await this.activity.record({ event, serverId: report.serverId, properties: { backupId: report.backupId, ...(report.error ? { error: report.error } : {}) } });
+      return;
+    }
+    if (!backup || backup.status !== 'pending') return;
+    backup.files = report.files;
+    backup.size = report.bytes;
+    if (report.status !== 'pending') {
+      backup.status = report.status;
+      backup.completedAt = new Date();
+      backup.sha256 = report.sha256 ?? null;
+      backup.error = report.error ?? null;
+      const event = report.status === 'completed' ? 'server:backup.complete' : 'server:backup.fail';
+      await this.activity.record({ event, serverId: report.serverId, properties: { backupId: backup.id, ...(report.error ? { error: report.error } : {}) } }, em);
+    }
+    await em.flush();
+    this.announce(report.serverId, backup);
+  }
+
+  private async fail(backupId: string, error: string): Promise<void> {
+    await this.em.fork().nativeUpdate(Backup, { id: backupId }, { status: 'failed', error, completedAt: new Date() });
+  }
+
+  private announce(serverId: string, backup: Backup): void {
+    void this.bus.publish(serverId, { type: 'backup', data: plain(backup) }).catch(() => undefined);
+  }
+}
+
+/** A backup as it travels on the bus (no entity references). */
+function plain(b: Backup): Backup {
+  const { server, ...rest } = b;
+  return { ...rest, serverId: server.id } as unknown as Backup;
+}
+
+const reviveBackup = (b: Backup): Backup => ({
+  ...b,
+  createdAt: new Date(b.createdAt),
+  completedAt: b.completedAt ? new Date(b.completedAt) : null,
+});
