@@ -1,6 +1,6 @@
 /** The GraphQL documents of the page and the shapes they return (schema.graphql at the repo root). */
 
-export type ServerStatus = 'installing' | 'install_failed' | 'offline' | 'starting' | 'running' | 'stopping';
+export type ServerStatus = 'installing' | 'install_failed' | 'offline' | 'starting' | 'running' | 'stopping' | 'restoring';
 
 export interface User {
   id: string;
@@ -115,7 +115,31 @@ export const STATUS_LABEL: Record<ServerStatus, string> = {
   starting: 'Starting',
   running: 'Running',
   stopping: 'Stopping',
+  restoring: 'Restoring a backup',
 };
+
+// ---- backups
+
+export interface Backup {
+  id: string;
+  name: string;
+  status: 'pending' | 'completed' | 'failed';
+  locked: boolean;
+  size: number;
+  files: number;
+  error: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+const BACKUP_FIELDS = 'id name status locked size files error createdAt completedAt';
+export const Q_BACKUPS = `query($serverId: ID!) { backups(serverId: $serverId, limit: 100) { total items { ${BACKUP_FIELDS} } } }`;
+export const S_BACKUPS = `subscription($serverId: ID!) { serverBackups(serverId: $serverId) { ${BACKUP_FIELDS} } }`;
+export const M_CREATE_BACKUP = `mutation($serverId: ID!, $input: CreateBackupInput) { createBackup(serverId: $serverId, input: $input) { ${BACKUP_FIELDS} } }`;
+export const M_RESTORE_BACKUP = `mutation($serverId: ID!, $backupId: ID!, $truncate: Boolean) { restoreBackup(serverId: $serverId, backupId: $backupId, truncate: $truncate) { ${BACKUP_FIELDS} } }`;
+export const M_LOCK_BACKUP = `mutation($serverId: ID!, $backupId: ID!) { lockBackup(serverId: $serverId, backupId: $backupId) { ${BACKUP_FIELDS} } }`;
+export const M_UNLOCK_BACKUP = `mutation($serverId: ID!, $backupId: ID!) { unlockBackup(serverId: $serverId, backupId: $backupId) { ${BACKUP_FIELDS} } }`;
+export const M_DELETE_BACKUP = `mutation($serverId: ID!, $backupId: ID!) { deleteBackup(serverId: $serverId, backupId: $backupId) }`;
 
 // ---- shared access and the activity log
 

@@ -7,9 +7,9 @@ export function can(permissions: readonly string[], key: string): boolean {
   return permissions.includes('*') || permissions.includes(key);
 }
 
-export type ServerTab = 'console' | 'files' | 'users' | 'activity';
+export type ServerTab = 'console' | 'files' | 'backups' | 'users' | 'activity';
 
-/** Console, Files, Users and Activity: each tab shown only to those whose keys allow it. */
+/** Console, Files, Backups, Users and Activity: each tab shown only to those whose keys allow it. */
 export function serverTabs(serverId: string, permissions: readonly string[], active: ServerTab): HTMLElement {
   const tab = (key: ServerTab, href: string, text: string) => {
     const a = link(href, text, { className: 'tab' });
@@ -25,6 +25,7 @@ export function serverTabs(serverId: string, permissions: readonly string[], act
       null,
       tab('console', base, 'Console'),
       can(permissions, 'file.read') ? tab('files', `${base}/files`, 'Files') : null,
+      can(permissions, 'backup.read') ? tab('backups', `${base}/backups`, 'Backups') : null,
       can(permissions, 'user.read') ? tab('users', `${base}/users`, 'Users') : null,
       can(permissions, 'activity.read') ? tab('activity', `${base}/activity`, 'Activity') : null,
     ),
