@@ -172,7 +172,7 @@ async function startLocalAgent(orm: MikroORM, masterKey: MasterKey, config: Conf
     serverPidsMax: config.serverPidsMax,
   }).catch((err: NodeJS.ErrnoException) => {
     throw err.code === 'EADDRINUSE'
-      ? new Error(`AGENT_PORT ${config.agentPort} or SFTP_PORT ${config.sftpPort} is already in use: set them to free ports, or LOCAL_AGENT=false to run without the local node agent`)
+      ? new Error(`AGENT_PORT ${config.agentPort} is already in use: set AGENT_PORT to a free port, or LOCAL_AGENT=false to run without the local node agent`)
       : err;
   });
   if (agent.port !== node.port) {

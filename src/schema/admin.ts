@@ -8,6 +8,7 @@ export class ServerStatusCounts {
   @Field(() => Int) starting!: number;
   @Field(() => Int) running!: number;
   @Field(() => Int) stopping!: number;
+  @Field(() => Int) restoring!: number;
 }
 
 @ObjectType('ServerCounts', { simpleResolvers: true })

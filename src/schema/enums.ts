@@ -14,6 +14,7 @@ export const ServerStatus = {
   starting: 'starting',
   running: 'running',
   stopping: 'stopping',
+  restoring: 'restoring',
 } as const;
 registerEnumType(ServerStatus, { name: 'ServerStatus', description: 'Lifecycle state of a server.' });
 

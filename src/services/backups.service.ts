@@ -65,7 +65,29 @@ export class BackupsService {
   /** A new backup, `pending` until the node reports it done. 422 BACKUP_LIMIT at the server's limit. */
   async create(actor: Actor | null, serverId: string, input: unknown): Promise<Backup> {
     const { server, actor: a } = await this.server(actor, serverId, 'backup.create');
-    const data = parseInput(createBackupInput, input);
+    return this.start(server, parseInput(createBackupInput, input), a);
+  }
+
+  /**
+   * A backup a schedule makes (no caller to check): at the server's limit, the oldest unlocked
+   * completed backup is deleted first to make room; a locked one is never rotated out.
+   */
+  async createRotating(serverId: string, name: string): Promise<Backup> {
+    const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node'] });
+    if (!server) throw AppError.notFound('Server');
+    const kept = await this.em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
+    if (server.backupLimit > 0 && kept >= server.backupLimit) {
+      const oldest = await this.em.findOne(Backup, { server: server.id, locked: false, status: 'completed' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
+      if (oldest) {
+        await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`);
+        await this.em.nativeDelete(Backup, { id: oldest.id });
+        await this.activity.record({ event: 'server:backup.delete', serverId: server.id, properties: { backupId: oldest.id, name: oldest.name, rotated: true } });
+      }
+    }
+    return this.start(server, { name }, null);
+  }
+
+  private async start(server: Server, data: { name?: string | undefined; ignored?: string[] | undefined; locked?: boolean | undefined }, a: Actor | null): Promise<Backup> {
     const backup = await this.em.transactional(async (em) => {
       // the server's row lock makes the count and the insert one step for concurrent requests
       const locked = await em.findOne(Server, { id: server.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });

@@ -57,6 +57,7 @@ export async function startAgentProcess(uid: number, env: Record<string, string>
         NODE_ID: nodeId,
         NODE_TOKEN: nodeToken,
         AGENT_PORT: '0',
+        SFTP_PORT: '0',
         AGENT_HOST: '127.0.0.1',
         DATA_DIR: dataDir,
         STOP_GRACE_SECONDS: '2',

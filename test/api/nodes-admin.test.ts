@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => p?.stop());
 
-const NODE_KEYS = ['id', 'name', 'fqdn', 'port', 'scheme', 'memory', 'disk', 'cpuCores', 'status', 'lastSeenAt', 'allocated', 'createdAt', 'updatedAt'].sort();
+const NODE_KEYS = ['id', 'name', 'fqdn', 'port', 'scheme', 'memory', 'disk', 'cpuCores', 'status', 'lastSeenAt', 'sftpPort', 'sftpFingerprint', 'allocated', 'createdAt', 'updatedAt'].sort();
 
 describe('nodes', () => {
   test('POST /nodes registers a node with defaults and returns its token once', async () => {
@@ -37,6 +37,8 @@ describe('nodes', () => {
       cpuCores: null,
       status: 'offline',
       lastSeenAt: null,
+      sftpPort: null,
+      sftpFingerprint: null,
       allocated: { memory: 0, disk: 0 },
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -208,7 +210,7 @@ describe('admin', () => {
     const before = (await p.request('GET', '/api/v1/admin/stats', { token: admin.token })).body.data;
     expect(before).toEqual({
       users: expect.any(Number),
-      servers: { total: expect.any(Number), byStatus: { installing: expect.any(Number), install_failed: expect.any(Number), offline: expect.any(Number), starting: expect.any(Number), running: expect.any(Number), stopping: expect.any(Number) } },
+      servers: { total: expect.any(Number), byStatus: { installing: expect.any(Number), install_failed: expect.any(Number), offline: expect.any(Number), starting: expect.any(Number), running: expect.any(Number), stopping: expect.any(Number), restoring: expect.any(Number) } },
       nodes: { total: expect.any(Number), online: expect.any(Number) },
       blueprints: BUILTIN_BLUEPRINTS.length,
       memory: { allocated: expect.any(Number), total: expect.any(Number) },

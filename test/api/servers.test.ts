@@ -54,6 +54,7 @@ describe('POST /servers', () => {
       memory: 256,
       cpu: 100,
       disk: 512,
+      backupLimit: 5,
       status: 'offline', // shell-command has no install script
       variables: { COMMAND: bp['shell-command'].variables[0].default },
       autoRestart: true,

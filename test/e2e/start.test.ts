@@ -60,6 +60,7 @@ async function freshStart(prefix: string) {
     HOST: '127.0.0.1',
     EMBEDDED_PG_PORT: String(await freePort()),
     AGENT_PORT: String(await freePort()),
+    SFTP_PORT: String(await freePort()),
     LOG_LEVEL: 'warn',
   };
   return { dataDir, env };

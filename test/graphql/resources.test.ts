@@ -202,7 +202,7 @@ describe('admin', () => {
 
   test('adminStats: the same figures as REST; users FORBIDDEN', async () => {
     expectGqlError(await gql(p, '{ adminStats { users } }', undefined, { token: owner.token }), 'FORBIDDEN');
-    const Q = '{ adminStats { users blueprints servers { total byStatus { installing install_failed offline starting running stopping } } nodes { total online } memory { allocated total } disk { allocated total } } }';
+    const Q = '{ adminStats { users blueprints servers { total byStatus { installing install_failed offline starting running stopping restoring } } nodes { total online } memory { allocated total } disk { allocated total } } }';
     const g = expectData(await gql(p, Q, undefined, { token: admin })).adminStats;
     const rest = await p.request('GET', '/api/v1/admin/stats', { token: admin });
     expect(g).toEqual(rest.body.data);

@@ -20,6 +20,15 @@ test('AGENT_PORT already in use: a clear error naming the setting', async () => 
   }
 });
 
+test('SFTP_PORT already in use: a clear error naming the setting', async () => {
+  const busy = await occupy();
+  try {
+    await expect(startTestPlatform({ localAgent: true, agentPort: 0, sftpPort: busy.port })).rejects.toThrow(/SFTP_PORT \d+ is already in use: set SFTP_PORT to a free port/);
+  } finally {
+    busy.close();
+  }
+});
+
 test('PORT already in use: a clear error naming the setting', async () => {
   const busy = await occupy();
   try {

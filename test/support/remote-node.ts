@@ -16,7 +16,7 @@ export async function startRemoteNode(
   });
   if (reg.status !== 201) throw new Error(`node registration failed: ${reg.status} ${reg.text}`);
   const nodeId: string = reg.body.data.id;
-  const agent = await startAgent({ panelUrl: p.url, nodeId, nodeToken: reg.body.data.token, port: 0, host: '127.0.0.1', dataDir, stopGraceSeconds: 2, ...extra });
+  const agent = await startAgent({ panelUrl: p.url, nodeId, nodeToken: reg.body.data.token, port: 0, sftpPort: 0, host: '127.0.0.1', dataDir, stopGraceSeconds: 2, ...extra });
   // the agent picked a free port: record it so that the panel reaches it
   await p.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
   return { nodeId, agent };

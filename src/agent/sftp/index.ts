@@ -44,7 +44,9 @@ export async function startSftp(settings: SftpSettings, paths: AgentPaths, files
       }
     },
   });
-  const port = await server.listen();
+  const port = await server.listen().catch((err: NodeJS.ErrnoException) => {
+    throw err.code === 'EADDRINUSE' ? new Error(`SFTP_PORT ${settings.port} is already in use: set SFTP_PORT to a free port (0 picks one)`) : err;
+  });
   disposers.add('SFTP server', () => server.close());
   log.info({ port, fingerprint: hostKey.fingerprint }, 'SFTP server listening');
   return { server, info: { port, fingerprint: hostKey.fingerprint } };
