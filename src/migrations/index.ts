@@ -3,10 +3,12 @@ import type { Migration } from '@mikro-orm/migrations';
 import { Migration20261123000000Initial } from './Migration20261123000000Initial.js';
 import { Migration20261124000000SpecRevision } from './Migration20261124000000SpecRevision.js';
 import { Migration20261125000000SharedAccess } from './Migration20261125000000SharedAccess.js';
+import { Migration20261126000000Schedules } from './Migration20261126000000Schedules.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
 export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261123000000Initial', class: Migration20261123000000Initial },
   { name: 'Migration20261124000000SpecRevision', class: Migration20261124000000SpecRevision },
   { name: 'Migration20261125000000SharedAccess', class: Migration20261125000000SharedAccess },
+  { name: 'Migration20261126000000Schedules', class: Migration20261126000000Schedules },
 ];
