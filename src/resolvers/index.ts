@@ -13,5 +13,6 @@ import { PowerResolver } from './power.resolver.js';
 import { ConsoleResolver } from './console.resolver.js';
 import { AccessResolver } from './access.resolver.js';
 import { FilesResolver } from './files.resolver.js';
+import { SchedulesResolver } from './schedules.resolver.js';
 
-export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver] as const;
+export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver, SchedulesResolver] as const;

@@ -2,6 +2,8 @@
  * The JSON shapes of REST responses. Each presenter returns the type of its schema in
  * src/openapi/responses.ts (the OpenAPI document), so the two cannot drift apart without `tsc` noticing.
  */
+import type { ScheduleOut, ScheduleRunOut } from '../openapi/responses.js';
+import type { ScheduleRunView, ScheduleView } from '../services/schedules.service.js';
 import type { ActivityOut, ApiTokenOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ServerOut, SubuserOut, UserOut } from '../openapi/responses.js';
 import type { ActivityEntry } from '../services/activity.service.js';
 import type { SubuserView } from '../services/subusers.service.js';
@@ -113,4 +115,28 @@ export const presentActivity = (a: ActivityEntry): ActivityOut => ({
   ip: a.ip,
   properties: a.properties,
   createdAt: a.createdAt,
+});
+
+export const presentSchedule = (s: ScheduleView): ScheduleOut => ({
+  id: s.id,
+  serverId: s.serverId,
+  name: s.name,
+  cron: s.cron,
+  timezone: s.timezone,
+  enabled: s.enabled,
+  onlyWhenOnline: s.onlyWhenOnline,
+  tasks: s.tasks.map((t) => ({ sequence: t.sequence, action: t.action, payload: t.payload, offsetSeconds: t.offsetSeconds, continueOnFailure: t.continueOnFailure })),
+  lastRunAt: s.lastRunAt,
+  nextRunAt: s.nextRunAt,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
+
+export const presentScheduleRun = (r: ScheduleRunView): ScheduleRunOut => ({
+  id: r.id,
+  trigger: r.trigger,
+  status: r.status,
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt,
+  tasks: r.tasks.map((t) => ({ sequence: t.sequence, status: t.status, error: t.error })),
 });

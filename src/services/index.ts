@@ -20,6 +20,9 @@ import { AccessService } from './access.service.js';
 import { ActivityService } from './activity.service.js';
 import { SubusersService } from './subusers.service.js';
 import { FilesService } from './files.service.js';
+import { SchedulesService } from './schedules.service.js';
+import { ScheduleRunner, type RunnerClock } from '../schedules/runner.js';
+import { taskPerformer } from '../schedules/tasks.js';
 
 /** The domain layer: REST routes and GraphQL resolvers call these and nothing below them. */
 export interface Services {
@@ -37,13 +40,16 @@ export interface Services {
   subusers: SubusersService;
   files: FilesService;
   activity: ActivityService;
+  schedules: SchedulesService;
+  /** Claims and executes due schedule runs (started by the platform). */
+  scheduleRunner: ScheduleRunner;
   /** Rows by id in batches (GraphQL relations). */
   lookup: LookupService;
   /** Transport to node agents (used by the agent routes to verify signatures). */
   agents: AgentClient;
 }
 
-export function createServices(orm: MikroORM, config: Config, masterKey: MasterKey, bus: ConsoleBus = new LocalBus()): Services {
+export function createServices(orm: MikroORM, config: Config, masterKey: MasterKey, bus: ConsoleBus = new LocalBus(), clock: RunnerClock = {}): Services {
   const events = new ServerEvents();
   const agents = new AgentClient(orm, masterKey);
   // ServersService gets this: it pushes server specs to (and removes servers from) their node agent.
@@ -54,6 +60,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const power = new PowerService(orm, agents, config, events, servers, activity);
   const consoles = new ConsoleService(orm, power, servers, bus);
   const subusers = new SubusersService(orm, access, activity);
+  const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, () => orm.em), clock);
   // a subuser who lost rights is re-checked by every live subscription and console socket at once
   subusers.onAccessChanged(({ serverId, userId }) => {
     void consoles.accessChanged(serverId, userId).catch(() => undefined);
@@ -71,6 +78,8 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     console: consoles,
     subusers,
     activity,
+    schedules: new SchedulesService(orm, access, activity, scheduleRunner),
+    scheduleRunner,
     files: new FilesService(servers, agents, activity, config),
     nodeAgent: new NodeAgentService(orm, events, provisioner, activity),
     events,
