@@ -9,6 +9,7 @@ import { ScheduleRunner } from '../../src/schedules/runner.js';
 import { taskPerformer } from '../../src/schedules/tasks.js';
 import { blueprintsByKey, createNode, expectError, expectFieldError, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { gql } from '../graphql/gql.js';
 import { until } from '../support/wait.js';
 
 let p: TestPlatform;
@@ -272,4 +273,23 @@ test('a schedule whose server is deleted during a run: the runner goes on with t
   await next.tick();
   await next.idle();
   expect((await p.request('GET', S(running, `/${other.id}/runs`), { token: owner.token })).body.meta.total).toBe(2);
+});
+
+test('GraphQL: the same operations, the same validation', async () => {
+  const created = await gql(p, 'mutation($id: ID!) { createSchedule(serverId: $id, input: { name: "gql", cron: "0 3 * * SUN", timezone: "America/New_York", tasks: [{ action: "command", payload: { command: "hi" }, offsetSeconds: 5 }] }) { id cron timezone nextRunAt tasks { sequence action payload offsetSeconds continueOnFailure } } }', { id: idle }, { token: owner.token });
+  expect(created.body.errors).toBeUndefined();
+  const s = created.body.data.createSchedule;
+  expect(s.tasks).toEqual([{ sequence: 1, action: 'command', payload: { command: 'hi' }, offsetSeconds: 5, continueOnFailure: false }]);
+  expect(localTime(s.nextRunAt, 'America/New_York')).toBe('03:00');
+  const bad = await gql(p, 'mutation($id: ID!) { createSchedule(serverId: $id, input: { name: "gql", cron: "* * * * * *", tasks: [{ action: "backup" }] }) { id } }', { id: idle }, { token: owner.token });
+  expect(bad.body.errors?.[0]?.extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: { cron: expect.any(String) } } });
+  const run = await gql(p, 'mutation($id: ID!, $s: ID!) { runSchedule(serverId: $id, scheduleId: $s) { id trigger status } }', { id: idle, s: s.id }, { token: owner.token });
+  expect(run.body.data.runSchedule).toMatchObject({ trigger: 'manual', status: 'running' });
+  await p.services.scheduleRunner.idle();
+  const runs = await gql(p, 'query($id: ID!, $s: ID!) { scheduleRuns(serverId: $id, scheduleId: $s) { total items { status tasks { sequence status error } } } }', { id: idle, s: s.id }, { token: owner.token });
+  expect(runs.body.data.scheduleRuns).toEqual({ total: 1, items: [{ status: 'failed', tasks: [{ sequence: 1, status: 'failed', error: expect.stringMatching(/^INVALID_STATE: /) }] }] });
+  const updated = await gql(p, 'mutation($id: ID!, $s: ID!) { updateSchedule(serverId: $id, scheduleId: $s, input: { enabled: false }) { enabled nextRunAt } }', { id: idle, s: s.id }, { token: owner.token });
+  expect(updated.body.data.updateSchedule).toEqual({ enabled: false, nextRunAt: null });
+  expect((await gql(p, 'mutation($id: ID!, $s: ID!) { deleteSchedule(serverId: $id, scheduleId: $s) }', { id: idle, s: s.id }, { token: owner.token })).body.data.deleteSchedule).toBe(true);
+  expect((await gql(p, 'query($id: ID!) { schedules(serverId: $id, limit: 100) { items { id } } }', { id: idle }, { token: owner.token })).body.data.schedules.items.map((x: any) => x.id)).not.toContain(s.id);
 });
