@@ -27,6 +27,7 @@ import { serversRoutes } from './rest/servers.routes.js';
 import { agentRoutes } from './rest/agent.routes.js';
 import type { SharedNonces } from './http/node-auth.js';
 import { sharedAccessRoutes } from './rest/shared-access.routes.js';
+import { schedulesRoutes } from './rest/schedules.routes.js';
 import { fileRoutes, fileWriteRoutes } from './rest/files.routes.js';
 import { backupRoutes } from './rest/backups.routes.js';
 import { powerRoutes } from './rest/power.routes.js';
@@ -113,6 +114,7 @@ export function createApp(deps: AppDeps): Express {
   api.use('/admin', adminRoutes(services));
   api.use(powerRoutes(services));
   api.use(sharedAccessRoutes(services));
+  api.use(schedulesRoutes(services));
   api.use(fileRoutes(services));
   api.use(backupRoutes(services));
   api.use(apiNotFound);

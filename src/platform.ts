@@ -132,6 +132,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     sweeper.unref();
     disposers.add('offline sweeper', () => clearInterval(sweeper));
     disposers.add('activity pruning', services.activity.startPruning(config.activityRetentionDays));
+    if (config.scheduleTickMs > 0) disposers.add('schedule runner', services.scheduleRunner.start(config.scheduleTickMs));
     const agent = config.localAgent ? await startLocalAgent(orm, masterKey, config, addr.port) : null;
     if (agent) disposers.add('local node agent', () => agent.close());
     return {

@@ -5,6 +5,7 @@ import { Migration20261124000000SpecRevision } from './Migration20261124000000Sp
 import { Migration20261125000000SharedAccess } from './Migration20261125000000SharedAccess.js';
 import { Migration20261125100000Sftp } from './Migration20261125100000Sftp.js';
 import { Migration20261125110000Backups } from './Migration20261125110000Backups.js';
+import { Migration20261126000000Schedules } from './Migration20261126000000Schedules.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
 export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
@@ -13,4 +14,5 @@ export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261125000000SharedAccess', class: Migration20261125000000SharedAccess },
   { name: 'Migration20261125100000Sftp', class: Migration20261125100000Sftp },
   { name: 'Migration20261125110000Backups', class: Migration20261125110000Backups },
+  { name: 'Migration20261126000000Schedules', class: Migration20261126000000Schedules },
 ];

@@ -23,6 +23,7 @@ import { createServerInput, deleteServerQuery, serverListQuery, updateServerInpu
 import { activityFilter } from '../validation/activity.js';
 import { createSubuserInput, updateSubuserInput } from '../validation/subusers.js';
 import { createBackupInput, restoreBackupInput } from '../validation/backups.js';
+import { createScheduleInput, updateScheduleInput } from '../validation/schedules.js';
 import { chmodInput as chmodFileInput, compressInput as compressFilesInput, decompressInput as decompressFileInput, deleteInput as deleteFilesInput, listQuery as listFilesQuery, pathInput as filePathInput, renameInput as renameFileInput, searchQuery as searchFilesQuery } from '../validation/files.js';
 import {
   ApiTokenSchema,
@@ -45,6 +46,8 @@ import {
   PermissionSchema,
   ServerSchema,
   SubuserSchema,
+  ScheduleSchema,
+  ScheduleRunSchema,
   FileEntrySchema,
   SftpDetailsSchema,
   BackupSchema,
@@ -65,6 +68,7 @@ const TAGS = [
   { name: 'Power', description: 'Power actions and console tokens: these reach the node agent (422 NODE_UNAVAILABLE when it cannot be reached).' },
   { name: 'Shared access', description: 'Subusers: accounts a server is shared with, each with the permission keys granted and optional folder scopes.' },
   { name: 'Activity', description: 'The activity log: who did what, when, from where. Entries are never changed; they are pruned after ACTIVITY_RETENTION_DAYS.' },
+  { name: 'Schedules', description: 'Cron schedules of a server: five-field expressions in an IANA time zone, tasks run in order, and the history of runs. Each due run is claimed by one panel instance only.' },
   { name: 'Files', description: 'A server\'s files, worked on by its node as the server\'s own user: nothing outside the server\'s directory can be reached, through `..` or symlinks.' },
   { name: 'Nodes', description: 'Machines that host servers (administrators only).' },
   { name: 'Blueprints', description: 'Templates for servers (every signed-in user may read them).' },
@@ -127,8 +131,40 @@ const SECURITY: Record<Auth, RouteConfig['security']> = {
 };
 
 const idParam = (what: string) => z.object({ id: z.uuid().meta({ description: `${what} id (anything but a UUID is a 404).` }) });
-const subuserParam = z.object({ userId: z.uuid().meta({ description: 'The subuser\'s account id (anything but a UUID is a 404).' }) });
 const listQuery = (extra?: z.ZodObject) => (extra ? paginationQuery.extend(extra.shape) : paginationQuery);
+const scheduleParam = z.object({ scheduleId: z.uuid().meta({ description: 'Schedule id (anything but a UUID is a 404).' }) });
+const scheduleErrors = (key: string, extra: Partial<Record<Status, string>> = {}): Partial<Record<Status, string>> => ({
+  401: '',
+  403: `FORBIDDEN: you lack \`${key}\` on this server.`,
+  404: 'NOT_FOUND: no such server, or no such schedule on it.',
+  ...extra,
+});
+const SCHEDULE_BODY_ERRORS = 'VALIDATION_ERROR: `fields.cron` (not five valid fields; a seconds field is refused), `fields.timezone` (not an IANA name), `fields.name`, or `fields.tasks…` (1..10 tasks; `offsetSeconds` 0..900; `command` needs `payload.command`, one line; `power` needs `payload.action`).';
+const SCHEDULE_OPERATIONS: Operation[] = [
+  { method: 'get', path: '/servers/{id}/schedules', operationId: 'listSchedules', tag: 'Schedules', summary: 'List a server\'s schedules', description: 'Needs `schedule.read`. Oldest first.', auth: 'user', pathId: 'Server', query: listQuery(), success: { status: 200, description: 'A page of schedules.', schema: listEnvelope(ScheduleSchema) }, errors: scheduleErrors('schedule.read', { 422: 'VALIDATION_ERROR: bad `page` or `limit`.' }) },
+  {
+    method: 'post', path: '/servers/{id}/schedules', operationId: 'createSchedule', tag: 'Schedules', summary: 'Create a schedule',
+    description: 'Needs `schedule.create`. `cron` has five fields (minute hour day-of-month month day-of-week; lists, ranges, steps, names), read in `timezone` (default UTC). Across a DST change a time that does not exist runs at the first valid instant after the gap and a time that happens twice runs once, for expressions whose minute and hour hold no wildcard or step; with a wildcard or step they follow the real clock. Tasks (1..10) run in list order; `sequence` is the position. `backup` tasks are accepted but fail when run: backups are not available on this panel yet.',
+    auth: 'user', pathId: 'Server', body: createScheduleInput, success: { status: 201, description: 'The new schedule, with `nextRunAt` (null when disabled).', schema: envelope(ScheduleSchema) },
+    errors: scheduleErrors('schedule.create', { 400: '', 422: SCHEDULE_BODY_ERRORS }),
+  },
+  { method: 'get', path: '/servers/{id}/schedules/{scheduleId}', operationId: 'getSchedule', tag: 'Schedules', summary: 'Get a schedule', description: 'Needs `schedule.read`.', auth: 'user', pathId: 'Server', params: scheduleParam, success: { status: 200, description: 'The schedule.', schema: envelope(ScheduleSchema) }, errors: scheduleErrors('schedule.read') },
+  {
+    method: 'patch', path: '/servers/{id}/schedules/{scheduleId}', operationId: 'updateSchedule', tag: 'Schedules', summary: 'Change a schedule',
+    description: 'Needs `schedule.update`. Fields given replace the old ones (`tasks` as a whole list). A change of `cron`, `timezone` or `enabled` computes `nextRunAt` again from now.',
+    auth: 'user', pathId: 'Server', params: scheduleParam, body: updateScheduleInput, success: { status: 200, description: 'The schedule.', schema: envelope(ScheduleSchema) },
+    errors: scheduleErrors('schedule.update', { 400: '', 422: SCHEDULE_BODY_ERRORS }),
+  },
+  { method: 'delete', path: '/servers/{id}/schedules/{scheduleId}', operationId: 'deleteSchedule', tag: 'Schedules', summary: 'Delete a schedule', description: 'Needs `schedule.delete`. Its history of runs goes with it.', auth: 'user', pathId: 'Server', params: scheduleParam, success: { status: 204, description: 'Deleted.' }, errors: scheduleErrors('schedule.delete') },
+  {
+    method: 'post', path: '/servers/{id}/schedules/{scheduleId}/run', operationId: 'runSchedule', tag: 'Schedules', summary: 'Run a schedule now',
+    description: 'Needs `schedule.update`. Starts a run at once, enabled or not (`nextRunAt` does not move), and answers before its tasks are done: follow it in `GET …/runs`.',
+    auth: 'user', pathId: 'Server', params: scheduleParam, success: { status: 201, description: 'The run just started (`status: running`); its tasks go on after this answer.', schema: envelope(ScheduleRunSchema) }, errors: scheduleErrors('schedule.update'),
+  },
+  { method: 'get', path: '/servers/{id}/schedules/{scheduleId}/runs', operationId: 'listScheduleRuns', tag: 'Schedules', summary: 'A schedule\'s runs', description: 'Needs `schedule.read`. Newest first.', auth: 'user', pathId: 'Server', params: scheduleParam, query: listQuery(), success: { status: 200, description: 'A page of runs.', schema: listEnvelope(ScheduleRunSchema) }, errors: scheduleErrors('schedule.read', { 422: 'VALIDATION_ERROR: bad `page` or `limit`.' }) },
+];
+
+const subuserParam = z.object({ userId: z.uuid().meta({ description: 'The subuser\'s account id (anything but a UUID is a 404).' }) });
 
 const fileErrors = (key: string, extra: Partial<Record<Status, string>> = {}): Partial<Record<Status, string>> => ({
   401: '',
@@ -517,6 +553,8 @@ const OPERATIONS: Operation[] = [
     success: { status: 200, description: 'A page of entries.', schema: listEnvelope(ActivitySchema) },
     errors: { 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR: bad filter, `page` or `limit`.' },
   },
+  // --- schedules
+  ...SCHEDULE_OPERATIONS,
   // --- files
   ...FILE_OPERATIONS,
   ...BACKUP_OPERATIONS,
@@ -672,6 +710,8 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [createNodeInput, createNodeInput.meta({ id: 'CreateNodeInput' })],
   [createSubuserInput, createSubuserInput.meta({ id: 'CreateSubuserInput' })],
   [updateSubuserInput, updateSubuserInput.meta({ id: 'UpdateSubuserInput' })],
+  [createScheduleInput, createScheduleInput.meta({ id: 'CreateScheduleInput' })],
+  [updateScheduleInput, updateScheduleInput.meta({ id: 'UpdateScheduleInput' })],
   [renameFileInput, renameFileInput.meta({ id: 'RenameFileInput' })],
   [filePathInput, filePathInput.meta({ id: 'FilePathInput' })],
   [deleteFilesInput, deleteFilesInput.meta({ id: 'DeleteFilesInput' })],

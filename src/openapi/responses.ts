@@ -272,6 +272,52 @@ export const ActivitySchema = z
   })
   .meta({ id: 'Activity', description: 'An entry of the activity log.' });
 
+export const ScheduleTaskSchema = z
+  .object({
+    sequence: int().min(1).max(10).meta({ description: 'Position in the list, from 1: tasks run in this order.' }),
+    action: z.enum(['command', 'power', 'backup']),
+    payload: z.record(z.string(), z.unknown()).meta({ description: '`command`: `{ command }`; `power`: `{ action }` (start, stop, restart, kill); `backup`: `{}`.', example: { command: 'say restarting in 5 minutes' } }),
+    offsetSeconds: int().min(0).max(900).meta({ description: 'Seconds waited after the previous task (the first task: after the run starts).' }),
+    continueOnFailure: z.boolean().meta({ description: 'Whether the next tasks run when this one fails.' }),
+  })
+  .meta({ id: 'ScheduleTask', description: 'One step of a schedule.' });
+
+export const ScheduleSchema = z
+  .object({
+    id: id('Schedule id.'),
+    serverId: id('The server.'),
+    name: z.string().meta({ example: 'Nightly restart' }),
+    cron: z.string().meta({ description: 'Five fields: minute hour day-of-month month day-of-week.', example: '30 4 * * *' }),
+    timezone: z.string().meta({ description: 'IANA time zone the expression is read in.', example: 'Europe/Berlin' }),
+    enabled: z.boolean(),
+    onlyWhenOnline: z.boolean().meta({ description: 'Runs are skipped (and recorded) while the server is not running.' }),
+    tasks: z.array(ScheduleTaskSchema),
+    lastRunAt: timestamp('When it last ran (by cron or by hand); null if never.').nullable(),
+    nextRunAt: timestamp('The next run due by cron; null while disabled.').nullable(),
+    createdAt: timestamp(),
+    updatedAt: timestamp(),
+  })
+  .meta({ id: 'Schedule', description: 'A cron schedule of a server and the tasks it runs.' });
+
+const runTaskStatus = z.enum(['pending', 'running', 'completed', 'failed', 'skipped']);
+
+export const ScheduleRunSchema = z
+  .object({
+    id: id('Run id.'),
+    trigger: z.enum(['cron', 'manual']),
+    status: z.enum(['running', 'completed', 'failed', 'skipped']).meta({ description: '`failed` when a task failed; `skipped`: missed by more than 60 s, or the server was not running (onlyWhenOnline).' }),
+    startedAt: timestamp(),
+    finishedAt: timestamp('Null while running.').nullable(),
+    tasks: z.array(
+      z.object({
+        sequence: int().min(1),
+        status: runTaskStatus,
+        error: z.string().nullable().meta({ description: 'Why it failed or was skipped.', example: 'NODE_UNAVAILABLE: The node hosting this server cannot be reached right now.' }),
+      }),
+    ),
+  })
+  .meta({ id: 'ScheduleRun', description: 'One run of a schedule and how each task went.' });
+
 export const FileEntrySchema = z
   .object({
     name: z.string().meta({ example: 'config.yml' }),
@@ -391,6 +437,8 @@ export type PermissionOut = z.infer<typeof PermissionSchema>;
 export type SubuserOut = z.infer<typeof SubuserSchema>;
 export type BackupOut = z.infer<typeof BackupSchema>;
 export type ActivityOut = z.infer<typeof ActivitySchema>;
+export type ScheduleOut = z.infer<typeof ScheduleSchema>;
+export type ScheduleRunOut = z.infer<typeof ScheduleRunSchema>;
 export type NodeOut = z.infer<typeof NodeSchema>;
 export type NodeChoiceOut = z.infer<typeof NodeChoiceSchema>;
 export type BlueprintOut = z.infer<typeof BlueprintSchema>;

@@ -14,5 +14,6 @@ import { ConsoleResolver } from './console.resolver.js';
 import { AccessResolver } from './access.resolver.js';
 import { BackupsResolver } from './backups.resolver.js';
 import { FilesResolver } from './files.resolver.js';
+import { SchedulesResolver } from './schedules.resolver.js';
 
-export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver, BackupsResolver] as const;
+export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver, BackupsResolver, SchedulesResolver] as const;

@@ -3,7 +3,8 @@
  * src/openapi/responses.ts (the OpenAPI document), so the two cannot drift apart without `tsc` noticing.
  */
 import type { Backup } from '../entities/Backup.js';
-import type { ActivityOut, ApiTokenOut, BackupOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ServerOut, SubuserOut, UserOut } from '../openapi/responses.js';
+import type { ActivityOut, ApiTokenOut, BackupOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ScheduleOut, ScheduleRunOut, ServerOut, SubuserOut, UserOut } from '../openapi/responses.js';
+import type { ScheduleRunView, ScheduleView } from '../services/schedules.service.js';
 import type { ActivityEntry } from '../services/activity.service.js';
 import type { SubuserView } from '../services/subusers.service.js';
 import type { ApiToken } from '../entities/ApiToken.js';
@@ -133,4 +134,28 @@ export const presentBackup = (b: Backup): BackupOut => ({
   error: b.error,
   createdAt: b.createdAt,
   completedAt: b.completedAt,
+});
+
+export const presentSchedule = (s: ScheduleView): ScheduleOut => ({
+  id: s.id,
+  serverId: s.serverId,
+  name: s.name,
+  cron: s.cron,
+  timezone: s.timezone,
+  enabled: s.enabled,
+  onlyWhenOnline: s.onlyWhenOnline,
+  tasks: s.tasks.map((t) => ({ sequence: t.sequence, action: t.action, payload: t.payload, offsetSeconds: t.offsetSeconds, continueOnFailure: t.continueOnFailure })),
+  lastRunAt: s.lastRunAt,
+  nextRunAt: s.nextRunAt,
+  createdAt: s.createdAt,
+  updatedAt: s.updatedAt,
+});
+
+export const presentScheduleRun = (r: ScheduleRunView): ScheduleRunOut => ({
+  id: r.id,
+  trigger: r.trigger,
+  status: r.status,
+  startedAt: r.startedAt,
+  finishedAt: r.finishedAt,
+  tasks: r.tasks.map((t) => ({ sequence: t.sequence, status: t.status, error: t.error })),
 });

@@ -22,6 +22,9 @@ import { SftpService } from './sftp.service.js';
 import { BackupsService } from './backups.service.js';
 import { SubusersService } from './subusers.service.js';
 import { FilesService } from './files.service.js';
+import { SchedulesService } from './schedules.service.js';
+import { ScheduleRunner, type RunnerClock } from '../schedules/runner.js';
+import { taskPerformer } from '../schedules/tasks.js';
 
 /** The domain layer: REST routes and GraphQL resolvers call these and nothing below them. */
 export interface Services {
@@ -39,6 +42,9 @@ export interface Services {
   subusers: SubusersService;
   files: FilesService;
   activity: ActivityService;
+  schedules: SchedulesService;
+  /** Claims and executes due schedule runs (started by the platform). */
+  scheduleRunner: ScheduleRunner;
   /** Rows by id in batches (GraphQL relations). */
   lookup: LookupService;
   /** Backups: records and rules here, the data on the nodes. */
@@ -49,7 +55,7 @@ export interface Services {
   agents: AgentClient;
 }
 
-export function createServices(orm: MikroORM, config: Config, masterKey: MasterKey, bus: ConsoleBus = new LocalBus()): Services {
+export function createServices(orm: MikroORM, config: Config, masterKey: MasterKey, bus: ConsoleBus = new LocalBus(), clock: RunnerClock = {}): Services {
   const events = new ServerEvents();
   const agents = new AgentClient(orm, masterKey);
   // ServersService gets this: it pushes server specs to (and removes servers from) their node agent.
@@ -70,6 +76,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const sftp = new SftpService(orm, auth, access, activity, agents);
   users.onPasswordChanged((userId) => sftp.endSessions(userId));
   const backups = new BackupsService(orm, access, agents, activity, bus);
+  const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, () => orm.em), clock);
   const nodeAgent = new NodeAgentService(orm, events, provisioner, activity);
   nodeAgent.onBackupReport((r) => backups.progress(r));
   return {
@@ -85,6 +92,8 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     console: consoles,
     subusers,
     activity,
+    schedules: new SchedulesService(orm, access, activity, scheduleRunner),
+    scheduleRunner,
     files: new FilesService(servers, agents, activity, config),
     nodeAgent,
     backups,

@@ -30,6 +30,12 @@ import type { ServerEvents } from './server-events.js';
 
 const powerInput = z.object({ action: z.enum(POWER_ACTIONS as [PowerAction, ...PowerAction[]], { message: 'must be start, stop, restart or kill' }) });
 
+/** Who an action is recorded for: the signed-in caller, or none (a schedule), with extra properties. */
+export interface ActedBy {
+  actor: Actor | null;
+  properties?: Record<string, unknown>;
+}
+
 export interface ConsoleTicket {
   token: string;
   socket: string;
@@ -65,6 +71,14 @@ export class PowerService {
     const { server, access } = await this.servers.access(actor, id);
     parseInput(powerInput, { action });
     demand(access, POWER_KEYS[action]);
+    return this.powerServer(server, action, { actor: requireActor(actor) });
+  }
+
+  /**
+   * A power action on a server already authorized (by power() or a schedule): asks its node, records
+   * the activity entry with `by` and keeps the recorded status in step with the node's answer.
+   */
+  async powerServer(server: Server, action: PowerAction, by: ActedBy): Promise<Server> {
     if (server.status === 'installing' && action !== 'kill') {
       throw AppError.invalidState('The server is still installing.');
     }
@@ -74,7 +88,7 @@ export class PowerService {
       `/api/servers/${server.id}/power`,
       { action },
     );
-    await this.activity.record({ event: `server:power.${action}`, serverId: server.id, actor: requireActor(actor) });
+    await this.activity.record({ event: `server:power.${action}`, serverId: server.id, actor: by.actor, ...(by.properties ? { properties: by.properties } : {}) });
     if (state?.status && state.status !== server.status) {
       server.status = state.status;
       // A kill answers once the process is gone: record how it ended now, not only when the event lands.
@@ -86,6 +100,12 @@ export class PowerService {
       this.events.publishStatus(server.id, server.status);
     }
     return server;
+  }
+
+  /** Writes one line to a server's console input through its node (a schedule's `command` task). */
+  async sendCommand(server: Server, command: string, by: ActedBy): Promise<void> {
+    await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/commands`, { command });
+    await this.activity.record({ event: 'server:console.command', serverId: server.id, actor: by.actor, properties: { ...by.properties, command } });
   }
 
   /** A short-lived JWT for the node's console channel, bound to this server and user, signed with Kc. */

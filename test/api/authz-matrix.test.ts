@@ -28,6 +28,8 @@ interface Call {
   backupId?: string;
   /** value for `:userId` */
   userId?: string;
+  /** value for `:scheduleId` */
+  scheduleId?: string;
   /** query string (without `?`) */
   query?: string;
   /** a raw body (sent as application/octet-stream) */
@@ -152,6 +154,14 @@ const ROWS: Row[] = [
   { method: 'POST', route: '/servers/:id/subusers', expect: [401, 404, 201, 201], call: async () => ({ body: { email: (await p.newUser('invited')).email, permissions: [] } }) },
   { method: 'PATCH', route: '/servers/:id/subusers/:userId', expect: [401, 404, 200, 200], call: async () => ({ userId: await newSubuser(), body: { permissions: ['websocket.connect'] } }) },
   { method: 'DELETE', route: '/servers/:id/subusers/:userId', expect: [401, 404, 204, 204], call: async () => ({ userId: await newSubuser() }) },
+  // --- schedules (the permission matrix of subusers: test/api/permission-matrix.test.ts)
+  { method: 'GET', route: '/servers/:id/schedules', expect: [401, 404, 200, 200] },
+  { method: 'POST', route: '/servers/:id/schedules', expect: [401, 404, 201, 201], call: () => ({ body: SCHEDULE }) },
+  { method: 'GET', route: '/servers/:id/schedules/:scheduleId', expect: [401, 404, 200, 200], call: async () => ({ scheduleId: await newSchedule() }) },
+  { method: 'PATCH', route: '/servers/:id/schedules/:scheduleId', expect: [401, 404, 200, 200], call: async () => ({ scheduleId: await newSchedule(), body: { enabled: false } }) },
+  { method: 'DELETE', route: '/servers/:id/schedules/:scheduleId', expect: [401, 404, 204, 204], call: async () => ({ scheduleId: await newSchedule() }) },
+  { method: 'POST', route: '/servers/:id/schedules/:scheduleId/run', expect: [401, 404, 201, 201], call: async () => ({ scheduleId: await newSchedule() }) },
+  { method: 'GET', route: '/servers/:id/schedules/:scheduleId/runs', expect: [401, 404, 200, 200], call: async () => ({ scheduleId: await newSchedule() }) },
   // --- files (owner and admin: past authorization; the answer depends on the files, and the server may be installing)
   { method: 'GET', route: '/servers/:id/files', expect: [401, 404, FILES, FILES], call: () => ({ query: 'path=/' }) },
   { method: 'GET', route: '/servers/:id/files/search', expect: [401, 404, FILES, FILES], call: () => ({ query: 'path=/&query=a' }) },
@@ -218,6 +228,15 @@ async function newSubuser(): Promise<string> {
   return u.user.id;
 }
 
+const SCHEDULE = { name: 'matrix', cron: '0 4 * * *', tasks: [{ action: 'backup' }] };
+
+/** A schedule of the matrix's server, made by its owner; its id. */
+async function newSchedule(): Promise<string> {
+  const r = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, { token: tokens.owner, body: SCHEDULE });
+  if (r.status !== 201) throw new Error(`schedule failed: ${r.text}`);
+  return r.body.data.id;
+}
+
 const key = (method: string, route: string) => `${method} ${route}`;
 
 test('every route of the REST router has a row in the matrix (and no row is stale)', () => {
@@ -235,7 +254,7 @@ describe.each(ROWS.map((r) => [key(r.method, r.route), r] as const))('%s', (_nam
   test.each(WHO.map((who, i) => [who, row.expect[i]!] as const))('as %s → %p', async (who, expected) => {
     const call = (await row.call?.(who)) ?? {};
     const id = call.id ?? serverId;
-    const path = '/api/v1' + row.route.replace(':id', id).replace(':userId', call.userId ?? '').replace(':backupId', call.backupId ?? '') + (call.query ? `?${call.query}` : '');
+    const path = '/api/v1' + row.route.replace(':id', id).replace(':userId', call.userId ?? '').replace(':backupId', call.backupId ?? '').replace(':scheduleId', call.scheduleId ?? '') + (call.query ? `?${call.query}` : '');
     const token = 'token' in call ? call.token : tokens[who];
     const r = await p.request(row.method, path, call.raw !== undefined ? { token, raw: call.raw, headers: { 'content-type': 'application/octet-stream' } } : { token, body: call.body ?? (['POST', 'PATCH'].includes(row.method) ? {} : undefined) });
     const allowed = Array.isArray(expected) ? expected : [expected];

@@ -139,6 +139,31 @@ test('bad input: names, patterns, a limit of 0, foreign ids', async () => {
   await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 5 } });
 });
 
+test('a schedule\'s backup task waits for its backup and, at the limit, rotates out the oldest unlocked one', async () => {
+  await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 2 } });
+  const locked = await p.request('POST', B(), { token: owner.token, body: { name: 'keep me', locked: true } });
+  const oldest = await p.request('POST', B(), { token: owner.token, body: { name: 'oldest' } });
+  await Promise.all([completed(locked.body.data.id), completed(oldest.body.data.id)]);
+  const s = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, { token: owner.token, body: { name: 'nightly backup', cron: '0 3 * * *', tasks: [{ action: 'backup' }, { action: 'command', payload: { command: 'after the backup' } }] } });
+  expect(s.status).toBe(201);
+  const run = await p.request('POST', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}/run`, { token: owner.token });
+  expect(run.status).toBe(201);
+  const runs = await until(async () => {
+    const r = (await p.request('GET', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}/runs`, { token: owner.token })).body.data;
+    return r[0]?.status !== 'running' ? r : null;
+  }, 30_000, 'the run');
+  // the backup task completed (the command task fails: the server is offline)
+  expect(runs[0].tasks[0]).toEqual({ sequence: 1, status: 'completed', error: null });
+  const names = (await p.request('GET', B('?limit=100'), { token: owner.token })).body.data.map((b: any) => `${b.name}:${b.status}`);
+  expect(names).toContain('keep me:completed');
+  expect(names.some((n: string) => n.startsWith('oldest'))).toBe(false);
+  expect(names.filter((n: string) => n.startsWith('Scheduled') && n.endsWith(':completed'))).toHaveLength(1);
+  const log = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:backup.delete`, { token: owner.token });
+  expect(log.body.data[0].properties).toMatchObject({ rotated: true, name: 'oldest' });
+  await p.request('POST', B(`/${locked.body.data.id}/unlock`), { token: owner.token });
+  await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 5 } });
+});
+
 test('deleting the server deletes its backups on the node', async () => {
   const r = await p.request('POST', B(), { token: owner.token, body: { name: 'last' } });
   await completed(r.body.data.id);

@@ -47,6 +47,15 @@ async function freshSubuser(): Promise<string> {
   return t.user.id;
 }
 
+const SCHEDULE = { name: 'matrix', cron: '0 4 * * *', tasks: [{ action: 'backup' }] };
+
+/** A schedule of the server, made by its owner, for the operation under test to read, change or delete. */
+async function freshSchedule(): Promise<string> {
+  const r = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, { token: owner.token, body: SCHEDULE });
+  if (r.status !== 201) throw new Error(r.text);
+  return r.body.data.id;
+}
+
 const rest = (method: string, path: string, body?: (() => Promise<unknown>) | unknown) => async (token: string) => {
   const b = typeof body === 'function' ? await (body as () => Promise<unknown>)() : body;
   return p.request(method, `/api/v1${path.replace(':id', serverId)}`, { token, ...(b !== undefined ? { body: b } : {}) });
@@ -91,6 +100,44 @@ const OPS: Op[] = [
     graphql: graph('mutation($id: ID!, $u: ID!) { deleteSubuser(serverId: $id, userId: $u) }', async () => ({ u: await freshSubuser() })),
   },
   { name: 'activity', key: 'activity.read', rest: rest('GET', '/servers/:id/activity'), graphql: graph('query($id: ID!) { serverActivity(serverId: $id) { total } }') },
+  // schedules
+  { name: 'list schedules', key: 'schedule.read', rest: rest('GET', '/servers/:id/schedules'), graphql: graph('query($id: ID!) { schedules(serverId: $id) { total } }') },
+  {
+    name: 'create a schedule',
+    key: 'schedule.create',
+    rest: rest('POST', '/servers/:id/schedules', SCHEDULE),
+    graphql: graph('mutation($id: ID!) { createSchedule(serverId: $id, input: { name: "m", cron: "0 4 * * *", tasks: [{ action: "backup" }] }) { id } }'),
+  },
+  {
+    name: 'get a schedule',
+    key: 'schedule.read',
+    rest: async (token) => rest('GET', `/servers/:id/schedules/${await freshSchedule()}`)(token),
+    graphql: graph('query($id: ID!, $s: ID!) { schedule(serverId: $id, scheduleId: $s) { id } }', async () => ({ s: await freshSchedule() })),
+  },
+  {
+    name: 'change a schedule',
+    key: 'schedule.update',
+    rest: async (token) => rest('PATCH', `/servers/:id/schedules/${await freshSchedule()}`, { enabled: false })(token),
+    graphql: graph('mutation($id: ID!, $s: ID!) { updateSchedule(serverId: $id, scheduleId: $s, input: { enabled: false }) { id } }', async () => ({ s: await freshSchedule() })),
+  },
+  {
+    name: 'delete a schedule',
+    key: 'schedule.delete',
+    rest: async (token) => rest('DELETE', `/servers/:id/schedules/${await freshSchedule()}`)(token),
+    graphql: graph('mutation($id: ID!, $s: ID!) { deleteSchedule(serverId: $id, scheduleId: $s) }', async () => ({ s: await freshSchedule() })),
+  },
+  {
+    name: 'run a schedule now',
+    key: 'schedule.update',
+    rest: async (token) => rest('POST', `/servers/:id/schedules/${await freshSchedule()}/run`)(token),
+    graphql: graph('mutation($id: ID!, $s: ID!) { runSchedule(serverId: $id, scheduleId: $s) { id } }', async () => ({ s: await freshSchedule() })),
+  },
+  {
+    name: 'schedule runs',
+    key: 'schedule.read',
+    rest: async (token) => rest('GET', `/servers/:id/schedules/${await freshSchedule()}/runs`)(token),
+    graphql: graph('query($id: ID!, $s: ID!) { scheduleRuns(serverId: $id, scheduleId: $s) { total } }', async () => ({ s: await freshSchedule() })),
+  },
   // files: the node is unreachable, so an operation let through answers 422 NODE_UNAVAILABLE
   { name: 'list files', key: 'file.read', rest: rest('GET', '/servers/:id/files?path=/'), graphql: graph('query($id: ID!) { files(serverId: $id, path: "/") { total } }') },
   // backups: the node is unreachable, so the one backup (made in beforeAll) failed; an operation let through answers 200 or 422

@@ -158,6 +158,29 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${other.user.id}`, { token: user.token }), 204, 'remove subuser');
   });
 
+  test('schedules', async () => {
+    const S = (sub = '') => `/api/v1/servers/${serverId}/schedules${sub}`;
+    const body = { name: 'Nightly', cron: '30 4 * * *', timezone: 'Europe/Berlin', tasks: [{ action: 'command', payload: { command: 'say hi' } }, { action: 'power', payload: { action: 'restart' }, offsetSeconds: 0, continueOnFailure: true }] };
+    const created = await p.request('POST', S(), { token: user.token, body });
+    expectStatus(created, 201, 'create schedule');
+    const id = created.body.data.id as string;
+    expectStatus(await p.request('POST', S(), { token: user.token, body: { ...body, cron: '* * * * * *' } }), 422, 'create schedule with seconds');
+    expectStatus(await p.request('POST', S(), { token: user.token, body: { ...body, timezone: 'Mars/Olympus' } }), 422, 'create schedule with a bad zone');
+    expectStatus(await p.request('POST', S(), { token: user.token, raw: '{', headers: { 'content-type': 'application/json' } }), 400, 'create schedule malformed');
+    expectStatus(await p.request('POST', S(), { token: other.token, body }), 404, "create schedule on another user's server");
+    expectStatus(await p.request('GET', S(), { token: user.token }), 200, 'list schedules');
+    expectStatus(await p.request('GET', S('?limit=0'), { token: user.token }), 422, 'list schedules bad limit');
+    expectStatus(await p.request('GET', S(`/${id}`), { token: user.token }), 200, 'get schedule');
+    expectStatus(await p.request('GET', S('/00000000-0000-4000-8000-000000000000'), { token: user.token }), 404, 'get missing schedule');
+    expectStatus(await p.request('PATCH', S(`/${id}`), { token: user.token, body: { enabled: false } }), 200, 'disable schedule');
+    expectStatus(await p.request('PATCH', S(`/${id}`), { token: user.token, body: { cron: 'every day' } }), 422, 'change schedule bad cron');
+    expectStatus(await p.request('POST', S(`/${id}/run`), { token: user.token }), 201, 'run schedule now');
+    await p.services.scheduleRunner.idle();
+    expectStatus(await p.request('GET', S(`/${id}/runs`), { token: user.token }), 200, 'schedule runs');
+    expectStatus(await p.request('DELETE', S(`/${id}`), { token: user.token }), 204, 'delete schedule');
+    expectStatus(await p.request('GET', S(`/${id}/runs`)), 401, 'schedule runs anonymous');
+  });
+
   test('files on the local node agent', async () => {
     const nodes = await p.request('GET', '/api/v1/nodes?limit=100', { token: admin });
     const local = nodes.body.data.find((n: any) => n.name === 'local');

@@ -10,6 +10,7 @@ export const AREAS: [prefix: string, label: string][] = [
   ['server:subuser', 'Users'],
   ['server:file', 'Files'],
   ['server:backup', 'Backups'],
+  ['server:schedule', 'Schedules'],
   ['server:sftp', 'SFTP'],
   ['server:', 'Server (all)'],
   ['auth:', 'Sign-in'],

@@ -1,0 +1,49 @@
+/**
+ * Cron expressions of schedules, read and iterated with croner: exactly five fields (minute hour
+ * day-of-month month day-of-week; lists, ranges, steps and names), in an IANA time zone.
+ *
+ * DST: a pattern whose minute and hour fields hold no wildcard or step (`30 2 * * *`, `0 2,14 * * *`)
+ * names wall-clock times, so croner's `no-wildcard` rule treats it as fixed-time: a time that does
+ * not exist that day runs at the first valid instant after the gap, and a time that happens twice
+ * runs once (at its first occurrence). A pattern with a wildcard or step in those fields follows the
+ * real clock (`0-59/15 * * * *` runs every 15 real minutes through both changes).
+ * test/schedules/dst.test.ts checks this behaviour of croner.
+ */
+import { Cron } from 'croner';
+
+const FIELD_NAMES = ['minute', 'hour', 'day of month', 'month', 'day of week'];
+
+/** The croner job for a pattern in a zone (paused: it only computes dates). Throws on a bad pattern. */
+function job(cron: string, timezone: string): Cron {
+  return new Cron(cron, { paused: true, timezone, mode: '5-part', fixedTimeRule: 'no-wildcard' });
+}
+
+/** Why `cron` is not a five-field pattern, or null when it is one. */
+export function cronProblem(cron: string): string | null {
+  const fields = cron.trim().split(/\s+/);
+  if (fields.length !== 5 || fields[0] === '') {
+    return `must have exactly five fields (${FIELD_NAMES.join(', ')}); it has ${cron.trim() ? fields.length : 0}`;
+  }
+  try {
+    job(cron, 'UTC');
+    return null;
+  } catch (err) {
+    return (err as Error).message.replace(/^CronPattern: /, '');
+  }
+}
+
+/** Whether `tz` is an IANA time zone name this runtime knows (`UTC`, `Europe/Berlin`, …). */
+export function isTimeZone(tz: string): boolean {
+  if (!/^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/.test(tz)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first instant strictly after `after` that the pattern names in `timezone`; null if none. */
+export function nextRun(cron: string, timezone: string, after: Date): Date | null {
+  return job(cron, timezone).nextRun(after);
+}

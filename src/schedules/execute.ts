@@ -1,0 +1,102 @@
+/**
+ * Runs the tasks of one claimed run in order: waits each task's `offsetSeconds`, performs it, and
+ * writes the run's progress after every step. A failing task (node offline, server deleted, …) is
+ * recorded as failed with its error; unless it has `continueOnFailure` the tasks after it are
+ * skipped. The run ends `failed` when a task failed, else `completed`; `skipped` when the schedule
+ * is `onlyWhenOnline` and the server is not running. A run whose record is gone meanwhile (its
+ * server was deleted) just stops being written.
+ */
+import { RequestContext } from '@mikro-orm/core';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ScheduleTask } from '../entities/Schedule.js';
+import { ScheduleRun, type RunStatus, type RunTask } from '../entities/ScheduleRun.js';
+import { Server } from '../entities/Server.js';
+import { AppError } from '../errors.js';
+import type { ActedBy } from '../services/power.service.js';
+import { SERVER_DELETED, type PerformTask } from './tasks.js';
+
+export const NOT_RUNNING = 'the server was not running (the schedule runs only when it is online)';
+export const EARLIER_FAILED = 'an earlier task failed';
+export const PANEL_STOPPED = 'the panel stopped before this task ran';
+
+export interface ExecuteDeps {
+  orm: MikroORM;
+  perform: PerformTask;
+  now: () => Date;
+  /** Waits `ms`; rejects when the runner stops (the tasks left are then skipped). */
+  sleep: (ms: number) => Promise<void>;
+}
+
+export interface ClaimedRun {
+  runId: string;
+  scheduleId: string;
+  serverId: string;
+  tasks: ScheduleTask[];
+  onlyWhenOnline: boolean;
+  by: ActedBy;
+}
+
+export async function executeRun(deps: ExecuteDeps, run: ClaimedRun): Promise<RunStatus> {
+  const state: RunTask[] = run.tasks.map((t) => ({ sequence: t.sequence, status: 'pending', error: null }));
+  const gate = run.onlyWhenOnline ? await onlineProblem(deps.orm, run.serverId) : null;
+  if (gate) {
+    for (const t of state) Object.assign(t, { status: 'skipped', error: gate });
+    return finish(deps, run.runId, state, gate === NOT_RUNNING ? 'skipped' : 'failed');
+  }
+  for (const [i, task] of run.tasks.entries()) {
+    if (!(await waited(deps, task))) {
+      for (const t of state.slice(i)) Object.assign(t, { status: 'skipped', error: PANEL_STOPPED });
+      break;
+    }
+    const ok = await performOne(deps, run, task, state, i);
+    if (!ok && !task.continueOnFailure) {
+      for (const t of state.slice(i + 1)) Object.assign(t, { status: 'skipped', error: EARLIER_FAILED });
+      break;
+    }
+  }
+  return finish(deps, run.runId, state, state.some((t) => t.status === 'failed') ? 'failed' : 'completed');
+}
+
+async function performOne(deps: ExecuteDeps, run: ClaimedRun, task: ScheduleTask, all: RunTask[], i: number): Promise<boolean> {
+  const state = all[i]!;
+  state.status = 'running';
+  await save(deps.orm, run.runId, { tasks: all });
+  try {
+    await RequestContext.create(deps.orm.em, () => deps.perform(run.serverId, task, run.by));
+    Object.assign(state, { status: 'completed', error: null });
+    return true;
+  } catch (err) {
+    Object.assign(state, { status: 'failed', error: describe(err) });
+    return false;
+  }
+}
+
+async function waited(deps: ExecuteDeps, task: ScheduleTask): Promise<boolean> {
+  if (task.offsetSeconds === 0) return true;
+  return deps.sleep(task.offsetSeconds * 1000).then(
+    () => true,
+    () => false,
+  );
+}
+
+async function onlineProblem(orm: MikroORM, serverId: string): Promise<string | null> {
+  const server = await orm.em.fork().findOne(Server, { id: serverId }, { fields: ['status'] });
+  if (!server) return SERVER_DELETED;
+  return server.status === 'running' ? null : NOT_RUNNING;
+}
+
+async function finish(deps: ExecuteDeps, runId: string, tasks: RunTask[], status: RunStatus): Promise<RunStatus> {
+  await save(deps.orm, runId, { tasks, status, finishedAt: deps.now() });
+  return status;
+}
+
+/** Writes the run's progress; a run removed meanwhile (with its server) changes nothing. */
+async function save(orm: MikroORM, runId: string, change: Partial<Pick<ScheduleRun, 'tasks' | 'status' | 'finishedAt'>>): Promise<void> {
+  const data = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined));
+  if (Object.keys(data).length) await orm.em.fork().nativeUpdate(ScheduleRun, { id: runId }, data);
+}
+
+function describe(err: unknown): string {
+  if (err instanceof AppError) return `${err.code}: ${err.message}`;
+  return err instanceof Error ? err.message : String(err);
+}

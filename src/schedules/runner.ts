@@ -1,0 +1,114 @@
+/**
+ * The schedule runner of one panel instance. Every tick it claims the due runs in the shared
+ * database (src/schedules/claim.ts: each run is claimed by one instance only) and executes them in
+ * the background (src/schedules/execute.ts). Its clock is injected: `now()` and `sleep()` default
+ * to the real ones, and tests drive `tick()` and await `idle()` with a clock of their own.
+ */
+import type { MikroORM } from '@mikro-orm/postgresql';
+import { childLogger } from '../logger.js';
+import type { ActivityRecorder } from '../services/activity.service.js';
+import type { Actor } from '../services/actor.js';
+import { Schedule } from '../entities/Schedule.js';
+import type { ScheduleRun } from '../entities/ScheduleRun.js';
+import { claim, dueSchedules, startManualRun } from './claim.js';
+import { executeRun, type ClaimedRun } from './execute.js';
+import type { PerformTask } from './tasks.js';
+
+const log = childLogger('schedules');
+
+export interface RunnerClock {
+  now?: () => Date;
+  sleep?: (ms: number) => Promise<void>;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
+export class ScheduleRunner {
+  readonly now: () => Date;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private ticking: Promise<number> | null = null;
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly activity: ActivityRecorder,
+    private readonly perform: PerformTask,
+    clock: RunnerClock = {},
+  ) {
+    this.now = clock.now ?? (() => new Date());
+    this.sleep = clock.sleep ?? realSleep;
+  }
+
+  /**
+   * Ticks every `everyMs` until the returned function is called, which stops the runs under way
+   * at their next wait (their tasks left are recorded as skipped) and waits for them to be written.
+   */
+  start(everyMs: number): () => Promise<void> {
+    const timer = setInterval(() => void this.tick().catch((err: Error) => log.warn({ err: err.message }, 'could not claim due schedule runs')), everyMs);
+    timer.unref();
+    return async () => {
+      clearInterval(timer);
+      this.stopping.abort();
+      await this.ticking?.catch(() => undefined);
+      await this.idle();
+    };
+  }
+
+  /** The injected wait, cut short (rejected) when the runner stops. */
+  private wait = (ms: number): Promise<void> => {
+    const signal = this.stopping.signal;
+    if (signal.aborted) return Promise.reject(new Error('stopped'));
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = () => reject(new Error('stopped'));
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.sleep(ms).then(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, reject);
+    });
+  };
+
+  /** Claims the runs due now and starts them; resolves with how many this instance claimed. */
+  tick(): Promise<number> {
+    if (this.stopping.signal.aborted) return Promise.resolve(0);
+    this.ticking ??= this.claimDue().finally(() => (this.ticking = null));
+    return this.ticking;
+  }
+
+  /** Resolves once every run started by this runner has finished. */
+  async idle(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Starts a run of the schedule now (enabled or not) for `actor`; resolves with the new run. */
+  async runNow(scheduleId: string, actor: Actor): Promise<ScheduleRun> {
+    const run = await startManualRun(this.orm, this.activity, scheduleId, actor, this.now());
+    this.launch(run, { actor, properties: { scheduleId, runId: run.id } });
+    return run;
+  }
+
+  private async claimDue(): Promise<number> {
+    const now = this.now();
+    let claimed = 0;
+    for (const due of await dueSchedules(this.orm, now)) {
+      const run = await claim(this.orm, this.activity, due, now).catch((err: Error) => {
+        log.warn({ err: err.message, scheduleId: due.id }, 'could not claim a due schedule run; trying again next tick');
+        return null;
+      });
+      if (!run) continue;
+      claimed++;
+      if (run.status === 'running') this.launch(run, { actor: null, properties: { scheduleId: due.id, runId: run.id } });
+    }
+    return claimed;
+  }
+
+  private launch(run: ScheduleRun, by: ClaimedRun['by']): void {
+    const schedule: Schedule = run.schedule;
+    const claimed: ClaimedRun = { runId: run.id, scheduleId: schedule.id, serverId: schedule.server.id, tasks: schedule.tasks, onlyWhenOnline: schedule.onlyWhenOnline, by };
+    const p = executeRun({ orm: this.orm, perform: this.perform, now: this.now, sleep: this.wait }, claimed)
+      .catch((err: Error) => log.error({ err: err.message, runId: run.id }, 'a schedule run stopped on an error'))
+      .finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+  }
+}

@@ -1,0 +1,221 @@
+/**
+ * A server's schedules (schedule.read): each with its cron expression, time zone and the next five
+ * runs in that zone (computed here with croner, as the panel does), its tasks, run-now, and its run
+ * history; a form to make or change one (schedule.create / schedule.update), with a task editor.
+ * Actions the viewer's keys do not allow are not shown.
+ */
+import { Cron } from 'croner';
+import { describe, gql } from '../api';
+import { link, type View } from '../app';
+import { announce, clear, field, h, messageBox } from '../dom';
+import { Q_SERVER, type Server } from '../queries';
+import { can, serverTabs } from './server-tabs';
+
+interface Task {
+  sequence?: number;
+  action: 'command' | 'power' | 'backup';
+  payload: Record<string, unknown>;
+  offsetSeconds: number;
+  continueOnFailure: boolean;
+}
+interface Schedule {
+  id: string;
+  name: string;
+  cron: string;
+  timezone: string;
+  enabled: boolean;
+  onlyWhenOnline: boolean;
+  tasks: Task[];
+  lastRunAt: string | null;
+  nextRunAt: string | null;
+}
+interface Run {
+  id: string;
+  trigger: string;
+  status: string;
+  startedAt: string;
+  finishedAt: string | null;
+  tasks: { sequence: number; status: string; error: string | null }[];
+}
+
+const FIELDS = 'id name cron timezone enabled onlyWhenOnline lastRunAt nextRunAt tasks { sequence action payload offsetSeconds continueOnFailure }';
+const Q_SCHEDULES = `query($serverId: ID!) { schedules(serverId: $serverId, limit: 100) { items { ${FIELDS} } } }`;
+const Q_RUNS = `query($serverId: ID!, $scheduleId: ID!) { scheduleRuns(serverId: $serverId, scheduleId: $scheduleId, limit: 10) { items { id trigger status startedAt finishedAt tasks { sequence status error } } } }`;
+const M_CREATE = `mutation($serverId: ID!, $input: CreateScheduleInput!) { createSchedule(serverId: $serverId, input: $input) { ${FIELDS} } }`;
+const M_UPDATE = `mutation($serverId: ID!, $scheduleId: ID!, $input: UpdateScheduleInput!) { updateSchedule(serverId: $serverId, scheduleId: $scheduleId, input: $input) { ${FIELDS} } }`;
+const M_DELETE = `mutation($serverId: ID!, $scheduleId: ID!) { deleteSchedule(serverId: $serverId, scheduleId: $scheduleId) }`;
+const M_RUN = `mutation($serverId: ID!, $scheduleId: ID!) { runSchedule(serverId: $serverId, scheduleId: $scheduleId) { id status } }`;
+
+/** The next `n` runs of `cron` in `timezone`, as that zone's wall-clock times; or why there are none. */
+export function preview(cron: string, timezone: string, n = 5): string[] | string {
+  try {
+    if (cron.trim().split(/\s+/).length !== 5) return 'A cron expression has five fields: minute hour day-of-month month day-of-week.';
+    const job = new Cron(cron, { paused: true, timezone, mode: '5-part', fixedTimeRule: 'no-wildcard' } as ConstructorParameters<typeof Cron>[1]);
+    const fmt = new Intl.DateTimeFormat('en-GB', { timeZone: timezone, dateStyle: 'full', timeStyle: 'short' });
+    return job.nextRuns(n).map((d) => fmt.format(d));
+  } catch (err) {
+    return `Not a valid schedule: ${(err as Error).message}`;
+  }
+}
+
+const describeTask = (t: Task): string =>
+  t.action === 'command' ? `Send “${String(t.payload.command ?? '')}”` : t.action === 'power' ? `Power: ${String(t.payload.action ?? '')}` : 'Make a backup';
+
+function taskRow(t: Task, onRemove: (row: HTMLElement) => void): HTMLElement {
+  const action = h('select', { name: 'action', 'aria-label': 'Task action' }, ['command', 'power', 'backup'].map((a) => h('option', { value: a, selected: a === t.action }, a)));
+  const payload = h('input', { name: 'payload', 'aria-label': 'Command or power action', value: String(t.payload.command ?? t.payload.action ?? ''), placeholder: 'say Restarting in 5 minutes' });
+  const offset = h('input', { name: 'offset', type: 'number', min: '0', max: '900', value: String(t.offsetSeconds), 'aria-label': 'Seconds after the previous task' });
+  const cont = h('input', { name: 'continue', type: 'checkbox', checked: t.continueOnFailure, 'aria-label': 'Go on if it fails' });
+  const remove = h('button', { type: 'button', className: 'btn btn-quiet' }, 'Remove');
+  const row = h('li', { className: 'task' }, action, payload, offset, h('label', null, cont, ' go on if it fails'), remove);
+  remove.addEventListener('click', () => onRemove(row));
+  return row;
+}
+
+function readTasks(list: HTMLElement): Task[] {
+  return [...list.querySelectorAll<HTMLElement>('li.task')].map((row) => {
+    const action = row.querySelector<HTMLSelectElement>('[name=action]')!.value as Task['action'];
+    const value = row.querySelector<HTMLInputElement>('[name=payload]')!.value.trim();
+    const payload = action === 'command' ? { command: value } : action === 'power' ? { action: value } : {};
+    return { action, payload, offsetSeconds: Number(row.querySelector<HTMLInputElement>('[name=offset]')!.value || 0), continueOnFailure: row.querySelector<HTMLInputElement>('[name=continue]')!.checked };
+  });
+}
+
+export const serverSchedulesView: View = (main, params) => {
+  const serverId = params.id!;
+  const msg = messageBox();
+  const title = h('h1', null, 'Schedules');
+  main.append(h('p', { className: 'crumbs' }, link('/', '← Servers')), title, msg.el);
+  const list = h('div', { className: 'schedules' });
+  let permissions: readonly string[] = [];
+  let disposed = false;
+
+  async function load(): Promise<void> {
+    try {
+      const d = await gql<{ schedules: { items: Schedule[] } }>(Q_SCHEDULES, { serverId });
+      if (disposed) return;
+      clear(list);
+      if (!d.schedules.items.length) list.append(h('p', { className: 'muted' }, 'No schedules yet.'));
+      for (const s of d.schedules.items) list.append(card(s));
+    } catch (err) {
+      msg.error(`Could not load the schedules: ${describe(err)}`);
+    }
+  }
+
+  function card(s: Schedule): HTMLElement {
+    const runs = h('ol', { className: 'runs', 'aria-label': `Runs of ${s.name}` });
+    const next = preview(s.cron, s.timezone);
+    const el = h(
+      'section',
+      { className: 'card schedule', 'aria-label': `Schedule ${s.name}`, 'data-schedule': s.id },
+      h('h2', null, s.name, s.enabled ? '' : h('span', { className: 'muted' }, ' (disabled)')),
+      h('p', null, h('code', null, s.cron), ` in ${s.timezone}`, s.onlyWhenOnline ? ' · only while the server runs' : ''),
+      h('ol', { className: 'tasks' }, s.tasks.map((t) => h('li', null, describeTask(t), t.offsetSeconds ? ` (after ${t.offsetSeconds} s)` : ''))),
+      h('p', null, 'Next runs:'),
+      typeof next === 'string' ? h('p', { className: 'error' }, next) : h('ul', { className: 'next-runs' }, next.map((d) => h('li', null, d))),
+      h('h3', null, 'History'),
+      runs,
+    );
+    const actions = h('div', { className: 'toolbar' });
+    const button = (text: string, onClick: () => void) => {
+      const b = h('button', { type: 'button', className: 'btn btn-quiet', 'aria-label': `${text} ${s.name}` }, text);
+      b.addEventListener('click', onClick);
+      actions.append(b);
+    };
+    if (can(permissions, 'schedule.update')) {
+      button('Run now', () => void gql(M_RUN, { serverId, scheduleId: s.id }).then(() => (announce(`${s.name} started`), setTimeout(() => void loadRuns(), 1000)), (err) => msg.error(`Could not run it: ${describe(err)}`)));
+      button('Edit', () => el.replaceWith(form(s)));
+    }
+    if (can(permissions, 'schedule.delete'))
+      button('Delete', () => {
+        if (!confirm(`Delete the schedule "${s.name}"?`)) return;
+        void gql(M_DELETE, { serverId, scheduleId: s.id }).then(() => el.remove(), (err) => msg.error(`Could not delete it: ${describe(err)}`));
+      });
+    el.append(actions);
+    const loadRuns = async () => {
+      const d = await gql<{ scheduleRuns: { items: Run[] } }>(Q_RUNS, { serverId, scheduleId: s.id }).catch(() => null);
+      if (!d) return;
+      clear(runs);
+      if (!d.scheduleRuns.items.length) runs.append(h('li', { className: 'muted' }, 'Not run yet.'));
+      for (const r of d.scheduleRuns.items)
+        runs.append(
+          h('li', { 'data-status': r.status }, `${new Date(r.startedAt).toLocaleString()} · ${r.trigger} · ${r.status}`, r.tasks.some((t) => t.error) ? h('span', { className: 'muted' }, ` (${r.tasks.filter((t) => t.error).map((t) => `#${t.sequence}: ${t.error}`).join('; ')})`) : ''),
+        );
+    };
+    void loadRuns();
+    return el;
+  }
+
+  function form(s?: Schedule): HTMLElement {
+    const name = h('input', { id: 'schedule-name', name: 'name', required: true, maxLength: 100, value: s?.name ?? '' });
+    const cron = h('input', { id: 'schedule-cron', name: 'cron', required: true, value: s?.cron ?? '0 4 * * *' });
+    const timezone = h('input', { id: 'schedule-timezone', name: 'timezone', value: s?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC' });
+    const enabled = h('input', { type: 'checkbox', checked: s?.enabled ?? true });
+    const online = h('input', { type: 'checkbox', checked: s?.onlyWhenOnline ?? false });
+    const next = h('ul', { className: 'next-runs', 'aria-label': 'Next five runs', 'aria-live': 'polite' });
+    const showNext = () => {
+      const r = preview(cron.value, timezone.value.trim() || 'UTC');
+      next.replaceChildren(...(typeof r === 'string' ? [h('li', { className: 'error' }, r)] : r.map((d) => h('li', null, d))));
+    };
+    cron.addEventListener('input', showNext);
+    timezone.addEventListener('input', showNext);
+    showNext();
+    const tasks = h('ol', { className: 'task-editor', 'aria-label': 'Tasks' });
+    const addTask = (t: Task) => tasks.append(taskRow(t, (row) => row.remove()));
+    for (const t of s?.tasks ?? [{ action: 'command', payload: { command: '' }, offsetSeconds: 0, continueOnFailure: false } as Task]) addTask(t);
+    const add = h('button', { type: 'button', className: 'btn btn-quiet' }, 'Add a task');
+    add.addEventListener('click', () => addTask({ action: 'command', payload: {}, offsetSeconds: 0, continueOnFailure: false }));
+    const el = h(
+      'form',
+      { className: 'card', 'aria-label': s ? `Edit ${s.name}` : 'New schedule' },
+      h('h2', null, s ? `Edit ${s.name}` : 'New schedule'),
+      field('Name', name).wrap,
+      field('Cron (minute hour day month weekday)', cron).wrap,
+      field('Time zone', timezone).wrap,
+      h('label', null, enabled, ' Enabled'),
+      h('label', null, online, ' Only while the server runs'),
+      h('p', null, 'Next five runs:'),
+      next,
+      h('h3', null, 'Tasks, in order'),
+      tasks,
+      add,
+      h('div', { className: 'toolbar' }, h('button', { type: 'submit', className: 'btn' }, s ? 'Save' : 'Create schedule')),
+    );
+    el.addEventListener('submit', (e) => {
+      e.preventDefault();
+      const input = { name: name.value.trim(), cron: cron.value.trim(), timezone: timezone.value.trim() || 'UTC', enabled: enabled.checked, onlyWhenOnline: online.checked, tasks: readTasks(tasks) };
+      const done = s ? gql(M_UPDATE, { serverId, scheduleId: s.id, input }) : gql(M_CREATE, { serverId, input });
+      void done.then(
+        () => {
+          announce(s ? 'Schedule saved' : 'Schedule created');
+          if (!s) el.reset();
+          void load();
+        },
+        (err) => msg.error(`Could not save the schedule: ${describe(err)}`),
+      );
+    });
+    return el;
+  }
+
+  void (async () => {
+    let server: Server;
+    try {
+      server = (await gql<{ server: Server }>(Q_SERVER, { id: serverId })).server;
+    } catch (err) {
+      if (!disposed) msg.error(`Could not load the server: ${describe(err)}`);
+      return;
+    }
+    if (disposed) return;
+    permissions = server.permissions;
+    document.title = `Schedules · ${server.name} · HostPanel`;
+    title.textContent = `${server.name}: schedules`;
+    title.after(serverTabs(server.id, server.permissions, 'schedules'));
+    main.append(list);
+    if (can(permissions, 'schedule.create')) main.append(form());
+    await load();
+  })();
+
+  return () => {
+    disposed = true;
+  };
+};
