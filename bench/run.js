@@ -7,7 +7,8 @@
  *
  * Environment knobs (defaults in brackets):
  *   DATABASE_URL            external PostgreSQL (a scratch database is created and dropped) [embedded]
- *   BENCH_SCENARIOS         comma list of http,console,activity,files,startup [all]
+ *   BENCH_SCENARIOS         comma list of http,console,activity,files,backups,startup [all]
+ *   BENCH_BACKUP_MIB        size of the server backed up and restored in the backups scenario [1024]
  *   BENCH_FILE_MIB          size of the file uploaded and downloaded in the files scenario [512]
  *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
  *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [10]
@@ -32,6 +33,7 @@ const { runConsoleScenarios } = require('./lib/console-bench');
 const { runStartupScenario } = require('./lib/startup-bench');
 const { runActivityScenario } = require('./lib/activity-bench');
 const { runFilesScenario } = require('./lib/files-bench');
+const { runBackupsScenario } = require('./lib/backups-bench');
 const { buildRows, markdown } = require('./lib/report');
 const { PANEL_NODE_FLAGS } = require('./lib/panel-flags');
 const { startChild, stopChild, killAllChildren, apiOk, withTimeout } = require('./lib/util');
@@ -42,8 +44,9 @@ const int = (name, def) => {
   return Number.isFinite(v) && v > 0 ? v : def;
 };
 const params = {
-  scenarios: (env.BENCH_SCENARIOS || 'http,console,activity,files,startup').split(',').map((s) => s.trim()),
+  scenarios: (env.BENCH_SCENARIOS || 'http,console,activity,files,backups,startup').split(',').map((s) => s.trim()),
   fileMiB: int('BENCH_FILE_MIB', 512),
+  backupMiB: int('BENCH_BACKUP_MIB', 1024),
   servers: int('BENCH_SERVERS', 10_000),
   httpSeconds: int('BENCH_HTTP_SECONDS', 10),
   httpRounds: int('BENCH_HTTP_ROUNDS', 5),
@@ -111,7 +114,7 @@ async function main() {
     }
   };
 
-  const wantPanel = ['http', 'console', 'activity', 'files'].some((s) => params.scenarios.includes(s));
+  const wantPanel = ['http', 'console', 'activity', 'files', 'backups'].some((s) => params.scenarios.includes(s));
   if (wantPanel) {
     log('database: preparing');
     const db = await withTimeout(openBenchDatabase(), 180_000, 'starting the benchmark database');
@@ -198,6 +201,23 @@ async function main() {
             10 * 60_000,
             'the files scenario',
           ).catch((err) => Promise.reject(new Error(`${err.message}\npanel output:\n${panel.child.output().slice(-3000)}`)));
+          await apiOk(base, 'DELETE', `/api/v1/servers/${server.id}`, { token: owner.token }, [204]);
+        });
+      }
+      if (params.scenarios.includes('backups')) {
+        await phase('backups', async () => {
+          const disk = params.backupMiB * 3 + 256;
+          const server = (await apiOk(base, 'POST', '/api/v1/servers', { token: owner.token, body: { name: 'bench backups', nodeId: localNode.id, blueprintId: demo.id, memory: 128, cpu: 50, disk } })).data;
+          for (let i = 0; i < 200; i++) {
+            const s = (await apiOk(base, 'GET', `/api/v1/servers/${server.id}`, { token: owner.token })).data;
+            if (s.status === 'offline') break;
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          result.backups = await withTimeout(
+            runBackupsScenario({ panelUrl: base, userToken: owner.token, serverId: server.id, serverDir: path.join(dataDir, 'agent', 'servers', server.id), storeDir: path.join(dataDir, 'agent', 'backups', server.id), sizeMiB: params.backupMiB, log }),
+            15 * 60_000,
+            'the backups scenario',
+          );
           await apiOk(base, 'DELETE', `/api/v1/servers/${server.id}`, { token: owner.token }, [204]);
         });
       }

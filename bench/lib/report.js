@@ -74,6 +74,12 @@ function buildRows(r) {
     const l = r.files.list;
     if (l) add(`6b. Files: list a folder of ${l.files} files (page of ${l.pageSize})`, 'latency p50 / p99', `${fmt(l.latencyMs.p50)} / ${fmt(l.latencyMs.p99, ' ms')}`, '—', null, '', null);
   }
+  if (r.backups) {
+    const b = r.backups;
+    add(`7. Backups: ${b.tree.mib} MiB of mixed files`, 'first backup MiB/s (baseline: tar czf of the tree)', fmt(b.first.mibPerSec), fmt(b.tar.mibPerSec), b.first.ratio, '', null);
+    add('', 'second backup of the unchanged tree: MiB/s; bytes added to the store', `${fmt(b.second.mibPerSec)}; ${b.second.addedBytes} (${b.second.addedPercent}%)`, '—', b.second.ratio, '< 1% added', b.second.addedPercent < 1);
+    add('', 'restore MiB/s (baseline: tar czf)', fmt(b.restore.mibPerSec), fmt(b.tar.mibPerSec), b.restore.ratio, '', null);
+  }
   if (r.startup) {
     const s = r.startup;
     add('4. Startup on an existing embedded DB', `time to /health 200 (median of ${s.runs.length}; max)`, `${fmt(s.medianMs, ' ms')} (max ${fmt(s.maxMs, ' ms')})`, '—', null, '< 5 s', s.maxMs < 5000);
