@@ -133,10 +133,14 @@ function verified(sha256: string, path: string): Transform {
   });
 }
 
-async function ask(files: ServerFiles, server: Server, req: Parameters<ServerFiles['simple']>[1], tolerate: string[] = []): Promise<void> {
+/** Runs a request; returns the entry it answered with (its mode), if any. */
+async function ask(files: ServerFiles, server: Server, req: Parameters<ServerFiles['simple']>[1], tolerate: string[] = []): Promise<string | null> {
   const res = await files.simple(server, req);
   if (!res.ok && !tolerate.includes(res.code)) throw answerError(res);
+  return res.ok && 'entry' in res.result ? (res.result.entry?.mode ?? null) : null;
 }
+
+const octal = (mode: number): string => mode.toString(8).padStart(4, '0');
 
 /** Puts the server's files back as the backup has them. */
 export async function restoreBackup(o: { files: ServerFiles; store: BackupStore; server: Server; manifest: Manifest; truncate: boolean }): Promise<void> {
@@ -145,7 +149,10 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
   // what is in the way: entries of another type, and with `truncate` everything the backup lacks
   const remove: string[] = [];
+  // the modes things have now: a chmod is sent only where the backup's differs
+  const modes = new Map<string, string>();
   for await (const e of walk(files, server)) {
+    modes.set(e.path, octal(e.mode));
     const w = wanted.get(e.path);
     const parentRemoved = remove.some((r) => e.path.startsWith(r + '/'));
     if (parentRemoved) continue;
@@ -153,7 +160,10 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   }
   for (let i = 0; i < remove.length; i += 500) await ask(files, server, { op: 'delete', paths: remove.slice(i, i + 500) }, ['NOT_FOUND']);
   for (const e of manifest.entries) {
-    if (e.type === 'directory') await ask(files, server, { op: 'mkdir', path: e.path }, ['ALREADY_EXISTS']);
+    if (e.type === 'directory') {
+      const made = await ask(files, server, { op: 'mkdir', path: e.path }, ['ALREADY_EXISTS']);
+      if (made) modes.set(e.path, made);
+    }
     else if (e.type === 'symlink') await ask(files, server, { op: 'symlink', path: e.path, target: e.target ?? '' }, ['ALREADY_EXISTS', 'INVALID_PATH']);
     else {
       const blob = o.store.readBlob(serverId, e.sha256!);
@@ -167,11 +177,12 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
       });
       if (failure) throw failure;
       if (!res.ok) throw answerError(res);
+      if ('entry' in res.result && res.result.entry) modes.set(e.path, res.result.entry.mode);
     }
   }
   // modes last, folders deepest first (a folder made read-only early would refuse what goes in it)
   for (const e of [...manifest.entries].reverse()) {
-    if (e.type !== 'symlink') await ask(files, server, { op: 'chmod', path: e.path, mode: e.mode });
+    if (e.type !== 'symlink' && modes.get(e.path) !== octal(e.mode)) await ask(files, server, { op: 'chmod', path: e.path, mode: e.mode });
   }
   files.changed(server);
 }
