@@ -75,6 +75,7 @@ test.each([
   ['variables.0.rules', { variables: [{ key: 'A', rules: 'required|frobnicate' }] }],
   ['variables.0.rules', { variables: [{ key: 'A', rules: 'regex:/[/' }] }],
   ['variables.0.rules', { variables: [{ key: 'A', rules: 'between:1' }] }],
+  ['variables.0.rules', { variables: [{ key: 'A', rules: 'required|regex:/^(a+)+$/' }] }],
   ['defaults.memory', { defaults: { memory: 1, cpu: 100, disk: 1024 } }],
   ['install', { install: 5 }],
 ])('create: a bad %s is 422 naming it', async (field, change) => {

@@ -173,6 +173,7 @@ describe('malformed eggs: 422 naming the field', () => {
     ['a variable name that is no name', (e) => ({ ...e, variables: [{ ...e.variables[0], env_variable: 'A B' }] }), 'variables.0.env_variable'],
     ['the same variable twice', (e) => ({ ...e, variables: [e.variables[0], e.variables[0]] }), 'variables.1.env_variable'],
     ['a regex rule that does not compile', (e) => ({ ...e, variables: [{ ...e.variables[0], rules: 'required|regex:/(/' }] }), 'variables.0.rules'],
+    ['a regex that backtracks catastrophically', (e) => ({ ...e, variables: [{ ...e.variables[0], rules: 'required|regex:/^(\\w+\\s?)*$/' }] }), 'variables.0.rules'],
     ['a rule with a bad argument', (e) => ({ ...e, variables: [{ ...e.variables[0], rules: 'required|max:many' }] }), 'variables.0.rules'],
     ['an object as a default', (e) => ({ ...e, variables: [{ ...e.variables[0], default_value: { a: 1 } }] }), 'variables.0.default_value'],
     ['an unterminated quote in the startup', (e) => ({ ...e, startup: 'java -jar "{{SERVER_JARFILE}}' }), 'startup'],
