@@ -87,18 +87,17 @@ export class BlueprintsService {
   async remove(actor: Actor | null, id: string): Promise<void> {
     requireAdmin(actor);
     const blueprint = await this.editable(id, 'deleted');
-    const inUse = () => AppError.invalidState('Servers use this blueprint: delete them first.', { servers: n });
-    let n = await this.em.count(Server, { blueprint: blueprint.id });
-    if (n) throw inUse();
+    const servers = await this.em.count(Server, { blueprint: blueprint.id });
+    if (servers) throw inUse(servers);
     try {
       await this.em.transactional(async (em) => {
         em.remove(em.getReference(Blueprint, blueprint.id));
         await this.activity.record({ event: 'blueprint:delete', actor, properties: { blueprintId: blueprint.id, key: blueprint.key, name: blueprint.name } }, em);
       });
     } catch (err) {
+      // a server created meanwhile (servers.blueprint_id is `on delete restrict`)
       if (!(err instanceof ForeignKeyConstraintViolationException)) throw err;
-      n = await this.orm.em.fork().count(Server, { blueprint: blueprint.id }); // a server created meanwhile
-      throw inUse();
+      throw inUse(await this.orm.em.fork().count(Server, { blueprint: blueprint.id }));
     }
   }
 
@@ -178,6 +177,10 @@ export function slugOf(name: string): string {
     .slice(0, 56)
     .replace(/-+$/, '');
   return slug || 'egg';
+}
+
+function inUse(servers: number): AppError {
+  return AppError.invalidState('Servers use this blueprint: delete them first.', { servers });
 }
 
 function keyTaken(err?: unknown): unknown {
