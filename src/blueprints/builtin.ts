@@ -14,11 +14,9 @@
  *   - `install`: a `/bin/sh` script run once in the server directory; variables are given to it ONLY
  *     as environment variables (`"$MOTD"`), never pasted into its text.
  *
- * Variable rules: a `|`-separated list (Laravel/Pterodactyl style), checked by {@link validateVariable}:
- *   `required` (non-empty) | `nullable` (empty allowed) | `string` | `integer` | `boolean` (true/false/1/0)
- *   | `min:N` / `max:N` (length for strings, value for integers) | `between:A,B` (same)
- *   | `in:a,b,c` | `regex:/pattern/flags` (must be last, may contain `|`).
+ * Variable rules: a `|`-separated list (Laravel/Pterodactyl style), see src/blueprints/rules.ts.
  */
+export { validateVariable } from './rules.js';
 
 export interface BlueprintVariable {
   key: string;
@@ -135,59 +133,6 @@ const USER_COMMAND_KEYS = new Set(BUILTIN_BLUEPRINTS.filter((d) => d.runsUserCom
 /** True for a seeded built-in blueprint that runs a command chosen by the server's user. */
 export function runsUserCommand(blueprint: { key: string; builtin: boolean }): boolean {
   return blueprint.builtin && USER_COMMAND_KEYS.has(blueprint.key);
-}
-
-/** Checks one value against a rules string. Returns null when valid, else a message. */
-export function validateVariable(rules: string, value: string | null | undefined): string | null {
-  const v = value ?? '';
-  let list: string[];
-  const ri = rules.indexOf('regex:');
-  if (ri >= 0) list = [...rules.slice(0, ri).split('|').filter(Boolean), rules.slice(ri)];
-  else list = rules.split('|').filter(Boolean);
-  const names = list.map((r) => r.split(':')[0]);
-  const isInt = names.includes('integer');
-  if (v === '') return names.includes('required') ? 'is required' : null;
-  for (const rule of list) {
-    const colon = rule.indexOf(':');
-    const name = colon < 0 ? rule : rule.slice(0, colon);
-    const arg = colon < 0 ? '' : rule.slice(colon + 1);
-    switch (name) {
-      case 'required':
-      case 'nullable':
-      case 'string':
-        break;
-      case 'integer':
-        if (!/^-?\d+$/.test(v)) return 'must be an integer';
-        break;
-      case 'boolean':
-        if (!/^(true|false|1|0)$/.test(v)) return 'must be true or false';
-        break;
-      case 'min':
-        if ((isInt ? Number(v) : v.length) < Number(arg)) return isInt ? `must be at least ${arg}` : `must be at least ${arg} characters`;
-        break;
-      case 'max':
-        if ((isInt ? Number(v) : v.length) > Number(arg)) return isInt ? `must be at most ${arg}` : `must be at most ${arg} characters`;
-        break;
-      case 'between': {
-        const [a, b] = arg.split(',').map(Number);
-        const n = isInt ? Number(v) : v.length;
-        if (n < a! || n > b!) return isInt ? `must be between ${a} and ${b}` : `must be between ${a} and ${b} characters`;
-        break;
-      }
-      case 'in':
-        if (!arg.split(',').includes(v)) return `must be one of ${arg}`;
-        break;
-      case 'regex': {
-        const m = /^\/(.*)\/([a-z]*)$/s.exec(arg);
-        const re = m ? new RegExp(m[1]!, m[2]) : new RegExp(arg);
-        if (!re.test(v)) return 'has an invalid format';
-        break;
-      }
-      default:
-        break;
-    }
-  }
-  return null;
 }
 
 /** Default variable values of a blueprint merged with the user's (user values win). */

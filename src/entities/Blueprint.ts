@@ -3,10 +3,16 @@ import { OptionalProps, Entity, PrimaryKey, Property } from '@mikro-orm/core';
 
 export interface BlueprintVariable {
   key: string;
+  /** shown to people; the key when absent (rows written before names existed) */
+  name?: string;
   description: string;
   default: string;
-  /** e.g. `required|string|max:64`, `integer|between:1,100`, `regex:^[a-z]+$` */
+  /** e.g. `required|string|max:64`, `integer|between:1,100`, `regex:^[a-z]+$` (src/blueprints/rules.ts) */
   rules: string;
+  /** the server's users may see it (a later startup endpoint); true when absent */
+  userViewable?: boolean;
+  /** the server's users may change it (a later startup endpoint); true when absent */
+  userEditable?: boolean;
 }
 
 export interface ResourceDefaults {

@@ -17,6 +17,8 @@ import { z } from 'zod';
 import { createApiTokenInput, signinInput, signupInput, updateMeInput } from '../validation/auth.js';
 import { adminUsersQuery } from '../validation/admin.js';
 import { createNodeInput } from '../validation/nodes.js';
+import { createBlueprintInput, updateBlueprintInput } from '../validation/blueprints.js';
+import { eggSchema } from '../blueprints/egg-schema.js';
 import { paginationQuery } from '../validation/pagination.js';
 import { newPlantBody } from '../validation/plants.js';
 import { createServerInput, deleteServerQuery, serverListQuery, updateServerInput } from '../validation/servers.js';
@@ -29,6 +31,7 @@ import {
   ApiTokenSchema,
   AuthResultSchema,
   BlueprintSchema,
+  ImportedBlueprintSchema,
   ConsoleTicketSchema,
   CreatedApiTokenSchema,
   CreatedNodeSchema,
@@ -673,6 +676,57 @@ const OPERATIONS: Operation[] = [
     success: { status: 201, description: 'The new token.', schema: envelope(NodeTokenSchema) },
     errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '' },
   },
+  // --- blueprint management
+  {
+    method: 'post',
+    path: '/admin/blueprints',
+    operationId: 'createBlueprint',
+    tag: 'Admin',
+    summary: 'Create a blueprint',
+    description: 'The startup template, ready pattern and variable rules are checked (docs/blueprints.md).',
+    auth: 'admin',
+    body: createBlueprintInput,
+    success: { status: 201, description: 'The blueprint.', schema: envelope(BlueprintSchema) },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR (`fields.variables.0.rules`, …), or ALREADY_EXISTS: a blueprint with this key exists.' },
+  },
+  {
+    method: 'post',
+    path: '/admin/blueprints/import',
+    operationId: 'importBlueprint',
+    tag: 'Admin',
+    summary: 'Import a Pterodactyl egg',
+    description:
+      "The body is an egg (PTDL_v1 or PTDL_v2 JSON, as Pterodactyl exports it). It becomes a new blueprint (key: the egg's name as a slug, `-2`, `-3`… when taken); `meta.warnings` lists what of the egg the blueprint does not do (container images, install scripts, configuration file parsers, …). See docs/blueprints.md.",
+    auth: 'admin',
+    body: eggSchema,
+    bodyDescription: 'A Pterodactyl egg (JSON); fields not listed are ignored.',
+    success: { status: 201, description: 'The new blueprint, and the warnings.', schema: ImportedBlueprintSchema },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR naming the egg\'s field (`fields["config.startup.done"]`, `fields["variables.2.rules"]`, …).' },
+  },
+  {
+    method: 'patch',
+    path: '/admin/blueprints/{id}',
+    operationId: 'updateBlueprint',
+    tag: 'Admin',
+    summary: 'Change a blueprint',
+    description: "Any field of the create body; `variables` replaces the whole list. Servers get the change when their settings are next sent to their node. Built-in blueprints cannot be changed (422 INVALID_STATE).",
+    auth: 'admin',
+    pathId: 'Blueprint',
+    body: updateBlueprintInput,
+    success: { status: 200, description: 'The blueprint.', schema: envelope(BlueprintSchema) },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '', 422: 'VALIDATION_ERROR, ALREADY_EXISTS (key), or INVALID_STATE: a built-in blueprint.' },
+  },
+  {
+    method: 'delete',
+    path: '/admin/blueprints/{id}',
+    operationId: 'deleteBlueprint',
+    tag: 'Admin',
+    summary: 'Delete a blueprint',
+    auth: 'admin',
+    pathId: 'Blueprint',
+    success: { status: 204, description: 'Deleted.' },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '', 422: 'INVALID_STATE: servers use it (`details.servers`: how many), or it is built in.' },
+  },
   // --- this document
   {
     method: 'get',
@@ -708,6 +762,9 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [createServerInput, createServerInput.meta({ id: 'CreateServerInput' })],
   [updateServerInput, updateServerInput.meta({ id: 'UpdateServerInput' })],
   [createNodeInput, createNodeInput.meta({ id: 'CreateNodeInput' })],
+  [createBlueprintInput, createBlueprintInput.meta({ id: 'CreateBlueprintInput' })],
+  [updateBlueprintInput, updateBlueprintInput.meta({ id: 'UpdateBlueprintInput' })],
+  [eggSchema, eggSchema.meta({ id: 'PterodactylEgg' })],
   [createSubuserInput, createSubuserInput.meta({ id: 'CreateSubuserInput' })],
   [updateSubuserInput, updateSubuserInput.meta({ id: 'UpdateSubuserInput' })],
   [createScheduleInput, createScheduleInput.meta({ id: 'CreateScheduleInput' })],

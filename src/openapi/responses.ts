@@ -131,9 +131,12 @@ export const BlueprintSchema = z
       z
         .object({
           key: z.string().meta({ example: 'MOTD' }),
+          name: z.string().meta({ description: 'Shown to people.' }),
           description: z.string(),
           default: z.string(),
-          rules: z.string().meta({ description: 'e.g. `required|string|max:64`, `integer|between:1,100`, `regex:^[a-z]+$`.' }),
+          rules: z.string().meta({ description: 'e.g. `required|string|max:64`, `integer|between:1,100`, `regex:/^[a-z]+$/` (docs/blueprints.md).' }),
+          userViewable: z.boolean().meta({ description: "The server's users may see it." }),
+          userEditable: z.boolean().meta({ description: "The server's users may change it." }),
         })
         .meta({ id: 'BlueprintVariable' }),
     ),
@@ -145,6 +148,16 @@ export const BlueprintSchema = z
     updatedAt: timestamp(),
   })
   .meta({ id: 'Blueprint', description: 'A template for servers: how to install, start, detect readiness and stop.' });
+
+export const ImportWarningSchema = z
+  .object({
+    field: z.string().meta({ description: "The egg's field.", example: 'config.files' }),
+    message: z.string().meta({ example: "configuration file parsers are not applied: the server's configuration files are not changed at start" }),
+  })
+  .meta({ id: 'ImportWarning', description: 'Something of the egg that the blueprint does not do.' });
+
+/** `{ data: <blueprint>, meta: { warnings } }` */
+export const ImportedBlueprintSchema = z.object({ data: BlueprintSchema, meta: z.object({ warnings: z.array(ImportWarningSchema) }) });
 
 export const AuthResultSchema = z
   .object({

@@ -1,10 +1,21 @@
-/** The GraphQL twin of the REST blueprints resource (every signed-in user may read them). */
-import { Arg, Ctx, ID, Int, Query, Resolver } from 'type-graphql';
+/** The GraphQL twin of the REST blueprints resource (every signed-in user may read them) and of /admin/blueprints. */
+import { GraphQLJSONObject } from 'graphql-scalars';
+import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { BlueprintPage, BlueprintType } from '../schema/blueprint.js';
+import { BlueprintPage, BlueprintType, CreateBlueprintInput, ImportedBlueprintType, UpdateBlueprintInput } from '../schema/blueprint.js';
 import { toPage } from '../schema/page.js';
+import type { ImportedBlueprint } from '../services/blueprints.service.js';
 import { parsePagination } from '../validation/pagination.js';
+import { plain } from './util.js';
+
+/** An input as REST would get it from JSON: absent fields left out, variables and defaults as plain objects. */
+function body(input: CreateBlueprintInput | UpdateBlueprintInput): Record<string, unknown> {
+  const out = plain(input);
+  if (Array.isArray(input.variables)) out.variables = input.variables.map((v) => plain(v));
+  if (input.defaults) out.defaults = plain(input.defaults);
+  return out;
+}
 
 @Resolver(() => BlueprintType)
 export class BlueprintsResolver {
@@ -20,5 +31,26 @@ export class BlueprintsResolver {
   @Query(() => BlueprintType, { description: 'GET /blueprints/:id.' })
   async blueprint(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<Blueprint> {
     return ctx.services.blueprints.get(ctx.actor, id);
+  }
+
+  @Mutation(() => BlueprintType, { description: 'POST /admin/blueprints (administrators only).' })
+  createBlueprint(@Arg('input', () => CreateBlueprintInput) input: CreateBlueprintInput, @Ctx() ctx: GraphQLContext): Promise<Blueprint> {
+    return ctx.services.blueprints.create(ctx.actor, body(input));
+  }
+
+  @Mutation(() => BlueprintType, { description: 'PATCH /admin/blueprints/:id (administrators only; built-in blueprints: INVALID_STATE).' })
+  updateBlueprint(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateBlueprintInput) input: UpdateBlueprintInput, @Ctx() ctx: GraphQLContext): Promise<Blueprint> {
+    return ctx.services.blueprints.update(ctx.actor, id, body(input));
+  }
+
+  @Mutation(() => Boolean, { description: 'DELETE /admin/blueprints/:id (administrators only). INVALID_STATE while servers use it. Always true.' })
+  async deleteBlueprint(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<boolean> {
+    await ctx.services.blueprints.remove(ctx.actor, id);
+    return true;
+  }
+
+  @Mutation(() => ImportedBlueprintType, { description: 'POST /admin/blueprints/import (administrators only): a Pterodactyl egg (PTDL_v1/PTDL_v2) as a new blueprint, with warnings for what is not mapped.' })
+  importBlueprint(@Arg('egg', () => GraphQLJSONObject) egg: Record<string, unknown>, @Ctx() ctx: GraphQLContext): Promise<ImportedBlueprint> {
+    return ctx.services.blueprints.importEgg(ctx.actor, egg);
   }
 }

@@ -1,14 +1,24 @@
 import { Router } from 'express';
 import type { Services } from '../services/index.js';
-import { presentUser } from './presenters.js';
-import { sendData, sendList } from './respond.js';
+import { presentBlueprint, presentUser } from './presenters.js';
+import { sendData, sendDataWithMeta, sendList, sendNoContent } from './respond.js';
 import { parseAdminUsersQuery } from '../validation/admin.js';
 
-/** `/admin/*` (admin only; the admin rate-limit bucket). */
+/** `/admin/*` (admin only; the admin rate-limit bucket). Blueprints are read at `/blueprints` (everyone). */
 export function adminRoutes(services: Services): Router {
   const r = Router();
   r.get('/users', async (req, res) => sendList(res, await services.admin.users(req.actor ?? null, parseAdminUsersQuery(req.query)), presentUser));
   r.get('/stats', async (req, res) => sendData(res, await services.admin.stats(req.actor ?? null)));
   r.post('/nodes/:id/token', async (req, res) => sendData(res, await services.nodes.rotateToken(req.actor ?? null, req.params.id), 201));
+  r.post('/blueprints', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.create(req.actor ?? null, req.body)), 201));
+  r.post('/blueprints/import', async (req, res) => {
+    const { blueprint, warnings } = await services.blueprints.importEgg(req.actor ?? null, req.body);
+    sendDataWithMeta(res, presentBlueprint(blueprint), { warnings }, 201);
+  });
+  r.patch('/blueprints/:id', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.update(req.actor ?? null, req.params.id, req.body))));
+  r.delete('/blueprints/:id', async (req, res) => {
+    await services.blueprints.remove(req.actor ?? null, req.params.id);
+    sendNoContent(res);
+  });
   return r;
 }

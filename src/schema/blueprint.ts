@@ -1,10 +1,13 @@
-import { Field, ID, Int, ObjectType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Paginated } from './page.js';
 
 @ObjectType('BlueprintVariable', { simpleResolvers: true, description: 'A variable of a blueprint; `rules` is a `|`-separated rule list (e.g. `required|integer|between:1,100`).' })
 export class BlueprintVariableType {
   @Field()
   key!: string;
+
+  @Field({ description: 'Shown to people.' })
+  name!: string;
 
   @Field()
   description!: string;
@@ -14,6 +17,12 @@ export class BlueprintVariableType {
 
   @Field()
   rules!: string;
+
+  @Field({ description: "The server's users may see it." })
+  userViewable!: boolean;
+
+  @Field({ description: "The server's users may change it." })
+  userEditable!: boolean;
 }
 
 @ObjectType('ResourceDefaults', { simpleResolvers: true, description: 'memory and disk in MiB, cpu in percent of one core.' })
@@ -72,3 +81,117 @@ export class BlueprintType {
 
 @ObjectType('BlueprintPage', { simpleResolvers: true })
 export class BlueprintPage extends Paginated(BlueprintType) {}
+
+@ObjectType('ImportWarning', { simpleResolvers: true, description: 'Something of the egg that the blueprint does not do.' })
+export class ImportWarningType {
+  @Field({ description: "The egg's field, e.g. `config.files`." })
+  field!: string;
+
+  @Field()
+  message!: string;
+}
+
+@ObjectType('ImportedBlueprint', { simpleResolvers: true, description: 'POST /admin/blueprints/import: the blueprint and what of the egg it does not do.' })
+export class ImportedBlueprintType {
+  @Field(() => BlueprintType)
+  blueprint!: BlueprintType;
+
+  @Field(() => [ImportWarningType])
+  warnings!: ImportWarningType[];
+}
+
+@InputType('BlueprintVariableInput')
+export class BlueprintVariableInput {
+  @Field()
+  key!: string;
+
+  @Field({ nullable: true, description: 'Default: the key.' })
+  name?: string;
+
+  @Field({ nullable: true })
+  description?: string;
+
+  @Field({ nullable: true, description: 'Default empty.' })
+  default?: string;
+
+  @Field({ nullable: true, description: 'e.g. `required|integer|between:1,100` (docs/blueprints.md).' })
+  rules?: string;
+
+  @Field({ nullable: true, description: 'Default true.' })
+  userViewable?: boolean;
+
+  @Field({ nullable: true, description: 'Default true.' })
+  userEditable?: boolean;
+}
+
+@InputType('ResourceDefaultsInput')
+export class ResourceDefaultsInput {
+  @Field(() => Int)
+  memory!: number;
+
+  @Field(() => Int)
+  cpu!: number;
+
+  @Field(() => Int)
+  disk!: number;
+}
+
+@InputType('CreateBlueprintInput')
+export class CreateBlueprintInput {
+  @Field({ description: 'Stable slug, unique.' })
+  key!: string;
+
+  @Field()
+  name!: string;
+
+  @Field({ nullable: true })
+  description?: string;
+
+  @Field({ description: 'Command template with {{VARIABLES}}.' })
+  startup!: string;
+
+  @Field({ description: 'Stop command written to stdin, or a signal (SIGTERM, SIGINT, ^C, ^D).' })
+  stop!: string;
+
+  @Field(() => String, { nullable: true, description: 'Regular expression of the "ready" line; null: running at once.' })
+  ready?: string | null;
+
+  @Field(() => String, { nullable: true })
+  install?: string | null;
+
+  @Field(() => [BlueprintVariableInput], { nullable: true })
+  variables?: BlueprintVariableInput[];
+
+  @Field(() => ResourceDefaultsInput, { nullable: true })
+  defaults?: ResourceDefaultsInput;
+}
+
+@InputType('UpdateBlueprintInput')
+export class UpdateBlueprintInput {
+  @Field({ nullable: true })
+  key?: string;
+
+  @Field({ nullable: true })
+  name?: string;
+
+  @Field({ nullable: true })
+  description?: string;
+
+  @Field({ nullable: true })
+  startup?: string;
+
+  @Field({ nullable: true })
+  stop?: string;
+
+  @Field(() => String, { nullable: true, description: 'null: running at once.' })
+  ready?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'null: no install script.' })
+  install?: string | null;
+
+  @Field(() => [BlueprintVariableInput], { nullable: true, description: 'Replaces the whole list.' })
+  variables?: BlueprintVariableInput[];
+
+  @Field(() => ResourceDefaultsInput, { nullable: true })
+  defaults?: ResourceDefaultsInput;
+}

@@ -26,7 +26,7 @@ export async function seedBuiltinBlueprints(orm: MikroORM, definitions: readonly
         stop: d.stop,
         ready: d.ready,
         install: d.install,
-        variables: d.variables.map((v) => ({ key: v.key, description: v.description, default: v.default, rules: v.rules })),
+        variables: d.variables.map((v) => ({ key: v.key, name: v.key, description: v.description, default: v.default, rules: v.rules, userViewable: true, userEditable: true })),
         defaults: { memory: d.defaults.memory, cpu: d.defaults.cpu, disk: d.defaults.disk },
       };
       const b = existing.get(d.key);

@@ -1,15 +1,35 @@
-import type { MikroORM } from '@mikro-orm/postgresql';
-import { Blueprint } from '../entities/Blueprint.js';
+import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import { eggToBlueprint, type BlueprintDraft, type ImportWarning } from '../blueprints/egg.js';
+import { EggError } from '../blueprints/egg-errors.js';
+import { eggSchema } from '../blueprints/egg-schema.js';
+import { Blueprint, type BlueprintVariable } from '../entities/Blueprint.js';
+import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
-import { parseId } from '../validation/common.js';
-import type { Paginated } from '../validation/pagination.js';
+import { createBlueprintInput, updateBlueprintInput, type BlueprintVariableInput, type UpdateBlueprintInput } from '../validation/blueprints.js';
+import { parseId, parseInput } from '../validation/common.js';
+import type { Page, Paginated } from '../validation/pagination.js';
+import { noRecorder, type ActivityRecorder } from './activity.service.js';
 import type { Actor } from './actor.js';
-import { requireActor } from './actor.js';
-import type { Page } from '../validation/pagination.js';
+import { requireActor, requireAdmin } from './actor.js';
 
-/** Blueprints are readable by every signed-in user (they pick one when creating a server). */
+export interface ImportedBlueprint {
+  blueprint: Blueprint;
+  warnings: ImportWarning[];
+}
+
+const DEFAULTS = { memory: 1024, cpu: 100, disk: 4096 };
+
+/**
+ * Blueprints are readable by every signed-in user (they pick one when creating a server);
+ * administrators create, change, import and delete them. Built-in ones belong to the panel (the
+ * seeder rewrites them at every start), so they cannot be changed or deleted.
+ */
 export class BlueprintsService {
-  constructor(private readonly orm: MikroORM) {}
+  constructor(
+    private readonly orm: MikroORM,
+    private readonly activity: ActivityRecorder = noRecorder,
+  ) {}
 
   private get em() {
     return this.orm.em;
@@ -27,4 +47,143 @@ export class BlueprintsService {
     if (!blueprint) throw AppError.notFound('Blueprint');
     return blueprint;
   }
+
+  async create(actor: Actor | null, input: unknown): Promise<Blueprint> {
+    requireAdmin(actor);
+    const data = parseInput(createBlueprintInput, input);
+    const values = {
+      key: data.key,
+      name: data.name,
+      description: data.description ?? '',
+      startup: data.startup,
+      stop: data.stop.trim(),
+      ready: data.ready ?? null,
+      install: data.install ?? null,
+      variables: (data.variables ?? []).map(variableOf),
+      defaults: data.defaults ?? { ...DEFAULTS },
+    };
+    return this.insert(actor, values, 'blueprint:create');
+  }
+
+  async update(actor: Actor | null, id: string, input: unknown): Promise<Blueprint> {
+    requireAdmin(actor);
+    const { id: blueprintId } = await this.editable(id, 'changed');
+    const data = parseInput(updateBlueprintInput, input);
+    const fields = Object.keys(data).filter((k) => (data as Record<string, unknown>)[k] !== undefined);
+    try {
+      return await this.em.transactional(async (em) => {
+        const blueprint = await em.findOne(Blueprint, { id: blueprintId }, { refresh: true });
+        if (!blueprint) throw AppError.notFound('Blueprint'); // deleted meanwhile
+        applyUpdate(blueprint, data);
+        await this.activity.record({ event: 'blueprint:update', actor, properties: { blueprintId, key: blueprint.key, fields } }, em);
+        return blueprint;
+      });
+    } catch (err) {
+      throw keyTaken(err);
+    }
+  }
+
+  /** 422 INVALID_STATE while servers use it (`details.servers`: how many). */
+  async remove(actor: Actor | null, id: string): Promise<void> {
+    requireAdmin(actor);
+    const blueprint = await this.editable(id, 'deleted');
+    const servers = await this.em.count(Server, { blueprint: blueprint.id });
+    if (servers) throw inUse(servers);
+    try {
+      await this.em.transactional(async (em) => {
+        em.remove(em.getReference(Blueprint, blueprint.id));
+        await this.activity.record({ event: 'blueprint:delete', actor, properties: { blueprintId: blueprint.id, key: blueprint.key, name: blueprint.name } }, em);
+      });
+    } catch (err) {
+      // a server created meanwhile (servers.blueprint_id is `on delete restrict`)
+      if (!(err instanceof ForeignKeyConstraintViolationException)) throw err;
+      throw inUse(await this.orm.em.fork().count(Server, { blueprint: blueprint.id }));
+    }
+  }
+
+  /** A Pterodactyl egg (PTDL_v1/PTDL_v2) as a new blueprint, with what could not be mapped. */
+  async importEgg(actor: Actor | null, input: unknown): Promise<ImportedBlueprint> {
+    requireAdmin(actor);
+    const egg = parseInput(eggSchema, input);
+    let draft: { blueprint: BlueprintDraft; warnings: ImportWarning[] };
+    try {
+      draft = eggToBlueprint(egg);
+    } catch (err) {
+      if (err instanceof EggError) throw AppError.validation(err.fields, err.message);
+      throw err;
+    }
+    const key = await this.freeKey(slugOf(draft.blueprint.name));
+    const blueprint = await this.insert(actor, { key, ...draft.blueprint }, 'blueprint:import', { warnings: draft.warnings.length });
+    return { blueprint, warnings: draft.warnings };
+  }
+
+  private async insert(actor: Actor | null, values: Omit<Blueprint, 'id' | 'builtin' | 'createdAt' | 'updatedAt'>, event: string, extra: Record<string, unknown> = {}): Promise<Blueprint> {
+    if (await this.em.count(Blueprint, { key: values.key })) throw keyTaken();
+    try {
+      return await this.em.transactional(async (em: EntityManager) => {
+        const blueprint = em.create(Blueprint, { ...values, builtin: false });
+        await this.activity.record({ event, actor, properties: { blueprintId: blueprint.id, key: blueprint.key, name: blueprint.name, ...extra } }, em);
+        return blueprint;
+      });
+    } catch (err) {
+      throw keyTaken(err);
+    }
+  }
+
+  /** The blueprint when an administrator may change it: not a built-in one. */
+  private async editable(id: string, what: 'changed' | 'deleted'): Promise<Blueprint> {
+    const blueprint = await this.em.findOne(Blueprint, { id: parseId(id, 'Blueprint') });
+    if (!blueprint) throw AppError.notFound('Blueprint');
+    if (blueprint.builtin) throw AppError.invalidState(`Built-in blueprints belong to the panel and cannot be ${what}.`);
+    return blueprint;
+  }
+
+  /** `slug`, else `slug-2`, `slug-3`, …: importing an egg twice gives two blueprints. */
+  private async freeKey(slug: string): Promise<string> {
+    const taken = new Set((await this.em.find(Blueprint, { key: { $like: `${slug}%` } }, { fields: ['key'] })).map((b) => b.key));
+    for (let i = 1; ; i++) {
+      const key = i === 1 ? slug : `${slug.slice(0, 58)}-${i}`;
+      if (!taken.has(key)) return key;
+    }
+  }
+}
+
+function applyUpdate(blueprint: Blueprint, data: UpdateBlueprintInput): void {
+  const { variables, stop, ...rest } = data;
+  for (const [k, v] of Object.entries(rest)) if (v !== undefined) (blueprint as unknown as Record<string, unknown>)[k] = v;
+  if (stop !== undefined) blueprint.stop = stop.trim();
+  if (variables !== undefined) blueprint.variables = variables.map(variableOf);
+}
+
+function variableOf(v: BlueprintVariableInput): BlueprintVariable {
+  return {
+    key: v.key,
+    name: v.name ?? v.key,
+    description: v.description ?? '',
+    default: v.default ?? '',
+    rules: v.rules ?? '',
+    userViewable: v.userViewable ?? true,
+    userEditable: v.userEditable ?? true,
+  };
+}
+
+/** The egg's name as a blueprint key (`Counter-Strike: Global Offensive` → `counter-strike-global-offensive`). */
+export function slugOf(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 56)
+    .replace(/-+$/, '');
+  return slug || 'egg';
+}
+
+function inUse(servers: number): AppError {
+  return AppError.invalidState('Servers use this blueprint: delete them first.', { servers });
+}
+
+function keyTaken(err?: unknown): unknown {
+  if (err === undefined || err instanceof UniqueConstraintViolationException) return AppError.alreadyExists('key', 'A blueprint with this key already exists.');
+  return err;
 }

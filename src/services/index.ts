@@ -85,7 +85,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     sftp,
     servers,
     nodes: new NodesService(orm, masterKey, activity),
-    blueprints: new BlueprintsService(orm),
+    blueprints: new BlueprintsService(orm, activity),
     admin: new AdminService(orm),
     plants: new PlantsService(orm),
     power,

@@ -36,6 +36,29 @@ describe('built-in blueprints', () => {
     expect(validateVariable(script.rules, 'bot/main.js')).toBeNull();
   });
 
+  test('the rules eggs use: a regex anywhere in the list, numbers, characters, sizes, URLs', () => {
+    // Rust's RCON_PASS: the regex is not last
+    expect(validateVariable('required|regex:/^[\\w.-]*$/|max:64', 'abc.def')).toBeNull();
+    expect(validateVariable('required|regex:/^[\\w.-]*$/|max:64', 'a b')).toMatch(/format/);
+    expect(validateVariable('required|regex:/^[\\w.-]*$/|max:64', 'a'.repeat(65))).toMatch(/at most 64 characters/);
+    expect(validateVariable('required|regex:^(a|b)$|max:1', 'b')).toBeNull();
+    expect(validateVariable('required|numeric', '27.5')).toBeNull();
+    expect(validateVariable('required|numeric', '27a')).toMatch(/number/);
+    expect(validateVariable('required|numeric|max:100', '101')).toMatch(/at most 100$/);
+    expect(validateVariable('required|alpha_dash|between:1,100', 'de_dust-2')).toBeNull();
+    expect(validateVariable('required|alpha_dash', 'de dust')).toMatch(/letters, digits, dashes/);
+    expect(validateVariable('required|alpha_num|between:1,6', 'latest')).toBeNull();
+    expect(validateVariable('required|alpha_num', 'lat-est')).toMatch(/letters and digits/);
+    expect(validateVariable('required|string|alpha_num|size:32', 'A'.repeat(32))).toBeNull();
+    expect(validateVariable('required|string|alpha_num|size:32', 'A'.repeat(31))).toMatch(/exactly 32/);
+    expect(validateVariable('required|numeric|digits_between:1,5', '123456')).toMatch(/between 1 and 5 digits/);
+    expect(validateVariable('nullable|url', 'http://pterodactyl.io')).toBeNull();
+    expect(validateVariable('nullable|url', 'pterodactyl.io')).toMatch(/URL/);
+    expect(validateVariable('nullable|url', '')).toBeNull();
+    expect(validateVariable('required|ip', '0.0.0.0')).toBeNull();
+    expect(validateVariable('not_in:a,b', 'a')).toMatch(/not be one of/);
+  });
+
   test.each(BUILTIN_BLUEPRINTS.map((b) => [b.key]))('%s: install, start to running, command, stop', async (key) => {
     const id = newId();
     await createServer(h, specFor(key, id));

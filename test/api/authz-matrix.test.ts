@@ -10,6 +10,8 @@
  * depends on the agent, not on authorization. Another user's server is a 404, never a 403.
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { listRoutes } from '../../src/rest/route-list.js';
 import { blueprintsByKey, createNode } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -148,6 +150,11 @@ const ROWS: Row[] = [
   { method: 'GET', route: '/admin/stats', expect: [401, 403, 403, 200] },
   // never the local node: a new token would cut off its running agent
   { method: 'POST', route: '/admin/nodes/:id/token', expect: [401, 403, 403, 201], call: () => ({ id: otherNodeId }) },
+  // --- blueprint management (fresh blueprints: the admin's call changes or deletes them)
+  { method: 'POST', route: '/admin/blueprints', expect: [401, 403, 403, 201], call: () => ({ body: newBlueprintBody() }) },
+  { method: 'POST', route: '/admin/blueprints/import', expect: [401, 403, 403, 201], call: () => ({ body: PAPER_EGG }) },
+  { method: 'PATCH', route: '/admin/blueprints/:id', expect: [401, 403, 403, 200], call: async () => ({ id: await newBlueprint(), body: { name: 'Renamed' } }) },
+  { method: 'DELETE', route: '/admin/blueprints/:id', expect: [401, 403, 403, 204], call: async () => ({ id: await newBlueprint() }) },
   // --- shared access (the permission matrix of subusers: test/api/permission-matrix.test.ts)
   { method: 'GET', route: '/permissions', expect: [401, 200, 200, 200] },
   { method: 'GET', route: '/servers/:id/subusers', expect: [401, 404, 200, 200] },
@@ -226,6 +233,16 @@ async function newSubuser(): Promise<string> {
   const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: tokens.owner, body: { email: u.email, permissions: [] } });
   if (r.status !== 201) throw new Error(`subuser failed: ${r.text}`);
   return u.user.id;
+}
+
+const newBlueprintBody = () => ({ key: `matrix-${uniq()}`.toLowerCase(), name: 'Matrix blueprint', startup: '/bin/true', stop: 'SIGTERM' });
+const PAPER_EGG = JSON.parse(readFileSync(path.resolve(__dirname, '../../../shared/eggs/pterodactyl/egg-paper.json'), 'utf8'));
+
+/** A blueprint made by the admin; its id. */
+async function newBlueprint(): Promise<string> {
+  const r = await p.request('POST', '/api/v1/admin/blueprints', { token: tokens.admin, body: newBlueprintBody() });
+  if (r.status !== 201) throw new Error(`blueprint failed: ${r.text}`);
+  return r.body.data.id;
 }
 
 const SCHEDULE = { name: 'matrix', cron: '0 4 * * *', tasks: [{ action: 'backup' }] };

@@ -8,6 +8,8 @@
  *    is checked: the status is documented for the operation, the body validates against the schema
  *    (ajv, closed objects: an undocumented field fails too) and the rate-limit headers are there.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { listRoutes } from '../../src/rest/route-list.js';
 import { createNode } from '../support/fixtures.js';
@@ -15,6 +17,8 @@ import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { ContractChecker, operationsOf } from './contract.js';
 import { sleep, until } from '../support/wait.js';
 
+/** Pterodactyl's eggs (MIT), shared beside the repository. */
+const EGGS = path.resolve(__dirname, '../../../shared/eggs/pterodactyl');
 const doc = buildOpenApiDocument();
 const checker = new ContractChecker(doc);
 
@@ -274,6 +278,27 @@ describe('a scenario over every operation', () => {
     const node = await createNode(p, admin);
     expectStatus(await p.request('POST', `/api/v1/admin/nodes/${node.id}/token`, { token: admin }), 201, 'rotate node token');
     expectStatus(await p.request('POST', '/api/v1/admin/nodes/00000000-0000-4000-8000-000000000000/token', { token: admin }), 404, 'rotate unknown node');
+  });
+
+  test('blueprint management and egg import', async () => {
+    const body = { key: `openapi-${Date.now()}`, name: 'OpenAPI blueprint', startup: '/bin/sh -c {{COMMAND}}', stop: 'SIGTERM', variables: [{ key: 'COMMAND', default: 'sleep 1', rules: 'required|string|max:64' }] };
+    const created = await p.request('POST', '/api/v1/admin/blueprints', { token: admin, body });
+    expectStatus(created, 201, 'create blueprint');
+    expectStatus(await p.request('POST', '/api/v1/admin/blueprints', { token: admin, body }), 422, 'blueprint key taken');
+    expectStatus(await p.request('POST', '/api/v1/admin/blueprints', { token: user.token, body }), 403, 'create blueprint by user');
+    expectStatus(await p.request('POST', '/api/v1/admin/blueprints', { token: admin, raw: '[', headers: { 'content-type': 'application/json' } }), 400, 'create blueprint malformed');
+    expectStatus(await p.request('PATCH', `/api/v1/admin/blueprints/${created.body.data.id}`, { token: admin, body: { name: 'Renamed' } }), 200, 'update blueprint');
+    expectStatus(await p.request('PATCH', `/api/v1/admin/blueprints/${blueprintId}`, { token: admin, body: { name: 'Renamed' } }), 422, 'update built-in blueprint');
+    expectStatus(await p.request('PATCH', '/api/v1/admin/blueprints/00000000-0000-4000-8000-000000000000', { token: admin, body: {} }), 404, 'update unknown blueprint');
+    const egg = JSON.parse(readFileSync(path.join(EGGS, 'egg-paper.json'), 'utf8'));
+    expectStatus(await p.request('POST', '/api/v1/admin/blueprints/import', { token: admin, body: egg }), 201, 'import egg');
+    expectStatus(await p.request('POST', '/api/v1/admin/blueprints/import', { token: admin, body: { ...egg, meta: { version: 'PTDL_v9' } } }), 422, 'import bad egg');
+    expectStatus(await p.request('POST', '/api/v1/admin/blueprints/import', { token: user.token, body: egg }), 403, 'import egg by user');
+    expectStatus(await p.request('DELETE', `/api/v1/admin/blueprints/${blueprintId}`, { token: admin }), 422, 'delete built-in blueprint');
+    expectStatus(await p.request('DELETE', `/api/v1/admin/blueprints/${created.body.data.id}`, { token: user.token }), 403, 'delete blueprint by user');
+    expectStatus(await p.request('DELETE', `/api/v1/admin/blueprints/${created.body.data.id}`, { token: admin }), 204, 'delete blueprint');
+    expectStatus(await p.request('DELETE', `/api/v1/admin/blueprints/${created.body.data.id}`), 401, 'delete blueprint anonymous');
+    expectStatus(await p.request('DELETE', `/api/v1/admin/blueprints/${created.body.data.id}`, { token: admin }), 404, 'delete blueprint again');
   });
 
   test('plants', async () => {

@@ -1,9 +1,8 @@
 import { assetsDir } from '../paths';
 import type { ServerSpec } from '../../shared/node-protocol';
+import { BLOCKED_VARS, VARIABLE_KEY_RE } from '../../shared/variable-names';
 
-/** Variable names a server may not set (they would change how the runtime itself behaves). */
-const BLOCKED_VARS = /^(LD_.*|NODE_OPTIONS|NODE_PATH|HOME|PATH|SERVER_ID|SERVER_DIR|SERVER_MEMORY|SERVER_CPU|SERVER_DISK|NODE|ASSETS_DIR)$/;
-export const VARIABLE_KEY_RE = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+export { VARIABLE_KEY_RE };
 
 const DEFAULT_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 

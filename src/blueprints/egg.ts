@@ -1,0 +1,119 @@
+/**
+ * A Pterodactyl egg (checked by src/blueprints/egg-schema.ts) as a blueprint, with warnings for
+ * everything that is not mapped. Nothing of the egg is executed here: its startup becomes a
+ * template, its rules strings are parsed, its regular expressions compiled (never run on its text).
+ */
+import type { BlueprintVariable } from '../entities/Blueprint.js';
+import { EggError, type ImportWarning } from './egg-errors.js';
+import { mapStartup } from './egg-startup.js';
+import type { Egg, EggVariable } from './egg-schema.js';
+import { KNOWN_RULES, parseRules, rulesProblem, validateVariable } from './rules.js';
+
+export type { ImportWarning };
+
+export interface BlueprintDraft {
+  name: string;
+  description: string;
+  startup: string;
+  stop: string;
+  ready: string | null;
+  install: null;
+  variables: BlueprintVariable[];
+  defaults: { memory: number; cpu: number; disk: number };
+}
+
+/** Servers of imported eggs: Java and Steam games need more than the panel's usual 512 MiB. */
+export const IMPORT_DEFAULTS = { memory: 1024, cpu: 100, disk: 4096 };
+
+export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings: ImportWarning[] } {
+  const warnings: ImportWarning[] = [];
+  const variables = (egg.variables ?? []).map((v, i) => mapVariable(v, `variables.${i}`, warnings));
+  assertUniqueKeys(variables);
+  const startup = mapStartup(egg.startup, variables, warnings);
+  const blueprint: BlueprintDraft = {
+    name: egg.name.trim(),
+    description: (egg.description ?? '').trim(),
+    startup: startup.template,
+    stop: mapStop(egg.config.stop),
+    ready: mapReady(egg.config.startup.done),
+    install: null,
+    variables: [...variables, ...startup.added],
+    defaults: { ...IMPORT_DEFAULTS },
+  };
+  warnUnmapped(egg, warnings);
+  return { blueprint, warnings };
+}
+
+/** `^C` is SIGINT; anything else is a line written to the server's standard input. */
+export function mapStop(stop: string): string {
+  const s = stop.trim();
+  return s.toUpperCase() === '^C' ? 'SIGINT' : s;
+}
+
+/** `done` (one string or a list) matches as plain text anywhere in a line, as in Pterodactyl. */
+export function mapReady(done: string | string[] | null | undefined): string | null {
+  const list = (Array.isArray(done) ? done : [done ?? '']).filter((d) => d !== '');
+  if (!list.length) return null;
+  const pattern = list.map(escapeRegExp).join('|');
+  if (pattern.length > 255) throw new EggError({ 'config.startup.done': 'the ready patterns are longer than 255 characters together' });
+  return pattern;
+}
+
+function escapeRegExp(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+}
+
+function mapVariable(v: EggVariable, field: string, warnings: ImportWarning[]): BlueprintVariable {
+  const key = v.env_variable;
+  const raw = Array.isArray(v.rules) ? v.rules.join('|') : (v.rules ?? '');
+  const kept = parseRules(raw).filter((r) => {
+    if (KNOWN_RULES.has(r.name)) return true;
+    warnings.push({ field: `${field}.rules`, message: `${key}: the rule "${r.name}" is not supported and is not enforced` });
+    return false;
+  });
+  const rules = kept.map((r) => (r.arg !== '' ? `${r.name}:${r.arg}` : r.name)).join('|');
+  const problem = rulesProblem(rules);
+  if (problem) throw new EggError({ [`${field}.rules`]: problem });
+  const value = v.default_value === null || v.default_value === undefined ? '' : String(v.default_value);
+  const invalid = validateVariable(rules, value);
+  if (invalid) warnings.push({ field: `${field}.default_value`, message: `${key}: the default ${invalid}, so every server must set it` });
+  return {
+    key,
+    name: v.name.trim(),
+    description: (v.description ?? '').trim(),
+    default: value,
+    rules,
+    userViewable: Boolean(v.user_viewable),
+    userEditable: Boolean(v.user_editable),
+  };
+}
+
+function assertUniqueKeys(variables: BlueprintVariable[]): void {
+  const seen = new Set<string>();
+  variables.forEach((v, i) => {
+    if (seen.has(v.key)) throw new EggError({ [`variables.${i}.env_variable`]: 'is used by another variable' });
+    seen.add(v.key);
+  });
+}
+
+function warnUnmapped(egg: Egg, warnings: ImportWarning[]): void {
+  const images = [...Object.values(egg.docker_images ?? {}), ...(egg.images ?? [])];
+  if (images.length) {
+    const field = egg.docker_images ? 'docker_images' : 'images';
+    warnings.push({ field, message: `the egg's container image is not used (${images.join(', ')}): servers run directly on the node, so the programs the game needs must be installed there` });
+  }
+  const install = egg.scripts?.installation;
+  if (install?.script?.trim()) {
+    warnings.push({ field: 'scripts.installation', message: `the installation script is not imported (it runs in ${install.container ?? 'a container'} in Pterodactyl): put the game's files on the server yourself (file manager or SFTP)` });
+  }
+  if (hasContent(egg.config.files)) warnings.push({ field: 'config.files', message: 'configuration file parsers are not applied: the server\'s configuration files are not changed at start' });
+  if (hasContent(egg.config.logs)) warnings.push({ field: 'config.logs', message: 'log settings are not used' });
+  const denylist = egg.file_denylist;
+  if (denylist && denylist.length) warnings.push({ field: 'file_denylist', message: 'the file deny-list is not enforced by the file manager' });
+  if (egg.features?.length) warnings.push({ field: 'features', message: `panel features are not supported: ${egg.features.join(', ')}` });
+  if (egg.config.extends) warnings.push({ field: 'config.extends', message: 'configuration inherited from another egg is not imported' });
+}
+
+function hasContent(v: unknown): boolean {
+  return Boolean(v) && typeof v === 'object' && Object.keys(v as object).length > 0;
+}

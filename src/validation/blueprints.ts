@@ -1,0 +1,105 @@
+/**
+ * Inputs of blueprint management (administrators): create and update. The startup template, the
+ * ready pattern and every variable's rules are checked here, so that a saved blueprint always runs.
+ */
+import { z } from 'zod';
+import { splitTemplate } from '../agent/environment/template.js';
+import { rulesProblem } from '../blueprints/rules.js';
+import { variableNameProblem } from '../shared/variable-names.js';
+import { displayName, isWellFormed, UNICODE_MESSAGE } from './common.js';
+import { cpu, description, disk, memory } from './servers.js';
+
+const text = (max: number) =>
+  z
+    .string({ message: 'must be a string' })
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters')
+    .refine(isWellFormed, UNICODE_MESSAGE);
+
+const problem = (check: (s: string) => string | null) => (s: string, ctx: z.RefinementCtx) => {
+  const message = check(s);
+  if (message) ctx.addIssue({ code: 'custom', message });
+};
+
+export const blueprintKey = z
+  .string({ message: 'must be a string' })
+  .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be 1-64 lower-case letters, digits or dashes, starting with a letter or digit')
+  .meta({ description: 'Stable slug, unique.', example: 'paper' });
+
+export const variableKey = z.string({ message: 'must be a string' }).superRefine(problem(variableNameProblem)).meta({ example: 'SERVER_JARFILE' });
+
+export const variableRules = text(1000)
+  .superRefine(problem(rulesProblem))
+  .meta({ description: 'A `|`-separated rule list, e.g. `required|integer|between:1,100` (docs/blueprints.md).', example: 'required|string|max:64' });
+
+export const startupTemplate = text(4096)
+  .refine((s) => s.trim() !== '', 'must not be empty')
+  .superRefine(problem(templateProblem))
+  .meta({ description: 'Command template: argv words with `{{VARIABLES}}` (spawned without a shell).' });
+
+export const stopCommand = text(255)
+  .refine((s) => s.trim() !== '', 'must not be empty')
+  .meta({ description: 'A line written to standard input (e.g. `stop`) or a signal (`SIGTERM`, `SIGINT`, `^C`, `^D`).' });
+
+export const readyPattern = text(255)
+  .superRefine(problem(patternProblem))
+  .nullable()
+  .meta({ description: 'Regular expression of the line that says the server is ready; null: running at once.' });
+
+export const blueprintVariableInput = z.object({
+  key: variableKey,
+  name: displayName(100).optional().meta({ description: 'Shown to people; default: the key.' }),
+  description: description.optional(),
+  default: text(8192).optional().meta({ description: 'Default value; default empty.' }),
+  rules: variableRules.optional(),
+  userViewable: z.boolean({ message: 'must be true or false' }).optional().meta({ description: "The server's users may see it; default true." }),
+  userEditable: z.boolean({ message: 'must be true or false' }).optional().meta({ description: "The server's users may change it; default true." }),
+});
+
+const variableList = z
+  .array(blueprintVariableInput, { message: 'must be an array' })
+  .max(100, 'at most 100 variables')
+  .superRefine((list, ctx) => {
+    const seen = new Set<string>();
+    list.forEach((v, i) => {
+      if (seen.has(v.key)) ctx.addIssue({ code: 'custom', path: [i, 'key'], message: 'is used by another variable' });
+      seen.add(v.key);
+    });
+  });
+
+const defaults = z.object({ memory, cpu, disk }, { message: 'must be an object with memory, cpu and disk' });
+
+export const createBlueprintInput = z.object({
+  key: blueprintKey,
+  name: displayName(100),
+  description: description.optional(),
+  startup: startupTemplate,
+  stop: stopCommand,
+  ready: readyPattern.optional(),
+  install: text(65536).nullable().optional().meta({ description: 'A /bin/sh script run once in the server directory; null: none.' }),
+  variables: variableList.optional(),
+  defaults: defaults.optional().meta({ description: 'For servers created without memory/cpu/disk; default 1024 MiB, 100, 4096 MiB.' }),
+});
+export type CreateBlueprintInput = z.output<typeof createBlueprintInput>;
+
+export const updateBlueprintInput = createBlueprintInput.partial();
+export type UpdateBlueprintInput = z.output<typeof updateBlueprintInput>;
+export type BlueprintVariableInput = z.output<typeof blueprintVariableInput>;
+
+function templateProblem(s: string): string | null {
+  try {
+    splitTemplate(s);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+function patternProblem(s: string): string | null {
+  try {
+    new RegExp(s); // as the agent compiles it
+    return null;
+  } catch {
+    return 'is not a valid regular expression';
+  }
+}
