@@ -5,7 +5,8 @@
  */
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { Client } from 'ssh2';
+import { Client, utils } from 'ssh2';
+import { newKey } from '../../src/agent/sftp/host-key';
 import { connectSftp } from '../support/sftp-client.js';
 import { until } from '../support/wait.js';
 import { createServer, newId, specFor, startHarness, type Harness } from './helpers';
@@ -124,4 +125,8 @@ test('a restarted agent serves the same host key', async () => {
   const c = await connectSftp({ port: port(), ...login });
   expect(c.fingerprint).toBe(first);
   c.end();
+});
+
+test('every new host key is one ssh2 can read (its generator writes an unreadable one now and then)', () => {
+  for (let i = 0; i < 1000; i++) expect(utils.parseKey(newKey())).not.toBeInstanceOf(Error);
 });

@@ -10,11 +10,10 @@
  * depends on the agent, not on authorization. Another user's server is a 404, never a 403.
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { listRoutes } from '../../src/rest/route-list.js';
 import { blueprintsByKey, createNode } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { MINIMAL_EGG } from '../support/eggs.js';
 
 type Who = 'anonymous' | 'stranger' | 'owner' | 'admin';
 const WHO: Who[] = ['anonymous', 'stranger', 'owner', 'admin'];
@@ -236,7 +235,7 @@ async function newSubuser(): Promise<string> {
 }
 
 const newBlueprintBody = () => ({ key: `matrix-${uniq()}`.toLowerCase(), name: 'Matrix blueprint', startup: '/bin/true', stop: 'SIGTERM' });
-const PAPER_EGG = JSON.parse(readFileSync(path.resolve(__dirname, '../../../shared/eggs/pterodactyl/egg-paper.json'), 'utf8'));
+const PAPER_EGG = MINIMAL_EGG;
 
 /** A blueprint made by the admin; its id. */
 async function newBlueprint(): Promise<string> {

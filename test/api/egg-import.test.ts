@@ -9,10 +9,14 @@ import path from 'node:path';
 import { createNode, expectError, expectFieldError } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { expectData, gql } from '../graphql/gql.js';
+import { EGGS_DIR } from '../support/eggs.js';
 
-const EGGS = path.resolve(__dirname, '../../../shared/eggs/pterodactyl');
-const FILES = readdirSync(EGGS).filter((f) => f.endsWith('.json')).sort();
+if (!EGGS_DIR) console.warn('[tests] SKIPPED: test/api/egg-import.test.ts needs the Pterodactyl eggs in ../shared/eggs/pterodactyl (or EGGS_DIR)');
+const EGGS = EGGS_DIR ?? '';
+const FILES = EGGS_DIR ? readdirSync(EGGS).filter((f) => f.endsWith('.json')).sort() : [];
 const egg = (file: string) => JSON.parse(readFileSync(path.join(EGGS, file), 'utf8'));
+/** one test per egg; skipped (with the warning above) where the eggs are missing */
+const eachEgg = FILES.length ? test.each(FILES) : test.skip.each(['(the eggs are missing)']);
 
 let p: TestPlatform;
 let admin: string;
@@ -33,11 +37,11 @@ const variable = (bp: any, key: string) => bp.variables.find((v: any) => v.key =
 const createServer = (blueprintId: string, variables: Record<string, string> = {}) =>
   p.request('POST', '/api/v1/servers', { token: user, body: { name: 'egg server', nodeId, blueprintId, memory: 64, cpu: 10, disk: 128, variables } });
 
-test('the 14 eggs of Pterodactyl are there', () => {
+(EGGS_DIR ? test : test.skip)('the 14 eggs of Pterodactyl are there', () => {
   expect(FILES).toHaveLength(14);
 });
 
-test.each(FILES)('%s imports with 201, its container image named in the warnings', async (file) => {
+eachEgg('%s imports with 201, its container image named in the warnings', async (file) => {
   const r = await importEgg(egg(file));
   expect(r.status).toBe(201);
   expect(r.body.data.builtin).toBe(false);
@@ -102,7 +106,7 @@ test('Mumble and TeamSpeak: ^C becomes SIGINT', () => {
 /** Values for the variables whose egg default breaks the egg's own rules. */
 const FIXES: Record<string, string> = { STEAM_ACC: 'A'.repeat(32), SRCDS_APPID: '740', SRCDS_GAME: 'csgo', SRCDS_MAP: 'de_dust2', RCON_PASS: 'secret' };
 
-test.each(FILES)('%s: a server takes the defaults (or exactly the variables whose defaults break the rules are 422)', async (file) => {
+eachEgg('%s: a server takes the defaults (or exactly the variables whose defaults break the rules are 422)', async (file) => {
   const { data, warnings } = imported[file]!;
   const broken = warnings.filter((w) => w.field.endsWith('.default_value')).map((w) => w.message.split(':')[0]!);
   const r = await createServer(data.id);

@@ -249,7 +249,7 @@ describe('blueprints', () => {
     const demo = r.body.data.find((b: any) => b.key === 'demo-game');
     expect(Object.keys(demo).sort()).toEqual(['builtin', 'createdAt', 'defaults', 'description', 'id', 'install', 'key', 'name', 'ready', 'startup', 'stop', 'updatedAt', 'variables']);
     expect(demo.builtin).toBe(true);
-    expect(demo.variables[0]).toEqual({ key: expect.any(String), description: expect.any(String), default: expect.any(String), rules: expect.any(String) });
+    expect(demo.variables[0]).toEqual({ key: expect.any(String), name: expect.any(String), description: expect.any(String), default: expect.any(String), rules: expect.any(String), userViewable: true, userEditable: true });
     const one = await p.request('GET', `/api/v1/blueprints/${demo.id}`, { token: user.token });
     expect(one.body.data).toEqual(demo);
     expectError(await p.request('GET', '/api/v1/blueprints/00000000-0000-4000-8000-000000000000', { token: user.token }), 404, 'NOT_FOUND');

@@ -8,17 +8,14 @@
  *    is checked: the status is documented for the operation, the body validates against the schema
  *    (ajv, closed objects: an undocumented field fails too) and the rate-limit headers are there.
  */
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { buildOpenApiDocument } from '../../src/openapi/document.js';
 import { listRoutes } from '../../src/rest/route-list.js';
 import { createNode } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { ContractChecker, operationsOf } from './contract.js';
 import { sleep, until } from '../support/wait.js';
+import { MINIMAL_EGG } from '../support/eggs.js';
 
-/** Pterodactyl's eggs (MIT), shared beside the repository. */
-const EGGS = path.resolve(__dirname, '../../../shared/eggs/pterodactyl');
 const doc = buildOpenApiDocument();
 const checker = new ContractChecker(doc);
 
@@ -290,7 +287,7 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('PATCH', `/api/v1/admin/blueprints/${created.body.data.id}`, { token: admin, body: { name: 'Renamed' } }), 200, 'update blueprint');
     expectStatus(await p.request('PATCH', `/api/v1/admin/blueprints/${blueprintId}`, { token: admin, body: { name: 'Renamed' } }), 422, 'update built-in blueprint');
     expectStatus(await p.request('PATCH', '/api/v1/admin/blueprints/00000000-0000-4000-8000-000000000000', { token: admin, body: {} }), 404, 'update unknown blueprint');
-    const egg = JSON.parse(readFileSync(path.join(EGGS, 'egg-paper.json'), 'utf8'));
+    const egg = MINIMAL_EGG;
     expectStatus(await p.request('POST', '/api/v1/admin/blueprints/import', { token: admin, body: egg }), 201, 'import egg');
     expectStatus(await p.request('POST', '/api/v1/admin/blueprints/import', { token: admin, body: { ...egg, meta: { version: 'PTDL_v9' } } }), 422, 'import bad egg');
     expectStatus(await p.request('POST', '/api/v1/admin/blueprints/import', { token: user.token, body: egg }), 403, 'import egg by user');
