@@ -185,9 +185,24 @@ test('deleting a backup frees only what no other backup holds', async () => {
   expect(storedBytes()).toBe(before);
 });
 
+test('deleting a server while its backup runs: the deletion succeeds and nothing of its backups stays', async () => {
+  const other = newId();
+  await createServer(h, specFor('shell-command', other, { disk: 256 }, { COMMAND: 'mkdir -p d && for i in $(seq 1 200); do head -c 131072 /dev/urandom > d/f$i; done; echo ready; exec sleep 1000' }));
+  await startRunning(h, other);
+  const otherDir = path.join(h.dataDir, 'agent', 'servers', other, 'd');
+  await waitFor(() => existsSync(otherDir) && readdirSync(otherDir).length >= 200, 'the files', 30_000);
+  expect((await h.request('POST', `/api/servers/${other}/backups`, { id: 'doomed', ignored: [] })).status).toBe(200);
+  const otherStore = path.join(h.dataDir, 'agent', 'backups', other);
+  await waitFor(() => existsSync(path.join(otherStore, 'blobs')) && readdirSync(path.join(otherStore, 'blobs')).length > 0, 'the backup to be under way');
+  expect((await h.request('DELETE', `/api/servers/${other}`)).status).toBe(204);
+  await waitFor(() => backupEvents('doomed').find((e) => e.kind === 'backup' && e.status !== 'pending'), 'the end of the backup', 30_000);
+  await waitFor(() => !existsSync(otherStore), 'the store of the deleted server to go', 10_000);
+});
+
 test('a backup cut off by the agent stopping is marked failed at the next start and leaves nothing', async () => {
   // what a dead agent leaves: the marker, a half-written file, a stored file no manifest names
   writeFileSync(path.join(store, 'pending', 'cut'), 'x');
+  mkdirSync(path.join(store, 'tmp'), { recursive: true });
   writeFileSync(path.join(store, 'tmp', 'half'), 'half');
   mkdirSync(path.join(store, 'blobs', 'ff'), { recursive: true });
   writeFileSync(path.join(store, 'blobs', 'ff', 'f'.repeat(64)), 'orphan');

@@ -62,6 +62,8 @@ export class Backups {
       .catch(async (err: Error) => {
         log.warn({ serverId, backupId, err: err.message }, 'backup failed');
         await this.store.remove(serverId, backupId).catch(() => undefined);
+        // the server was deleted while it ran: what the backup wrote after the store went goes too
+        if (server.deleted) await this.store.removeServer(serverId).catch(() => undefined);
         this.report({ kind: 'backup', serverId, backupId, status: 'failed', files: 0, bytes: 0, error: err.message, at: at() });
       })
       .finally(release);

@@ -70,6 +70,7 @@ export class BackupStore {
 
   /** Stores `data` by its hash (once: a blob already there is kept); returns the hash and size. */
   async putBlob(serverId: string, data: Readable): Promise<{ sha256: string; size: number }> {
+    await fsp.mkdir(path.join(this.dir(serverId), 'tmp'), { recursive: true, mode: 0o700 });
     const tmp = path.join(this.dir(serverId), 'tmp', randomBytes(8).toString('hex'));
     const hash = createHash('sha256');
     let size = 0;
@@ -139,8 +140,8 @@ export class BackupStore {
         removed++;
       }
     }
+    // half-written files of backups that ended (begin() makes the folder again for the next one)
     await fsp.rm(path.join(this.dir(serverId), 'tmp'), { recursive: true, force: true });
-    await fsp.mkdir(path.join(this.dir(serverId), 'tmp'), { recursive: true, mode: 0o700 });
     return removed;
   }
 
@@ -160,7 +161,8 @@ export class BackupStore {
 
   /** Every backup of a server goes with it. */
   async removeServer(serverId: string): Promise<void> {
-    await fsp.rm(this.dir(serverId), { recursive: true, force: true });
+    // a backup of the server may still be writing into the folder (it fails once the server is gone)
+    await fsp.rm(this.dir(serverId), { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }
 
   /** Bytes the server's blobs take (what its backups cost on disk). */

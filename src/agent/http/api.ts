@@ -169,8 +169,8 @@ const ROUTES: Route[] = [
     path: server(),
     handle: async (ctx, id) => {
       await ctx.manager.remove(id);
-      // its backups go with it
-      await ctx.backups.store.removeServer(id);
+      // its backups go with it; a store that cannot be removed now never keeps the server's deletion from happening
+      await ctx.backups.store.removeServer(id).catch((err: Error) => log.warn({ serverId: id, err: err.message }, 'could not remove the backups of a deleted server'));
     },
   },
   {
