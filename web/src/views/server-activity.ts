@@ -2,9 +2,9 @@
 import { describe, gql, subscribe } from '../api';
 import { link, type View } from '../app';
 import { clear, field, h, messageBox } from '../dom';
-import { Q_SERVER, Q_SERVER_ACTIVITY, S_SERVER_ACTIVITY, type ActivityEntry, type Server } from '../queries';
+import { Q_SERVER_ACTIVITY, S_SERVER_ACTIVITY, type ActivityEntry } from '../queries';
 import { activityRow, activityTable, areaSelect } from './activity-table';
-import { serverTabs } from './server-tabs';
+import { openServerSection } from './server-tabs';
 
 export const serverActivityView: View = (main, params) => {
   const serverId = params.id!;
@@ -30,18 +30,9 @@ export const serverActivityView: View = (main, params) => {
   }
 
   void (async () => {
-    let server: Server;
-    try {
-      server = (await gql<{ server: Server }>(Q_SERVER, { id: serverId })).server;
-    } catch (err) {
-      if (!disposed) msg.error(`Could not load the server: ${describe(err)}`);
-      return;
-    }
-    if (disposed) return;
-    document.title = `Activity · ${server.name} · HostPanel`;
-    title.textContent = `${server.name}: activity`;
+    const server = await openServerSection(serverId, 'activity', 'Activity', title, msg, () => disposed);
+    if (!server) return;
     const area = field('Show', areaSelect((value) => ((prefix = value), void load())));
-    title.after(serverTabs(server.id, server.permissions, 'activity'));
     main.append(h('section', { className: 'card' }, h('div', { className: 'toolbar' }, area.wrap), count, table.el));
     await load();
     stop = subscribe<{ serverActivity: ActivityEntry }>(

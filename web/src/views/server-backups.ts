@@ -6,8 +6,8 @@
 import { describe, gql, subscribe } from '../api';
 import { link, type View } from '../app';
 import { announce, clear, field, h, messageBox } from '../dom';
-import { M_CREATE_BACKUP, M_DELETE_BACKUP, M_LOCK_BACKUP, M_RESTORE_BACKUP, M_UNLOCK_BACKUP, Q_BACKUPS, Q_SERVER, S_BACKUPS, type Backup, type Server } from '../queries';
-import { can, serverTabs } from './server-tabs';
+import { M_CREATE_BACKUP, M_DELETE_BACKUP, M_LOCK_BACKUP, M_RESTORE_BACKUP, M_UNLOCK_BACKUP, Q_BACKUPS, S_BACKUPS, type Backup } from '../queries';
+import { can, openServerSection } from './server-tabs';
 
 const size = (bytes: number): string => (bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`);
 
@@ -103,18 +103,9 @@ export const serverBackupsView: View = (main, params) => {
   }
 
   void (async () => {
-    let server: Server;
-    try {
-      server = (await gql<{ server: Server }>(Q_SERVER, { id: serverId })).server;
-    } catch (err) {
-      if (!disposed) msg.error(`Could not load the server: ${describe(err)}`);
-      return;
-    }
-    if (disposed) return;
+    const server = await openServerSection(serverId, 'backups', 'Backups', title, msg, () => disposed);
+    if (!server) return;
     permissions = server.permissions;
-    document.title = `Backups · ${server.name} · HostPanel`;
-    title.textContent = `${server.name}: backups`;
-    title.after(serverTabs(server.id, server.permissions, 'backups'));
     const table = h('table', { className: 'backups' }, h('caption', { className: 'visually-hidden' }, 'Backups, newest first'), h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', null, 'Made'), h('th', null, 'State'), h('th', null, h('span', { className: 'visually-hidden' }, 'Actions')))), body);
     main.append(h('section', { className: 'card' }, can(permissions, 'backup.create') ? createForm() : '', table));
     try {

@@ -8,8 +8,7 @@ import { Cron } from 'croner';
 import { describe, gql } from '../api';
 import { link, type View } from '../app';
 import { announce, clear, field, h, messageBox } from '../dom';
-import { Q_SERVER, type Server } from '../queries';
-import { can, serverTabs } from './server-tabs';
+import { can, openServerSection } from './server-tabs';
 
 interface Task {
   sequence?: number;
@@ -198,18 +197,9 @@ export const serverSchedulesView: View = (main, params) => {
   }
 
   void (async () => {
-    let server: Server;
-    try {
-      server = (await gql<{ server: Server }>(Q_SERVER, { id: serverId })).server;
-    } catch (err) {
-      if (!disposed) msg.error(`Could not load the server: ${describe(err)}`);
-      return;
-    }
-    if (disposed) return;
+    const server = await openServerSection(serverId, 'schedules', 'Schedules', title, msg, () => disposed);
+    if (!server) return;
     permissions = server.permissions;
-    document.title = `Schedules · ${server.name} · HostPanel`;
-    title.textContent = `${server.name}: schedules`;
-    title.after(serverTabs(server.id, server.permissions, 'schedules'));
     main.append(list);
     if (can(permissions, 'schedule.create')) main.append(form());
     await load();
