@@ -129,8 +129,10 @@ maybe('disk counts allocated blocks (fallocate --keep-size) and every file', asy
 maybe('kill empties the cgroup of a relay of processes, each starting the next outside the process group and exiting', async () => {
   const id = newId();
   // one or two processes alive at any moment, each a new pid: one read of cgroup.procs misses the next
-  // (bounded: the relay ends by itself after 200,000 generations, long after the kill)
-  const relay = 'n=$1; [ "$n" -gt 0 ] && setsid sh ./relay.sh $((n-1)) &';
+  // (bounded: the relay ends by itself after 200,000 generations, long after the kill). Each generation
+  // waits 20 ms first: at full speed, under CI load, the exited generations not yet reaped filled the
+  // server's 40 pids and the relay died ("Cannot fork") before the test could see it
+  const relay = 'n=$1; sleep 0.02; [ "$n" -gt 0 ] && setsid sh ./relay.sh $((n-1)) &';
   await createServer(h, shell(id, `echo '${relay}' > relay.sh; setsid sh ./relay.sh 200000 & echo relay started; exec sleep 100000`));
   await startRunning(h, id);
   await waitFor(async () => (await logs(h, id)).includes('relay started'), 'the relay', 30_000);
