@@ -58,6 +58,8 @@ maybe('the file browser', () => {
     await row(page, '/config').waitFor();
     await page.getByRole('link', { name: 'config/' }).click();
     await page.waitForURL(/path=%2Fconfig/);
+    // the folder's view is drawn once its server is loaded: the listing must be there to drop on
+    await page.locator('.file-list').waitFor();
 
     // a file dropped on the listing is uploaded into this folder
     // (a string: the tests' TypeScript has no DOM types)
