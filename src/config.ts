@@ -157,6 +157,8 @@ export interface Config {
   userQuota: UserQuota;
   /** Unsent bytes a GraphQL WebSocket client may have queued before it is disconnected as too slow (not an env setting). */
   subscriberMaxBufferedBytes: number;
+  /** What all GraphQL sockets may hold unsent together (each its share, at most subscriberMaxBufferedBytes). */
+  subscriberSendBudgetBytes: number;
   /** How often the schedule runner claims due runs, in ms; 0: never on its own (tests tick it; not an env setting). */
   scheduleTickMs: number;
 }
@@ -218,6 +220,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     userCommandBlueprints: e.USER_COMMAND_BLUEPRINTS,
     userQuota: { servers: e.USER_MAX_SERVERS, memory: e.USER_MAX_MEMORY, cpu: e.USER_MAX_CPU, disk: e.USER_MAX_DISK },
     subscriberMaxBufferedBytes: 4 * 1024 * 1024,
+    subscriberSendBudgetBytes: 128 * 1024 * 1024,
     scheduleTickMs: 5_000,
   };
   return { ...config, ...overrides };
