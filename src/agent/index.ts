@@ -250,7 +250,6 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     maxPayload: t.consoleMaxPayload ?? 64 * 1024,
     expiringLeadSeconds: t.tokenExpiringLeadSeconds ?? 60,
   });
-  disposers.add('console sockets', () => gateway.close());
   const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, api) : http.createServer(api);
   server.requestTimeout = 30000;
   server.headersTimeout = 15000;
@@ -265,6 +264,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       });
     });
   } catch (e) {
+    gateway.close();
     await disposers.disposeAll();
     throw e;
   }
@@ -273,6 +273,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     server.closeAllConnections();
     return done;
   });
+  // closed before the HTTP server, whose close waits for them: upgraded sockets are not its HTTP connections
+  disposers.add('console sockets', () => gateway.close());
   const port = (server.address() as AddressInfo).port;
   log.info({ port, tls: !!opts.tls, nodeId: opts.nodeId }, 'node agent listening (API + /console)');
 
