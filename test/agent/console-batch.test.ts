@@ -180,6 +180,37 @@ describe('batched frames', () => {
   }, 60_000);
 });
 
+describe('switching modes while lines flow', () => {
+  test('a session switching between batches and per-line frames gets every line once, and every skipped line counted', async () => {
+    const N = 4000;
+    // about 2,000 lines a second in steps of 100, then a burst of 6,000 that the budget mostly drops
+    const id = await shellServer(`i=0; while [ $i -lt ${N} ]; do i=$((i+1)); echo "t $i"; [ $((i % 100)) -eq 0 ] && sleep 0.05; done; seq -f 't %g' ${N + 1} ${N + 6000}`);
+    const batching = await reader(id, true); // keeps a batch gathering whenever the switcher joins
+    const switcher = await reader(id, false);
+    await power(h, id, 'start');
+    let batch = false;
+    while ((await h.request('GET', `/api/servers/${id}`)).body.data.status !== 'offline') {
+      batch = !batch;
+      switcher.c.send({ type: 'options', data: { batch } });
+      await sleep(70);
+    }
+    const total = (c: ConsoleClient): number => printed(seen(c)).length + seen(c).skipped;
+    for (const r of [batching, switcher]) await waitFor(() => total(r.c) >= N + 6000 || null, 'every line to be accounted for', 5000);
+    await sleep(200);
+    expect(switcher.c.messages.filter((m) => m.type === 'options').length).toBeGreaterThan(10);
+    expect(switcher.c.has('console_batch')).toBe(true);
+    for (const r of [batching, switcher]) {
+      const s = seen(r.c);
+      expect(printed(s).length + s.skipped).toBe(N + 6000);
+      const seqs = s.lines.map((l) => l.seq);
+      // no line twice, none missing
+      expect(seqs.slice(1).every((q, i) => q === seqs[i]! + 1)).toBe(true);
+    }
+    expect(printed(seen(switcher.c)).slice(0, N)).toEqual(Array.from({ length: N }, (_, i) => `t ${i + 1}`));
+    [batching, switcher].forEach((r) => r.c.close());
+  }, 60_000);
+});
+
 describe('the lines-per-second budget', () => {
   test('a flood over the budget: every reader that kept up sees received + skipped = printed; dropped lines take no seq', async () => {
     const N = 20_000;
@@ -225,4 +256,21 @@ describe('the lines-per-second budget', () => {
     for (const r of readers) expect(total(r.c)).toBe(N);
     readers.forEach((r) => r.c.close());
   }, 60_000);
+});
+
+describe('agent shutdown', () => {
+  test('closing the agent with console readers connected ends them (1001) and does not hang', async () => {
+    const other = await startHarness();
+    const id = newId();
+    await createServer(other, specFor('shell-command', id, {}, { COMMAND: 'sleep 1000' }));
+    const perLine = await other.console(id);
+    const batch = await other.console(id);
+    batch.send({ type: 'options', data: { batch: true } });
+    await batch.next('options');
+    const t0 = Date.now();
+    expect(await other.close()).toEqual([]);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(await perLine.waitClose(2000)).toBe(1001);
+    expect(await batch.waitClose(2000)).toBe(1001);
+  }, 30_000);
 });
