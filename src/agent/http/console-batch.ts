@@ -83,6 +83,7 @@ export class ConsoleBatcher {
     add();
     if (this.timer) return;
     this.timer = setTimeout(() => this.flush(), Math.max(0, this.lastSent + BATCH_EVERY_MS - Date.now()));
+    this.timer.unref();
   }
 
   private flush(): void {
