@@ -278,7 +278,7 @@ class ConsoleSession implements BatchReader {
     this.send('options', { batch });
     if (!changed || !this.unsubscribe) return;
     if (batch) this.batchers.join(this.server!, this);
-    else this.leaveBatches(true);
+    else this.leaveBatches(this.server!, true);
   }
 
   batchStarted(): void {
@@ -286,8 +286,8 @@ class ConsoleSession implements BatchReader {
   }
 
   /** Leaves its server's batcher; `catchUp`: the lines and skips it had not received come as per-line frames. */
-  private leaveBatches(catchUp: boolean): void {
-    const left = this.batchers.leave(this.server!, this);
+  private leaveBatches(server: Server, catchUp: boolean): void {
+    const left = this.batchers.leave(server, this);
     this.batching = false;
     if (!catchUp) return;
     for (const e of left.lines) this.sendLine(e);
@@ -342,7 +342,7 @@ class ConsoleSession implements BatchReader {
     server.on('deleted', onDeleted);
     if (this.batch) this.batchers.join(server, this);
     this.unsubscribe = () => {
-      this.leaveBatches(false);
+      this.leaveBatches(server, false);
       server.off('console', onLine);
       server.off('skipped', onSkipped);
       server.off('status', onStatus);
