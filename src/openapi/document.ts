@@ -173,7 +173,7 @@ const subuserParam = z.object({ userId: z.uuid().meta({ description: 'The subuse
 
 const fileErrors = (key: string, extra: Partial<Record<Status, string>> = {}): Partial<Record<Status, string>> => ({
   401: '',
-  403: `FORBIDDEN: you lack \`${key}\` on this server, or the path is outside your folders.`,
+  403: `FORBIDDEN: you lack \`${key}\` on this server, or the path is outside your folders${key === 'file.read' ? '' : ", or the server's blueprint denies the path (its `fileDenylist`; `details: { path, pattern }`; owners and administrators included, listings and searches excepted)"}.`,
   404: 'NOT_FOUND: no such server, or no such file or folder.',
   422: 'INVALID_PATH: the path is not text, holds NUL, or leads outside the server (`..` or a symlink); NODE_UNAVAILABLE; VALIDATION_ERROR.',
   ...extra,

@@ -140,6 +140,10 @@ export const BlueprintSchema = z
         })
         .meta({ id: 'BlueprintVariable' }),
     ),
+    fileDenylist: z.array(z.string()).meta({
+      description: "Files the server's users may not read, write, rename, copy, chmod, archive or delete through the file manager or SFTP (403): gitignore-style patterns, as Pterodactyl's `file_denylist` (`server.jar`, `config/`, `*.sh`, `/eula.txt`).",
+      example: ['server.jar', 'config/secrets.yml'],
+    }),
     defaults: z
       .object({ memory: mib('Default memory'), cpu: int().meta({ description: 'Default cpu, percent of one core.' }), disk: mib('Default disk') })
       .meta({ description: 'Defaults for servers created without memory/cpu/disk.' }),

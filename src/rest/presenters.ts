@@ -93,6 +93,7 @@ export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
     userViewable: v.userViewable ?? true,
     userEditable: v.userEditable ?? true,
   })),
+  fileDenylist: b.fileDenylist ?? [],
   defaults: b.defaults,
   builtin: b.builtin,
   createdAt: b.createdAt,
