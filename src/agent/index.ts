@@ -8,7 +8,8 @@ import { childLogger } from '../logger';
 import { makeTraversable } from '../shared/traversable';
 import { agentPaths, assetsDir, type AgentPaths } from './paths';
 import { sharedCgroups, ServerCgroups, enforcedLimits } from './environment/cgroup';
-import { isolationWarning } from './environment/isolation';
+import { canIsolate, isolationWarning } from './environment/isolation';
+import { makeServerMountPoints, privateTmpAvailable } from './environment/sandbox';
 import { ServerManager } from './server/manager';
 import type { ServerRuntimeOptions } from './server/server';
 import { PanelClient } from './panel-client';
@@ -121,6 +122,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const paths = agentPaths(opts.dataDir);
   mkdirSync(paths.servers, { recursive: true });
   await prepareSharedPaths(paths);
+  if (canIsolate() && privateTmpAvailable()) makeServerMountPoints();
 
   const cgroups =
     t.cgroupRoot === false ? new ServerCgroups('/nonexistent-cgroup-root') : t.cgroupRoot ? new ServerCgroups(t.cgroupRoot) : sharedCgroups();

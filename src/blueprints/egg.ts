@@ -1,10 +1,13 @@
 /**
  * A Pterodactyl egg (checked by src/blueprints/egg-schema.ts) as a blueprint, with warnings for
  * everything that is not mapped. Nothing of the egg is executed here: its startup becomes a
- * template, its rules strings are parsed, its regular expressions compiled (never run on its text).
+ * template, its install script is stored for the agent (see egg-install.ts), its rules strings are
+ * parsed, its regular expressions compiled (never run on its text).
  */
 import type { BlueprintVariable } from '../entities/Blueprint.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
+import type { InstallShell } from '../shared/node-protocol.js';
+import { mapInstall } from './egg-install.js';
 import { mapStartup } from './egg-startup.js';
 import type { Egg, EggVariable } from './egg-schema.js';
 import { KNOWN_RULES, parseRules, rulesProblem, validateVariable } from './rules.js';
@@ -17,7 +20,8 @@ export interface BlueprintDraft {
   startup: string;
   stop: string;
   ready: string | null;
-  install: null;
+  install: string | null;
+  installShell: InstallShell | null;
   variables: BlueprintVariable[];
   defaults: { memory: number; cpu: number; disk: number };
 }
@@ -30,13 +34,14 @@ export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings:
   const variables = (egg.variables ?? []).map((v, i) => mapVariable(v, `variables.${i}`, warnings));
   assertUniqueKeys(variables);
   const startup = mapStartup(egg.startup, variables, warnings);
+  const install = mapInstall(egg, warnings);
   const blueprint: BlueprintDraft = {
     name: egg.name.trim(),
     description: (egg.description ?? '').trim(),
     startup: startup.template,
     stop: mapStop(egg.config.stop),
     ready: mapReady(egg.config.startup.done),
-    install: null,
+    ...install,
     variables: [...variables, ...startup.added],
     defaults: { ...IMPORT_DEFAULTS },
   };
@@ -101,10 +106,6 @@ function warnUnmapped(egg: Egg, warnings: ImportWarning[]): void {
   if (images.length) {
     const field = egg.docker_images ? 'docker_images' : 'images';
     warnings.push({ field, message: `the egg's container image is not used (${images.join(', ')}): servers run directly on the node, so the programs the game needs must be installed there` });
-  }
-  const install = egg.scripts?.installation;
-  if (install?.script?.trim()) {
-    warnings.push({ field: 'scripts.installation', message: `the installation script is not imported (it runs in ${install.container ?? 'a container'} in Pterodactyl): put the game's files on the server yourself (file manager or SFTP)` });
   }
   if (hasContent(egg.config.files)) warnings.push({ field: 'config.files', message: 'configuration file parsers are not applied: the server\'s configuration files are not changed at start' });
   if (hasContent(egg.config.logs)) warnings.push({ field: 'config.logs', message: 'log settings are not used' });

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps, Entity, PrimaryKey, Property } from '@mikro-orm/core';
+import type { InstallShell } from '../shared/node-protocol.js';
 
 export interface BlueprintVariable {
   key: string;
@@ -24,7 +25,7 @@ export interface ResourceDefaults {
 /** A template for servers: how to install, start, detect readiness and stop. */
 @Entity({ tableName: 'blueprints' })
 export class Blueprint {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'variables' | 'defaults' | 'builtin';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'installShell' | 'variables' | 'defaults' | 'builtin';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -50,6 +51,10 @@ export class Blueprint {
 
   @Property({ type: 'text', nullable: true })
   install: string | null = null;
+
+  /** The interpreter of `install` (`sh`, `bash`, `ash`, see INSTALL_SHELLS); null: /bin/sh. */
+  @Property({ type: 'string', length: 16, nullable: true })
+  installShell: InstallShell | null = null;
 
   @Property({ type: 'json' })
   variables: BlueprintVariable[] = [];

@@ -14,6 +14,7 @@ export function serverSpec(server: Server, blueprint: Blueprint = server.bluepri
     stop: blueprint.stop,
     ready: blueprint.ready,
     install: blueprint.install,
+    installShell: blueprint.installShell,
     variables,
     memory: server.memory,
     cpu: server.cpu,

@@ -83,6 +83,7 @@ export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
   stop: b.stop,
   ready: b.ready,
   install: b.install,
+  installShell: b.installShell,
   variables: b.variables.map((v) => ({
     key: v.key,
     name: v.name ?? v.key,

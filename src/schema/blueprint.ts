@@ -63,6 +63,9 @@ export class BlueprintType {
   @Field(() => String, { nullable: true })
   install!: string | null;
 
+  @Field(() => String, { nullable: true, description: 'The interpreter of install (sh, bash, ash); null: /bin/sh.' })
+  installShell!: string | null;
+
   @Field(() => [BlueprintVariableType])
   variables!: BlueprintVariableType[];
 
@@ -159,6 +162,9 @@ export class CreateBlueprintInput {
   @Field(() => String, { nullable: true })
   install?: string | null;
 
+  @Field(() => String, { nullable: true, description: 'sh, bash or ash; null: /bin/sh.' })
+  installShell?: string | null;
+
   @Field(() => [BlueprintVariableInput], { nullable: true })
   variables?: BlueprintVariableInput[];
 
@@ -188,6 +194,9 @@ export class UpdateBlueprintInput {
 
   @Field(() => String, { nullable: true, description: 'null: no install script.' })
   install?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'sh, bash or ash; null: /bin/sh.' })
+  installShell?: string | null;
 
   @Field(() => [BlueprintVariableInput], { nullable: true, description: 'Replaces the whole list.' })
   variables?: BlueprintVariableInput[];

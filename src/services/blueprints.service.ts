@@ -59,6 +59,7 @@ export class BlueprintsService {
       stop: data.stop.trim(),
       ready: data.ready ?? null,
       install: data.install ?? null,
+      installShell: data.installShell ?? null,
       variables: (data.variables ?? []).map(variableOf),
       defaults: data.defaults ?? { ...DEFAULTS },
     };

@@ -126,6 +126,10 @@ export const SERVER_STATUSES: readonly ServerStatus[] = ['installing', 'install_
 export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';
 export const POWER_ACTIONS: readonly PowerAction[] = ['start', 'stop', 'restart', 'kill'];
 
+/** Interpreters an install script may name (an egg's `scripts.installation.entrypoint`). */
+export const INSTALL_SHELLS = ['sh', 'bash', 'ash'] as const;
+export type InstallShell = (typeof INSTALL_SHELLS)[number];
+
 /** Everything the agent needs to run one server. Sent by the panel with PUT /api/servers/:id. */
 export interface ServerSpec {
   id: string;
@@ -138,6 +142,8 @@ export interface ServerSpec {
   ready: string | null;
   /** Optional shell script run once in the server directory at install. */
   install: string | null;
+  /** The interpreter of `install` (an egg's entrypoint); null or absent: /bin/sh. */
+  installShell?: InstallShell | null;
   /** Variable values (blueprint defaults merged with the user's). */
   variables: Record<string, string>;
   memory: number; // MiB

@@ -63,7 +63,9 @@ test('Paper: an argv template, the ready line, `stop`, its variables and rules',
   expect(data.ready).toBe('\\)! For help, type ');
   expect(new RegExp(data.ready).test('[12:00:00 INFO]: Done (3.2s)! For help, type "help"')).toBe(true);
   expect(data.stop).toBe('stop');
-  expect(data.install).toBeNull();
+  // the install script as the egg has it (Unix line ends), run with its entrypoint
+  expect(data.install).toBe(egg('egg-paper.json').scripts.installation.script.replace(/\r\n/g, '\n'));
+  expect(data.installShell).toBe('ash');
   expect(data.variables.map((v: any) => v.key)).toEqual(['MINECRAFT_VERSION', 'SERVER_JARFILE', 'DL_PATH', 'BUILD_NUMBER']);
   expect(variable(data, 'SERVER_JARFILE')).toMatchObject({ default: 'server.jar', rules: 'required|regex:/^([\\w\\d._-]+)(\\.jar)$/', userViewable: true, userEditable: true });
   expect(variable(data, 'DL_PATH')).toMatchObject({ rules: 'nullable|string', userViewable: false, userEditable: false });

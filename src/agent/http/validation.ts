@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ServerSpec } from '../../shared/node-protocol';
-import { POWER_ACTIONS } from '../../shared/node-protocol';
+import { INSTALL_SHELLS, POWER_ACTIONS } from '../../shared/node-protocol';
 import { AgentError } from '../errors';
 import { VARIABLE_KEY_RE } from '../environment/env';
 import { splitTemplate } from '../environment/template';
@@ -30,6 +30,7 @@ export const serverSpecSchema = z.object({
   stop: z.string().max(512).nullable().default('SIGTERM'),
   ready: z.string().max(2048).nullable().default(null).refine(validRegex, 'must be a valid regular expression'),
   install: z.string().max(256 * 1024).nullable().default(null),
+  installShell: z.enum(INSTALL_SHELLS).nullable().default(null),
   variables: z
     .record(z.string().regex(VARIABLE_KEY_RE, 'invalid variable name'), z.union([z.string().max(65536), z.number(), z.boolean()]).nullable())
     .default({}),
@@ -77,6 +78,7 @@ export function parseSpec(id: string, body: unknown): ServerSpec {
     stop: s.stop ?? 'SIGTERM',
     ready: s.ready || null,
     install: s.install || null,
+    installShell: s.installShell,
     variables,
     memory: s.memory,
     cpu: s.cpu,
