@@ -7,8 +7,10 @@
 import type { BlueprintVariable } from '../entities/Blueprint.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
 import type { InstallShell } from '../shared/node-protocol.js';
+import type { ConfigFile } from '../shared/config-files.js';
+import { mapConfigFiles, usesPort } from './egg-config-files.js';
 import { mapInstall } from './egg-install.js';
-import { mapStartup } from './egg-startup.js';
+import { mapStartup, portVariable } from './egg-startup.js';
 import type { Egg, EggVariable } from './egg-schema.js';
 import { KNOWN_RULES, parseRules, rulesProblem, validateVariable } from './rules.js';
 
@@ -22,6 +24,7 @@ export interface BlueprintDraft {
   ready: string | null;
   install: string | null;
   installShell: InstallShell | null;
+  configFiles: ConfigFile[];
   variables: BlueprintVariable[];
   defaults: { memory: number; cpu: number; disk: number };
 }
@@ -35,6 +38,7 @@ export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings:
   assertUniqueKeys(variables);
   const startup = mapStartup(egg.startup, variables, warnings);
   const install = mapInstall(egg, warnings);
+  const configFiles = mapConfigFiles(egg.config.files, warnings);
   const blueprint: BlueprintDraft = {
     name: egg.name.trim(),
     description: (egg.description ?? '').trim(),
@@ -42,11 +46,20 @@ export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings:
     stop: mapStop(egg.config.stop),
     ready: mapReady(egg.config.startup.done),
     ...install,
-    variables: [...variables, ...startup.added],
+    configFiles,
+    variables: withPort([...variables, ...startup.added], configFiles, egg.startup, warnings),
     defaults: { ...IMPORT_DEFAULTS },
   };
   warnUnmapped(egg, warnings);
   return { blueprint, warnings };
+}
+
+/** SERVER_PORT as a variable when the config files write the port and the startup did not add it. */
+function withPort(variables: BlueprintVariable[], configFiles: ConfigFile[], startup: string, warnings: ImportWarning[]): BlueprintVariable[] {
+  if (!usesPort(configFiles) || variables.some((v) => v.key === 'SERVER_PORT')) return variables;
+  const port = portVariable(startup);
+  warnings.push({ field: 'config.files', message: `SERVER_PORT: {{server.build.default.port}} is the server's SERVER_PORT variable (default ${port.default}): the panel allocates no ports` });
+  return [...variables, port];
 }
 
 /** `^C` is SIGINT; anything else is a line written to the server's standard input. */
@@ -107,7 +120,6 @@ function warnUnmapped(egg: Egg, warnings: ImportWarning[]): void {
     const field = egg.docker_images ? 'docker_images' : 'images';
     warnings.push({ field, message: `the egg's container image is not used (${images.join(', ')}): servers run directly on the node, so the programs the game needs must be installed there` });
   }
-  if (hasContent(egg.config.files)) warnings.push({ field: 'config.files', message: 'configuration file parsers are not applied: the server\'s configuration files are not changed at start' });
   if (hasContent(egg.config.logs)) warnings.push({ field: 'config.logs', message: 'log settings are not used' });
   const denylist = egg.file_denylist;
   if (denylist && denylist.length) warnings.push({ field: 'file_denylist', message: 'the file deny-list is not enforced by the file manager' });

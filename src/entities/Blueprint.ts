@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps, Entity, PrimaryKey, Property } from '@mikro-orm/core';
+import type { ConfigFile } from '../shared/config-files.js';
 import type { InstallShell } from '../shared/node-protocol.js';
 
 export interface BlueprintVariable {
@@ -25,7 +26,7 @@ export interface ResourceDefaults {
 /** A template for servers: how to install, start, detect readiness and stop. */
 @Entity({ tableName: 'blueprints' })
 export class Blueprint {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'installShell' | 'variables' | 'defaults' | 'builtin';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'installShell' | 'configFiles' | 'variables' | 'defaults' | 'builtin';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -55,6 +56,10 @@ export class Blueprint {
   /** The interpreter of `install` (`sh`, `bash`, `ash`, see INSTALL_SHELLS); null: /bin/sh. */
   @Property({ type: 'string', length: 16, nullable: true })
   installShell: InstallShell | null = null;
+
+  /** Keys the agent writes into the server's files at each start (an egg's `config.files`). */
+  @Property({ type: 'json' })
+  configFiles: ConfigFile[] = [];
 
   @Property({ type: 'json' })
   variables: BlueprintVariable[] = [];

@@ -15,6 +15,7 @@ export function serverSpec(server: Server, blueprint: Blueprint = server.bluepri
     ready: blueprint.ready,
     install: blueprint.install,
     installShell: blueprint.installShell,
+    configFiles: blueprint.configFiles,
     variables,
     memory: server.memory,
     cpu: server.cpu,

@@ -60,6 +60,7 @@ export class BlueprintsService {
       ready: data.ready ?? null,
       install: data.install ?? null,
       installShell: data.installShell ?? null,
+      configFiles: [],
       variables: (data.variables ?? []).map(variableOf),
       defaults: data.defaults ?? { ...DEFAULTS },
     };

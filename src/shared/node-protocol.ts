@@ -14,6 +14,7 @@
  * The receiver rejects a timestamp more than {@link MAX_CLOCK_SKEW_SECONDS} away and any nonce it has
  * already seen inside that window, so a captured request cannot be replayed.
  */
+import type { ConfigFile } from './config-files';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const NODE_TOKEN_PREFIX = 'hpn_';
@@ -144,6 +145,8 @@ export interface ServerSpec {
   install: string | null;
   /** The interpreter of `install` (an egg's entrypoint); null or absent: /bin/sh. */
   installShell?: InstallShell | null;
+  /** Keys written into the server's files before each start (see src/shared/config-files.ts); absent: none. */
+  configFiles?: ConfigFile[];
   /** Variable values (blueprint defaults merged with the user's). */
   variables: Record<string, string>;
   memory: number; // MiB

@@ -45,6 +45,8 @@ export interface ServerRuntimeOptions {
   floodLines: number;
   floodWindowMs: number;
   historyLines: number;
+  /** Runs before each start, once the start is checked (the agent writes the configuration files). */
+  beforeStart?: (server: Server) => Promise<void>;
 }
 
 /** What is persisted in state.json for one server. */
@@ -351,6 +353,10 @@ export class Server extends EventEmitter {
         throw new AgentError(422, 'INVALID_STARTUP', e.message);
       }
       throw e;
+    }
+    if (this.opts.beforeStart) {
+      await this.opts.beforeStart(this);
+      if (token !== this.startToken || this.status !== 'offline' || this.deleted || this.closing) return;
     }
     this.desiredRunning = true;
     this.expectedExit = null;
