@@ -1,8 +1,9 @@
 /**
  * A Pterodactyl egg (checked by src/blueprints/egg-schema.ts) as a blueprint, with warnings for
  * everything that is not mapped. Nothing of the egg is executed here: its startup becomes a
- * template, its install script is stored for the agent (see egg-install.ts), its rules strings are
- * parsed, its regular expressions compiled (never run on its text).
+ * template, its install script and configuration files are stored for the agent (egg-install.ts,
+ * egg-config-files.ts), its rules strings are parsed, its regular expressions compiled (never run on
+ * its text).
  */
 import type { BlueprintVariable } from '../entities/Blueprint.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
