@@ -8,7 +8,8 @@ import { childLogger } from '../logger';
 import { makeTraversable } from '../shared/traversable';
 import { agentPaths, assetsDir, type AgentPaths } from './paths';
 import { sharedCgroups, ServerCgroups, enforcedLimits } from './environment/cgroup';
-import { isolationWarning } from './environment/isolation';
+import { canIsolate, isolationWarning } from './environment/isolation';
+import { makeServerMountPoints, privateTmpAvailable } from './environment/sandbox';
 import { ServerManager } from './server/manager';
 import type { ServerRuntimeOptions } from './server/server';
 import { PanelClient } from './panel-client';
@@ -16,6 +17,7 @@ import { SystemStats } from './system';
 import { createApiHandler } from './http/api';
 import { Revocations } from './http/revocations';
 import { ServerFiles } from './filesystem/server-files';
+import { applyConfigFiles } from './config-files/apply';
 import { Disposers } from '../shared/disposers';
 import { FailureCounter } from './http/failures';
 import { FileWorkers, installWorker } from './filesystem/workers';
@@ -124,6 +126,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const paths = agentPaths(opts.dataDir);
   mkdirSync(paths.servers, { recursive: true });
   await prepareSharedPaths(paths);
+  if (canIsolate() && privateTmpAvailable()) makeServerMountPoints();
 
   const cgroups =
     t.cgroupRoot === false ? new ServerCgroups('/nonexistent-cgroup-root') : t.cgroupRoot ? new ServerCgroups(t.cgroupRoot) : sharedCgroups();
@@ -161,6 +164,12 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   let stopServers = true;
   const manager = new ServerManager(runtime, (e) => panel.enqueue(e));
   disposers.add('servers', () => manager.shutdown(stopServers));
+  const workerScript = installWorker(paths.lib);
+  workerScript.catch((err: Error) => log.warn({ err: err.message }, 'the file manager\'s worker could not be installed: file requests will fail'));
+  const fileWorkers = new FileWorkers(paths.run, workerScript);
+  disposers.add('file workers', () => fileWorkers.close());
+  const serverFiles = new ServerFiles(manager, fileWorkers);
+  runtime.beforeStart = (server) => applyConfigFiles(serverFiles, server);
   const system = new SystemStats(paths.root);
   const unisolated = isolationWarning(runtime.allowUnisolated);
   if (unisolated) log.warn(unisolated);
@@ -218,11 +227,6 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
 
   // --- HTTP(S) server: API + /console
   const revocations = new Revocations();
-  const workerScript = installWorker(paths.lib);
-  workerScript.catch((err: Error) => log.warn({ err: err.message }, 'the file manager\'s worker could not be installed: file requests will fail'));
-  const fileWorkers = new FileWorkers(paths.run, workerScript);
-  disposers.add('file workers', () => fileWorkers.close());
-  const serverFiles = new ServerFiles(manager, fileWorkers);
   const sftp =
     opts.sftpPort === null
       ? null

@@ -16,7 +16,8 @@ import type { AuthService } from '../services/auth.service.js';
 import type { IssuedNodeToken } from '../services/nodes.service.js';
 import type { PlantView } from '../services/plants.service.js';
 import type { ConsoleTicket } from '../services/power.service.js';
-import { SERVER_STATUSES, type NodeStats, type ServerStatus } from '../shared/node-protocol.js';
+import { CONFIG_PARSERS } from '../shared/config-files.js';
+import { INSTALL_SHELLS, SERVER_STATUSES, type NodeStats, type ServerStatus } from '../shared/node-protocol.js';
 
 const timestamp = (description = 'ISO-8601 UTC timestamp.') => z.date().meta({ description, example: '2026-01-01T12:00:00.000Z' });
 const id = (description: string) => z.uuid().meta({ description, example: '0b6c3a52-5d0e-4b7e-9a57-1e7f1f6f2c11' });
@@ -126,7 +127,19 @@ export const BlueprintSchema = z
     startup: z.string().meta({ description: 'Startup command template with {{VARIABLES}}.' }),
     stop: z.string().meta({ description: 'A command written to standard input (e.g. `stop`), or a signal name (`^C`, `SIGTERM`).' }),
     ready: z.string().nullable().meta({ description: 'Regular expression: the server is `running` once an output line matches; null: at once.' }),
-    install: z.string().nullable().meta({ description: 'Shell script run once at install; null: none.' }),
+    install: z.string().nullable().meta({ description: 'Script run once at install; null: none.' }),
+    configFiles: z
+      .array(
+        z
+          .object({
+            file: z.string().meta({ description: "Relative to the server's directory.", example: 'server.properties' }),
+            parser: z.enum(CONFIG_PARSERS),
+            find: z.record(z.string(), z.string()).meta({ description: 'Key → value; values may hold the allowed placeholders.', example: { 'server-port': '{{server.build.default.port}}' } }),
+          })
+          .meta({ id: 'BlueprintConfigFile' }),
+      )
+      .meta({ description: "Keys the node writes into the server's files before each start (an egg's `config.files`; set by an import)." }),
+    installShell: z.enum(INSTALL_SHELLS).nullable().meta({ description: 'The interpreter of `install` (`sh`, `bash`, `ash`); null: /bin/sh.' }),
     variables: z.array(
       z
         .object({

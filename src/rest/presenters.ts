@@ -84,6 +84,8 @@ export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
   stop: b.stop,
   ready: b.ready,
   install: b.install,
+  installShell: b.installShell,
+  configFiles: b.configFiles,
   variables: b.variables.map((v) => ({
     key: v.key,
     name: v.name ?? v.key,

@@ -1,3 +1,4 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Paginated } from './page.js';
 
@@ -37,6 +38,18 @@ export class ResourceDefaultsType {
   disk!: number;
 }
 
+@ObjectType('BlueprintConfigFile', { simpleResolvers: true, description: "A file whose keys the node writes before each start of a server (an egg's config.files)." })
+export class BlueprintConfigFileType {
+  @Field({ description: "Relative to the server's directory." })
+  file!: string;
+
+  @Field({ description: 'properties, file, ini, json or yaml.' })
+  parser!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'Key → value; values may hold the allowed placeholders (docs/blueprints.md).' })
+  find!: Record<string, string>;
+}
+
 @ObjectType('Blueprint', { simpleResolvers: true, description: 'A template for servers: how to install, start, detect readiness and stop.' })
 export class BlueprintType {
   @Field(() => ID)
@@ -62,6 +75,12 @@ export class BlueprintType {
 
   @Field(() => String, { nullable: true })
   install!: string | null;
+
+  @Field(() => String, { nullable: true, description: 'The interpreter of install (sh, bash, ash); null: /bin/sh.' })
+  installShell!: string | null;
+
+  @Field(() => [BlueprintConfigFileType], { description: 'Set by an egg import.' })
+  configFiles!: BlueprintConfigFileType[];
 
   @Field(() => [BlueprintVariableType])
   variables!: BlueprintVariableType[];
@@ -162,6 +181,9 @@ export class CreateBlueprintInput {
   @Field(() => String, { nullable: true })
   install?: string | null;
 
+  @Field(() => String, { nullable: true, description: 'sh, bash or ash; null: /bin/sh.' })
+  installShell?: string | null;
+
   @Field(() => [BlueprintVariableInput], { nullable: true })
   variables?: BlueprintVariableInput[];
 
@@ -194,6 +216,9 @@ export class UpdateBlueprintInput {
 
   @Field(() => String, { nullable: true, description: 'null: no install script.' })
   install?: string | null;
+
+  @Field(() => String, { nullable: true, description: 'sh, bash or ash; null: /bin/sh.' })
+  installShell?: string | null;
 
   @Field(() => [BlueprintVariableInput], { nullable: true, description: 'Replaces the whole list.' })
   variables?: BlueprintVariableInput[];

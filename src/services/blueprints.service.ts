@@ -59,6 +59,8 @@ export class BlueprintsService {
       stop: data.stop.trim(),
       ready: data.ready ?? null,
       install: data.install ?? null,
+      installShell: data.installShell ?? null,
+      configFiles: [],
       variables: (data.variables ?? []).map(variableOf),
       fileDenylist: data.fileDenylist ?? [],
       defaults: data.defaults ?? { ...DEFAULTS },

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { splitTemplate } from '../agent/environment/template.js';
 import { rulesProblem } from '../blueprints/rules.js';
+import { INSTALL_SHELLS } from '../shared/node-protocol.js';
 import { variableNameProblem } from '../shared/variable-names.js';
 import { displayName, isWellFormed, UNICODE_MESSAGE } from './common.js';
 import { cpu, description, disk, memory } from './servers.js';
@@ -89,7 +90,12 @@ export const createBlueprintInput = z.object({
   startup: startupTemplate,
   stop: stopCommand,
   ready: readyPattern.optional(),
-  install: text(65536).nullable().optional().meta({ description: 'A /bin/sh script run once in the server directory; null: none.' }),
+  install: text(65536).nullable().optional().meta({ description: 'A script run once in the server directory at install; null: none.' }),
+  installShell: z
+    .enum(INSTALL_SHELLS, { message: `must be one of ${INSTALL_SHELLS.join(', ')}` })
+    .nullable()
+    .optional()
+    .meta({ description: 'The interpreter of `install`: `sh`, `bash` or `ash` (an egg\'s entrypoint); null: /bin/sh.' }),
   variables: variableList.optional(),
   fileDenylist: fileDenylist.optional(),
   defaults: defaults.optional().meta({ description: 'For servers created without memory/cpu/disk; default 1024 MiB, 100, 4096 MiB.' }),
