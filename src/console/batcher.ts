@@ -1,6 +1,6 @@
 /**
- * Batches of one server's console for batch subscribers (GraphQL `consoleBatches`): the lines of up
- * to BATCH_INTERVAL_MS and the count of lines the node dropped meanwhile, as ONE event object that
+ * Batches of one server's console for batch subscribers (GraphQL `consoleBatches`): at most one per
+ * BATCH_INTERVAL_MS, each with the lines that came since the previous one and the count of lines the node dropped meanwhile, as ONE event object that
  * every batch subscriber receives (so the gateway converts, executes and serialises it once). Other
  * events pass through at once, after the lines that came before them.
  */
@@ -33,6 +33,7 @@ export class ConsoleBatcher {
   private lines: BatchLine[] = [];
   private skipped = 0;
   private timer: NodeJS.Timeout | null = null;
+  private lastSent = -Infinity;
 
   constructor(private readonly intervalMs = BATCH_INTERVAL_MS) {}
 
@@ -54,11 +55,14 @@ export class ConsoleBatcher {
     this.emit(ev);
   };
 
+  /** The next batch goes out `intervalMs` after the previous one: at once after a quiet spell. */
   private schedule(): void {
-    this.timer ??= setTimeout(() => {
+    if (this.timer) return;
+    this.timer = setTimeout(() => {
       this.timer = null;
       this.flush();
-    }, this.intervalMs);
+    }, Math.max(0, this.lastSent + this.intervalMs - Date.now()));
+    this.timer.unref();
   }
 
   private flush(): void {
@@ -66,6 +70,7 @@ export class ConsoleBatcher {
     this.timer = null;
     if (!this.lines.length && !this.skipped) return;
     const ev = batchEvent(this.lines, this.skipped);
+    this.lastSent = Date.now();
     this.lines = [];
     this.skipped = 0;
     this.emit(ev);

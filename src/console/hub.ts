@@ -157,7 +157,7 @@ export class ConsoleHub {
 
   /**
    * Like `subscribe`, with the lines in batches (`console_batch` events, src/console/batcher.ts): the
-   * history first as one batch, then one batch per BATCH_INTERVAL_MS with what came, the same event
+   * history first (one batch when this instance has it, else as the feed's replay comes), then one batch per BATCH_INTERVAL_MS with what came, the same event
    * object for every batch subscriber of the server. Other events come as they are.
    */
   async subscribeBatches(serverId: string, listener: Listener): Promise<() => void> {

@@ -52,7 +52,7 @@ export interface ConsoleBatchData {
   lines: BatchLine[];
   skipped: number;
 }
-export const BATCH_INTERVAL_MS = 50;
+export { CONSOLE_BATCH_EVERY_MS as BATCH_INTERVAL_MS } from '../shared/node-protocol.js';
 export const HISTORY_LINES = 150;
 
 /**

@@ -107,7 +107,7 @@ export class ConsoleResolver {
 
   @Subscription(() => ConsoleBatch, {
     description:
-      'Lines of a server console in batches (at most one per 50 ms): the recent history (up to 150 lines) first as one batch, then live output and install output, with the count of lines the node dropped under its output budget. The same shape as the node channel\'s console_batch frames.',
+      'Lines of a server console in batches (at most one per 50 ms): the recent history (up to 150 lines) first, then live output and install output, with the count of lines the node dropped under its output budget. The same shape as the node channel\'s console_batch frames.',
     subscribe: (async (a: SubArgs) => feed(a, sameForAll(toBatch), 'batched')) as any,
   })
   consoleBatches(@Arg('serverId', () => ID) _serverId: string, @Root() batch: ConsoleBatch): ConsoleBatch {

@@ -258,3 +258,6 @@ export interface SftpGrant {
   /** the blueprint's file deny-list (src/shared/file-denylist.ts): paths nobody may touch beyond listing */
   denied: string[];
 }
+
+/** Least time between two `console_batch` frames of one server, on the node channel and in GraphQL `consoleBatches`. */
+export const CONSOLE_BATCH_EVERY_MS = 50;

@@ -247,7 +247,7 @@ describe('blueprints', () => {
     expect(r.body.meta).toEqual({ total: BUILTIN_BLUEPRINTS.length, page: 1, limit: 20 });
     expect(r.body.data.map((b: any) => b.key).sort()).toEqual(BUILTIN_BLUEPRINTS.map((b) => b.key).sort());
     const demo = r.body.data.find((b: any) => b.key === 'demo-game');
-    expect(Object.keys(demo).sort()).toEqual(['builtin', 'createdAt', 'defaults', 'description', 'id', 'install', 'key', 'name', 'ready', 'startup', 'stop', 'updatedAt', 'variables']);
+    expect(Object.keys(demo).sort()).toEqual(['builtin', 'configFiles', 'createdAt', 'defaults', 'description', 'fileDenylist', 'id', 'install', 'installShell', 'key', 'name', 'ready', 'startup', 'stop', 'updatedAt', 'variables']);
     expect(demo.builtin).toBe(true);
     expect(demo.variables[0]).toEqual({ key: expect.any(String), name: expect.any(String), description: expect.any(String), default: expect.any(String), rules: expect.any(String), userViewable: true, userEditable: true });
     const one = await p.request('GET', `/api/v1/blueprints/${demo.id}`, { token: user.token });

@@ -1,7 +1,7 @@
 /**
  * GraphQL `consoleBatches`: the history as one batch, then the live lines in batches (far fewer
- * messages than lines, in order, none lost or repeated), every subscriber of one document sent the
- * same payload bytes. Real demo server, real sockets.
+ * messages than lines, in order, none lost or repeated), the lines the node dropped over its output
+ * budget counted in `skipped`, every subscriber of one document sent the same payload bytes. Real demo server, real sockets.
  */
 import WebSocket from 'ws';
 import { ConsoleClient } from '../support/console-client.js';
@@ -16,7 +16,8 @@ let owner: { token: string };
 let serverId: string;
 
 beforeAll(async () => {
-  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
+  // an output budget the spam below goes well over
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3, consoleMaxLinesPerSecond: 1000 });
   owner = await p.newUser('Owner');
   const admin = await p.admin();
   const nodeId = await localNodeId(p, admin.token);
@@ -53,22 +54,22 @@ const spamIndex = (line: string): number | null => {
   return m ? Number(m[1]) : null;
 };
 
-test('history first as one batch, then every live line once and in order, in few batches', async () => {
+test('history first, then every live line once and in order, in few batches', async () => {
   const client = gqlWsClient(p.url, owner.token);
   const sub = subscribe(client, BATCHES, { id: serverId });
-  await until(() => sub.items.length > 0, 10_000, 'the history batch');
-  const history = sub.items[0].consoleBatches;
-  expect(history.serverId).toBe(serverId);
-  expect(history.lines.some((l: { line: string }) => /Done \(/.test(l.line))).toBe(true);
+  // the history first: the node's replay of its recent lines when the gateway's feed opens
+  await until(() => sub.items.some((d) => d.consoleBatches.lines.some((l: { line: string }) => /Done \(/.test(l.line))), 10_000, 'the history');
+  expect(sub.items[0].consoleBatches.serverId).toBe(serverId);
+  const historyBatches = sub.items.length;
 
   const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
   const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
-  node.send({ type: 'command', data: 'spam 1500' });
+  node.send({ type: 'command', data: 'spam 800' });
   const spam = () => sub.items.flatMap((d) => d.consoleBatches.lines).map((l: { line: string }) => spamIndex(l.line)).filter((k: number | null) => k !== null);
-  await until(() => spam().length >= 1500, 20_000, '1500 spam lines');
-  expect(spam()).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
-  const batches = sub.items.slice(1).map((d) => d.consoleBatches);
-  // 1,500 lines printed at once arrive in a handful of messages, not one each
+  await until(() => spam().length >= 800, 20_000, '800 spam lines');
+  expect(spam()).toEqual(Array.from({ length: 800 }, (_, i) => i + 1));
+  const batches = sub.items.slice(historyBatches).map((d) => d.consoleBatches);
+  // 800 lines printed at once arrive in a handful of messages, not one each
   expect(batches.length).toBeLessThan(100);
   const seqs = batches.flatMap((b) => b.lines.map((l: { seq: number }) => l.seq));
   expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
@@ -101,5 +102,35 @@ test('two subscribers of one document get the same payload bytes; the subscripti
   await until(() => p.services.console.hub.subscriberCount(serverId) === 0, 10_000, 'the subscriptions to end');
   a.ws.close();
   b.ws.close();
+  node.ws.close();
+}, 60_000);
+
+test('lines over the output budget are counted in skipped: received + skipped = printed', async () => {
+  const client = gqlWsClient(p.url, owner.token);
+  const sub = subscribe(client, BATCHES, { id: serverId });
+  await until(() => sub.items.length > 0, 10_000, 'the history batch');
+  const start = sub.items.length;
+  const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
+  const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
+  // 6,000 lines at once against 1,000 a second: most are dropped
+  node.send({ type: 'command', data: 'say before-flood' });
+  await until(() => sub.items.some((d) => d.consoleBatches.lines.some((l: { line: string }) => l.line.endsWith('before-flood'))), 10_000, 'the line before');
+  const first = (() => {
+    const all = sub.items.flatMap((d) => d.consoleBatches.lines).map((l: { line: string }) => spamIndex(l.line)).filter((k: number | null) => k !== null);
+    return all.length ? Math.max(...(all as number[])) : 0;
+  })();
+  node.send({ type: 'command', data: 'spam 6000' });
+  const live = () => sub.items.slice(start).map((d) => d.consoleBatches);
+  const received = () => live().flatMap((b) => b.lines).map((l: { line: string }) => spamIndex(l.line)).filter((k: number | null) => k !== null && k > first);
+  const skippedSum = () => live().reduce((n, b) => n + b.skipped, 0);
+  await until(() => received().length + skippedSum() >= 6000, 20_000, 'every spam line received or counted');
+  // nothing more comes: no line is counted twice
+  await new Promise((r) => setTimeout(r, 500));
+  const skipped = skippedSum();
+  expect(skipped).toBeGreaterThan(3000);
+  expect(received().length + skipped).toBe(6000);
+  expect(new Set(received()).size).toBe(received().length);
+  sub.stop();
+  await client.dispose();
   node.ws.close();
 }, 60_000);

@@ -7,8 +7,7 @@ import type { Server } from '../server/server';
 import type { ConsoleLine } from '../server/console-buffer';
 import type { SkipReport } from '../server/line-budget';
 
-/** Least time between two batches of one server. */
-export const BATCH_EVERY_MS = 50;
+import { CONSOLE_BATCH_EVERY_MS as BATCH_EVERY_MS } from '../../shared/node-protocol';
 
 /** What a batcher needs of a session. */
 export interface BatchReader {
