@@ -24,7 +24,7 @@ const SKIPPED_FRAME = Buffer.from('"console_skipped"');
 const HASH = 0x23; // '#'
 const HOUR_LEN = 14; // "YYYY-MM-DDTHH:" of an ISO-8601 time
 
-/** The measurements of one reader process: line and marker latency, and whether it counts now. */
+/** The measurements of one reader process: line and marker latency, whether it counts now, when a line last came. */
 function newTally() {
   return { hist: new Histogram(), markerHist: new Histogram(), measuring: false, arrivals: 0, lastArrival: 0 };
 }
@@ -84,10 +84,10 @@ function countMarkers(tally, r, buf, now) {
   return n;
 }
 
+/** Counts the frame; true while measuring. */
 function arrived(tally, r) {
   tally.arrivals++;
   if (!tally.measuring) return false;
-  tally.lastArrival = Date.now();
   r.frames++;
   return true;
 }
@@ -101,6 +101,7 @@ function onLineFrame(tally, r, buf) {
     const ti = buf.lastIndexOf(TS_KEY);
     if (ti >= 0) tally.hist.add(now - isoMsAt(buf, ti + TS_KEY.length));
     r.lines++;
+    tally.lastArrival = now;
     countNumber(r, uintAt(buf, buf.indexOf(HASH, si + SPAM.length) + 1));
     return;
   }
@@ -136,6 +137,7 @@ function onBatchFrame(tally, r, buf) {
     n++;
   }
   r.lines += n;
+  if (n > 0) tally.lastArrival = now;
   countMarkers(tally, r, buf, now);
   const ki = buf.lastIndexOf(SKIPPED_KEY);
   if (ki >= 0) r.agentSkipped += Math.max(0, uintAt(buf, ki + SKIPPED_KEY.length));
