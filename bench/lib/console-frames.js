@@ -21,6 +21,7 @@ const SPAM = Buffer.from('spam line ');
 const MARKER = Buffer.from('[Server] t=');
 const NOTICE = Buffer.from('Output rate limit exceeded');
 const SKIPPED_FRAME = Buffer.from('"console_skipped"');
+const LINES_KEY = Buffer.from('"lines":[');
 const HASH = 0x23; // '#'
 const HOUR_LEN = 14; // "YYYY-MM-DDTHH:" of an ISO-8601 time
 
@@ -130,6 +131,7 @@ function countNumber(r, k) {
 /** A batch frame: each line's latency, the batch's seq range against the reader's last, `skipped`. */
 function onBatchFrame(tally, r, buf) {
   if (!arrived(tally, r)) return;
+  if (buf.indexOf(LINES_KEY) < 0) return onOtherFrame(r, buf); // status, stats, a console_skipped frame
   const now = Date.now();
   let n = 0;
   for (let i = buf.indexOf(TS_KEY); i >= 0; i = buf.indexOf(TS_KEY, i + 30)) {
@@ -141,7 +143,15 @@ function onBatchFrame(tally, r, buf) {
   countMarkers(tally, r, buf, now);
   const ki = buf.lastIndexOf(SKIPPED_KEY);
   if (ki >= 0) r.agentSkipped += Math.max(0, uintAt(buf, ki + SKIPPED_KEY.length));
-  if (n > 0) countSeqs(r, uintAt(buf, buf.indexOf(SEQ_KEY) + SEQ_KEY.length), uintAt(buf, buf.lastIndexOf(SEQ_KEY) + SEQ_KEY.length), n);
+  const si = buf.indexOf(SEQ_KEY);
+  if (n > 0 && si >= 0) countSeqs(r, uintAt(buf, si + SEQ_KEY.length), uintAt(buf, buf.lastIndexOf(SEQ_KEY) + SEQ_KEY.length), n);
+}
+
+/** A frame of a batch reader that holds no lines: only a `console_skipped` count matters. */
+function onOtherFrame(r, buf) {
+  if (buf.indexOf(SKIPPED_FRAME) < 0) return;
+  const ki = buf.indexOf(SKIPPED_KEY);
+  if (ki >= 0) r.agentSkipped += Math.max(0, uintAt(buf, ki + SKIPPED_KEY.length));
 }
 
 /** A batch's first and last seq: numbers missing between the reader's last line and this batch's last are gaps. */
