@@ -7,10 +7,10 @@
 const { fmt, ratio } = require('./report-format');
 
 const PHASES = [
-  ['nodeChannel', 'node channel'],
-  ['nodeBatches', 'node channel, batches'],
-  ['graphql', 'GraphQL consoleOutput'],
-  ['graphqlBatches', 'GraphQL consoleBatches'],
+  ['nodeChannel', 'node', 'node channel'],
+  ['nodeBatches', 'node-batch', 'node channel, batches'],
+  ['graphql', 'graphql', 'GraphQL consoleOutput'],
+  ['graphqlBatches', 'graphql-batch', 'GraphQL consoleBatches'],
 ];
 const ECHO_P99_MAX_MS = 250;
 
@@ -42,7 +42,7 @@ function phaseRows(add, label, s, b, t) {
   const lossOf = (x) => (x ? `${x.linesSkippedByKeptUpReaders} = ${fmt(x.skippedPctKeptUp, '%')}; ${x.linesRepeatedOrOutOfOrder} / ${x.linesInFlightAtEnd}` : '—');
   const lossless = s.linesSkippedByKeptUpReaders === 0 && s.linesRepeatedOrOutOfOrder === 0;
   add(`${label}: lines skipped by readers that kept up; repeated / in flight at the end`, lossOf(s), lossOf(b), null, t.lossless ? '0 skipped, 0 repeated' : '', t.lossless ? lossless : null);
-  if (s.kind.endsWith('-batch') || s.linesDroppedByFloodGuard || b?.linesDroppedByFloodGuard) {
+  if (s.kind?.endsWith('-batch') || s.linesDroppedByFloodGuard || b?.linesDroppedByFloodGuard) {
     const dropped = (x) => (x ? `${fmt(x.linesDroppedByFloodGuard)}; ${fmt(x.deliveredPctOfRead, '%')}` : '—');
     add(`${label}: lines the agent's flood budget dropped (one reader's sum of skipped); share of the lines read that a reader got`, dropped(s), dropped(b), null, '', null);
   }
@@ -58,10 +58,10 @@ function consoleRows(add, r) {
       add(head, metric, value, baseline, rat, target, met);
       head = '';
     };
-    for (const [key, label] of PHASES) {
+    for (const [key, kind, label] of PHASES) {
       const s = run[key];
       if (!s) continue;
-      const t = targetsOf(s.kind, primary);
+      const t = targetsOf(kind, primary);
       if (s.notAvailable) addRow(`${label}`, `not available: ${s.notAvailable.slice(0, 160)}`, '', null, describe(t), null);
       else phaseRows(addRow, label, s, run.baseline, t);
     }

@@ -88,7 +88,9 @@ function markdown(r, rows) {
     `### Benchmarks (\`npm run bench\`, ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC)`,
     '',
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Node ${m.node}, ${m.platform}; PostgreSQL ${r.database.version} (${r.database.kind}); console bus: ${r.params.redis ? 'Redis' : 'in-process'}.`,
-    `Load generators run on the same machine. autocannon: 64 connections, ${r.params.httpSeconds} s after a ${r.params.warmupSeconds} s warm-up` +
+    'Load generators run on the same machine' +
+      (r.console?.length ? `; console: ${r.params.subscribers} readers in ${r.params.readerProcesses} processes, ${r.params.consoleSeconds} s per phase` : '') +
+      (r.http ? `; autocannon: 64 connections, ${r.params.httpSeconds} s after a ${r.params.warmupSeconds} s warm-up` : '') +
       (r.http?.rounds > 1
         ? `; scenarios 1 and 2 ran ${r.http.rounds} rounds (order turning), and each comparison shows the round with its median ratio ` +
           `(REST vs baseline: round ${r.http.medianRounds.restVsBaseline}; GraphQL vs REST: round ${r.http.medianRounds.graphqlVsRest}; requests/s by round: ` +
