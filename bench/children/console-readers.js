@@ -14,10 +14,12 @@ const { openReader } = require('../lib/console-readers');
 const OPEN_AT_ONCE = 50;
 let tally = newTally();
 let readers = [];
+const sockets = new Set(); // every socket opened, subscribed or not
 
 async function open(specs) {
+  const track = (ws) => sockets.add(ws);
   for (let i = 0; i < specs.length; i += OPEN_AT_ONCE) {
-    readers.push(...(await Promise.all(specs.slice(i, i + OPEN_AT_ONCE).map((s) => openReader(tally, s)))));
+    readers.push(...(await Promise.all(specs.slice(i, i + OPEN_AT_ONCE).map((s) => openReader(tally, s, track)))));
   }
   return { opened: readers.length };
 }
@@ -41,7 +43,8 @@ function report() {
 }
 
 function closeReaders() {
-  for (const r of readers) r.ws.terminate();
+  for (const ws of sockets) ws.terminate();
+  sockets.clear();
   readers = [];
   tally = newTally();
   return {};

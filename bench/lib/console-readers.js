@@ -20,14 +20,19 @@ function notAvailable(message) {
   return err;
 }
 
-const socket = (url, protocol) => new WebSocket(url, protocol, { perMessageDeflate: false, skipUTF8Validation: true });
+/** A reader's socket, handed to `track` at once: one that never subscribes must still be closed. */
+function socket(url, protocol, track) {
+  const ws = new WebSocket(url, protocol, { perMessageDeflate: false, skipUTF8Validation: true });
+  track(ws);
+  return ws;
+}
 const startsWith = (buf, text) => buf.toString('latin1', 0, text.length) === text;
 
 /** A node console-channel reader (the bare baseline speaks the same protocol); `batch` asks for batches. */
-function nodeReader(tally, { url, token, batch = false, stall = false }) {
+function nodeReader(tally, track, { url, token, batch = false, stall = false }) {
   return new Promise((resolve, reject) => {
     const r = newRecord(stall);
-    const ws = socket(url);
+    const ws = socket(url, undefined, track);
     r.ws = ws;
     let state = 'auth';
     const t = setTimeout(() => reject(new Error(`console reader: not subscribed within 20 s (${state})`)), 20_000);
@@ -67,9 +72,9 @@ function nodeReader(tally, { url, token, batch = false, stall = false }) {
  * (The graphql-ws client library parses and validates every message; at these rates that made the
  * load generator, not the gateway, the bottleneck — this client only scans the frames.)
  */
-function graphqlReader(tally, { url, apiToken, serverId, batch = false, stall = false }) {
+function graphqlReader(tally, track, { url, apiToken, serverId, batch = false, stall = false }) {
   return new Promise((resolve, reject) => {
-    const ws = socket(url, 'graphql-transport-ws');
+    const ws = socket(url, 'graphql-transport-ws', track);
     const r = newRecord(stall);
     r.ws = ws;
     let subscribed = false;
@@ -115,10 +120,13 @@ function graphqlReader(tally, { url, apiToken, serverId, batch = false, stall = 
   });
 }
 
-/** Opens the reader a spec describes: { kind: 'node' | 'node-batch' | 'graphql' | 'graphql-batch', … }. */
-function openReader(tally, spec) {
+/**
+ * Opens the reader a spec describes: { kind: 'node' | 'node-batch' | 'graphql' | 'graphql-batch', … };
+ * `track(ws)` gets its socket as soon as it exists.
+ */
+function openReader(tally, spec, track) {
   const batch = spec.kind.endsWith('-batch');
-  return spec.kind.startsWith('graphql') ? graphqlReader(tally, { ...spec, batch }) : nodeReader(tally, { ...spec, batch });
+  return spec.kind.startsWith('graphql') ? graphqlReader(tally, track, { ...spec, batch }) : nodeReader(tally, track, { ...spec, batch });
 }
 
 module.exports = { openReader };
