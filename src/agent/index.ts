@@ -68,8 +68,8 @@ export interface AgentTuning {
   autoRestartDelayMs?: number; // 1000
   installTimeoutMs?: number; // 15 min
   maxLineLength?: number; // 4096
-  floodLines?: number; // 2000
-  floodWindowMs?: number; // 100
+  /** lines a second one server's output may put on its console (CONSOLE_MAX_LINES_PER_SECOND) */
+  consoleMaxLinesPerSecond?: number; // 2000
   historyLines?: number; // 150
   panelRetryMinMs?: number; // 250
   panelRetryMaxMs?: number; // 15000
@@ -78,6 +78,9 @@ export interface AgentTuning {
   /** cgroup filesystem root (default /sys/fs/cgroup); `false` disables the cgroup limits */
   cgroupRoot?: string | false;
 }
+
+/** A server's console lines per second when not configured (CONSOLE_MAX_LINES_PER_SECOND). */
+export const DEFAULT_CONSOLE_MAX_LINES_PER_SECOND = 2000;
 
 /** Processes per server when not configured: plenty for a game server, far from what takes a node down. */
 export const DEFAULT_PIDS_MAX = 512;
@@ -137,8 +140,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     autoRestartDelayMs: t.autoRestartDelayMs ?? 1000,
     installTimeoutMs: t.installTimeoutMs ?? 15 * 60 * 1000,
     maxLineLength: t.maxLineLength ?? 4096,
-    floodLines: t.floodLines ?? 2000,
-    floodWindowMs: t.floodWindowMs ?? 100,
+    consoleMaxLinesPerSecond: t.consoleMaxLinesPerSecond ?? DEFAULT_CONSOLE_MAX_LINES_PER_SECOND,
     historyLines: t.historyLines ?? 150,
   };
 
@@ -248,7 +250,6 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     maxPayload: t.consoleMaxPayload ?? 64 * 1024,
     expiringLeadSeconds: t.tokenExpiringLeadSeconds ?? 60,
   });
-  disposers.add('console sockets', () => gateway.close());
   const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, api) : http.createServer(api);
   server.requestTimeout = 30000;
   server.headersTimeout = 15000;
@@ -263,6 +264,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       });
     });
   } catch (e) {
+    gateway.close();
     await disposers.disposeAll();
     throw e;
   }
@@ -271,6 +273,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     server.closeAllConnections();
     return done;
   });
+  // closed before the HTTP server, whose close waits for them: upgraded sockets are not its HTTP connections
+  disposers.add('console sockets', () => gateway.close());
   const port = (server.address() as AddressInfo).port;
   log.info({ port, tls: !!opts.tls, nodeId: opts.nodeId }, 'node agent listening (API + /console)');
 

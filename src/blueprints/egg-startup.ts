@@ -15,7 +15,7 @@ import { splitTemplate } from '../agent/environment/template.js';
 import type { BlueprintVariable } from '../entities/Blueprint.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+export const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const SHELL_SYNTAX = /[$`;&|<>()\n\r]/;
 /** What the agent provides itself (src/agent/environment/env.ts). */
 const AGENT_BUILTINS = new Set(['NODE', 'ASSETS_DIR', 'SERVER_ID', 'SERVER_DIR', 'SERVER_MEMORY', 'SERVER_CPU', 'SERVER_DISK']);

@@ -19,6 +19,7 @@ export interface BlueprintDraft {
   ready: string | null;
   install: null;
   variables: BlueprintVariable[];
+  fileDenylist: string[];
   defaults: { memory: number; cpu: number; disk: number };
 }
 
@@ -38,10 +39,17 @@ export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings:
     ready: mapReady(egg.config.startup.done),
     install: null,
     variables: [...variables, ...startup.added],
+    fileDenylist: mapDenylist(egg.file_denylist),
     defaults: { ...IMPORT_DEFAULTS },
   };
   warnUnmapped(egg, warnings);
   return { blueprint, warnings };
+}
+
+/** The egg's deny-list (a list, or one pattern a line) as patterns; blank lines and `#` comments left out. */
+export function mapDenylist(list: string[] | string | null | undefined): string[] {
+  const lines = Array.isArray(list) ? list : (list ?? '').split(/\r?\n/);
+  return lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
 }
 
 /** `^C` is SIGINT; anything else is a line written to the server's standard input. */
@@ -108,8 +116,6 @@ function warnUnmapped(egg: Egg, warnings: ImportWarning[]): void {
   }
   if (hasContent(egg.config.files)) warnings.push({ field: 'config.files', message: 'configuration file parsers are not applied: the server\'s configuration files are not changed at start' });
   if (hasContent(egg.config.logs)) warnings.push({ field: 'config.logs', message: 'log settings are not used' });
-  const denylist = egg.file_denylist;
-  if (denylist && denylist.length) warnings.push({ field: 'file_denylist', message: 'the file deny-list is not enforced by the file manager' });
   if (egg.features?.length) warnings.push({ field: 'features', message: `panel features are not supported: ${egg.features.join(', ')}` });
   if (egg.config.extends) warnings.push({ field: 'config.extends', message: 'configuration inherited from another egg is not imported' });
 }

@@ -24,7 +24,7 @@ export interface ResourceDefaults {
 /** A template for servers: how to install, start, detect readiness and stop. */
 @Entity({ tableName: 'blueprints' })
 export class Blueprint {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'variables' | 'defaults' | 'builtin';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'variables' | 'defaults' | 'builtin' | 'fileDenylist';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -53,6 +53,13 @@ export class Blueprint {
 
   @Property({ type: 'json' })
   variables: BlueprintVariable[] = [];
+
+  /**
+   * Files the server's users may not read or change through the file manager or SFTP: gitignore-style
+   * patterns, as Pterodactyl's `file_denylist` (src/shared/file-denylist.ts).
+   */
+  @Property({ type: 'json' })
+  fileDenylist: string[] = [];
 
   @Property({ type: 'json' })
   defaults: ResourceDefaults = { memory: 512, cpu: 100, disk: 1024 };

@@ -140,6 +140,10 @@ export const BlueprintSchema = z
         })
         .meta({ id: 'BlueprintVariable' }),
     ),
+    fileDenylist: z.array(z.string()).meta({
+      description: "Files the server's users may not read, write, rename, copy, chmod, archive or delete through the file manager or SFTP (403): gitignore-style patterns, as Pterodactyl's `file_denylist` (`server.jar`, `config/`, `*.sh`, `/eula.txt`).",
+      example: ['server.jar', 'config/secrets.yml'],
+    }),
     defaults: z
       .object({ memory: mib('Default memory'), cpu: int().meta({ description: 'Default cpu, percent of one core.' }), disk: mib('Default disk') })
       .meta({ description: 'Defaults for servers created without memory/cpu/disk.' }),
@@ -148,6 +152,28 @@ export const BlueprintSchema = z
     updatedAt: timestamp(),
   })
   .meta({ id: 'Blueprint', description: 'A template for servers: how to install, start, detect readiness and stop.' });
+
+export const StartupSchema = z
+  .object({
+    startup: z.string().meta({
+      description: "The blueprint's startup command with this server's values in place of its user-viewable variables; other placeholders (hidden variables, `{{SERVER_MEMORY}}`, `{{NODE}}`) stay as written.",
+      example: '{{NODE}} {{ASSETS_DIR}}/demo-game.js --motd Welcome --max-players 20 --port 25565',
+    }),
+    variables: z.array(
+      z
+        .object({
+          key: z.string().meta({ example: 'MAX_PLAYERS' }),
+          name: z.string().meta({ description: 'Shown to people.' }),
+          description: z.string(),
+          default: z.string().meta({ description: "The blueprint's default." }),
+          rules: z.string().meta({ description: 'e.g. `required|integer|between:1,1000` (docs/blueprints.md).' }),
+          userEditable: z.boolean().meta({ description: 'May be set with PUT /servers/{id}/startup; false: read-only here (an administrator changes it with PATCH /servers/{id}).' }),
+          value: z.string().meta({ description: "The server's value (the default when never set).", example: '20' }),
+        })
+        .meta({ id: 'StartupVariable' }),
+    ).meta({ description: 'The variables the blueprint marks user-viewable, in the blueprint\'s order; hidden ones are left out for everyone, administrators included.' }),
+  })
+  .meta({ id: 'Startup', description: "A server's startup command and its user-viewable variables." });
 
 export const ImportWarningSchema = z
   .object({
@@ -455,3 +481,4 @@ export type ScheduleRunOut = z.infer<typeof ScheduleRunSchema>;
 export type NodeOut = z.infer<typeof NodeSchema>;
 export type NodeChoiceOut = z.infer<typeof NodeChoiceSchema>;
 export type BlueprintOut = z.infer<typeof BlueprintSchema>;
+export type StartupOut = z.infer<typeof StartupSchema>;

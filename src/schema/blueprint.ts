@@ -66,6 +66,9 @@ export class BlueprintType {
   @Field(() => [BlueprintVariableType])
   variables!: BlueprintVariableType[];
 
+  @Field(() => [String], { description: "Files the server's users may not touch through the file manager or SFTP: gitignore-style patterns (Pterodactyl's file_denylist)." })
+  fileDenylist!: string[];
+
   @Field(() => ResourceDefaultsType)
   defaults!: ResourceDefaultsType;
 
@@ -162,6 +165,9 @@ export class CreateBlueprintInput {
   @Field(() => [BlueprintVariableInput], { nullable: true })
   variables?: BlueprintVariableInput[];
 
+  @Field(() => [String], { nullable: true, description: 'gitignore-style patterns of files users may not touch; default none.' })
+  fileDenylist?: string[];
+
   @Field(() => ResourceDefaultsInput, { nullable: true })
   defaults?: ResourceDefaultsInput;
 }
@@ -191,6 +197,9 @@ export class UpdateBlueprintInput {
 
   @Field(() => [BlueprintVariableInput], { nullable: true, description: 'Replaces the whole list.' })
   variables?: BlueprintVariableInput[];
+
+  @Field(() => [String], { nullable: true, description: 'Replaces the whole list.' })
+  fileDenylist?: string[];
 
   @Field(() => ResourceDefaultsInput, { nullable: true })
   defaults?: ResourceDefaultsInput;

@@ -60,6 +60,7 @@ export class BlueprintsService {
       ready: data.ready ?? null,
       install: data.install ?? null,
       variables: (data.variables ?? []).map(variableOf),
+      fileDenylist: data.fileDenylist ?? [],
       defaults: data.defaults ?? { ...DEFAULTS },
     };
     return this.insert(actor, values, 'blueprint:create');

@@ -246,4 +246,6 @@ export interface SftpGrant {
   keys: string[];
   /** folders the subuser's file keys are limited to (normalised); empty = the whole server */
   paths: string[];
+  /** the blueprint's file deny-list (src/shared/file-denylist.ts): paths nobody may touch beyond listing */
+  denied: string[];
 }

@@ -67,6 +67,19 @@ const variableList = z
     });
   });
 
+/** gitignore-style patterns (src/shared/file-denylist.ts), one per entry. */
+const fileDenylist = z
+  .array(
+    z
+      .string({ message: 'must be a list of patterns' })
+      .min(1, 'must not be empty')
+      .max(4096, 'must be at most 4096 characters')
+      .refine((s) => !/[\u0000\r\n]/.test(s), 'must be one line without NUL'),
+    { message: 'must be a list of patterns' },
+  )
+  .max(1000, 'at most 1000 patterns')
+  .meta({ description: "Files the server's users may not touch through the file manager or SFTP: gitignore-style patterns (`server.jar`, `config/`, `*.sh`). Default none; replaces the whole list on PATCH.", example: ['server.jar'] });
+
 const defaults = z.object({ memory, cpu, disk }, { message: 'must be an object with memory, cpu and disk' });
 
 export const createBlueprintInput = z.object({
@@ -78,6 +91,7 @@ export const createBlueprintInput = z.object({
   ready: readyPattern.optional(),
   install: text(65536).nullable().optional().meta({ description: 'A /bin/sh script run once in the server directory; null: none.' }),
   variables: variableList.optional(),
+  fileDenylist: fileDenylist.optional(),
   defaults: defaults.optional().meta({ description: 'For servers created without memory/cpu/disk; default 1024 MiB, 100, 4096 MiB.' }),
 });
 export type CreateBlueprintInput = z.output<typeof createBlueprintInput>;

@@ -41,8 +41,8 @@ export interface ServerRuntimeOptions {
   autoRestartDelayMs: number;
   installTimeoutMs: number;
   maxLineLength: number;
-  floodLines: number;
-  floodWindowMs: number;
+  /** lines a second one server's output may put on its console (CONSOLE_MAX_LINES_PER_SECOND); the rest is dropped */
+  consoleMaxLinesPerSecond: number;
   historyLines: number;
 }
 
@@ -85,7 +85,8 @@ function compileReady(ready: string | null): RegExp | null {
  * One server: its process, state machine, console history and resource limits.
  *
  * Events: `state` (ServerStateEvent, every status change, for the panel), `status` (status),
- * `console` (ConsoleLine, also install lines with kind 'install'), `stats` (ServerStats), `persist`.
+ * `console` (ConsoleLine, also install lines with kind 'install'), `skipped` (SkipReport: lines dropped
+ * over the output budget since the previous one), `stats` (ServerStats), `persist`.
  */
 export class Server extends EventEmitter {
   spec: ServerSpec;
@@ -143,7 +144,12 @@ export class Server extends EventEmitter {
     this.uid = uid;
     this.env = new ServerEnvironment(spec.id, this.dir, uid, opts);
     this.readyRe = compileReady(spec.ready);
-    this.console = new ServerConsole(opts.historyLines, opts.floodLines, opts.floodWindowMs, (entry) => this.emit('console', entry));
+    this.console = new ServerConsole(
+      opts.historyLines,
+      opts.consoleMaxLinesPerSecond,
+      (entry) => this.emit('console', entry),
+      (report) => this.emit('skipped', report),
+    );
     this.crashes = new CrashGuard(opts.crashLoopWindowMs, opts.autoRestartDelayMs);
     this.monitor = new ResourceMonitor(this.dir, opts, {
       onStats: (s) => this.emit('stats', s),
