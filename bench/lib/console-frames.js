@@ -4,13 +4,16 @@
  * without converting the frame to a string: the readers must cost far less than the servers they
  * measure (at 10,000 lines/s the batched channels deliver about a million lines a second).
  *
- * Per-line frames (node `console_output`, a graphql-ws `next` of `consoleOutput { line ts }`): one
- * line each; the demo game numbers its spam lines (` #<k>`), which tells a skipped line from one the
- * agent dropped (a gap right after its flood notice or `console_skipped` frame).
+ * Loss is judged by the lines' numbers. The node numbers the lines it passes (`seq`); the lines its
+ * flood budget drops take no number (docs/node-channel.md) and are counted for the readers instead
+ * (`console_skipped` frames, a batch's `skipped`), so a gap in a reader's `seq` is a line it missed.
+ * Frames without `seq` (the bare baseline, GraphQL `consoleOutput { line ts }`) are judged by the demo
+ * game's numbers of its spam lines (` #<k>`); a gap right after the agent's notice that it dropped
+ * lines is not the reader's.
+ * Per-line frames (node `console_output`, a graphql-ws `next` of `consoleOutput`): one line each.
  * Batch frames (node `console_batch`, a graphql-ws `next` of `consoleBatches { lines { line ts seq }
  * skipped }`): every line's `ts` gives its latency (one `"ts":"` per line, so they count the lines
- * too); the first and last `seq` of a batch tell a line the reader missed; `skipped` is what the
- * agent's flood budget dropped before the batch.
+ * too); the batch's first and last `seq` are checked against the reader's last.
  */
 const { Histogram } = require('./util');
 
@@ -39,14 +42,14 @@ function newRecord(stalled) {
     closed: null,
     stalled,
     errors: [],
-    // per-line frames: the demo game's spam numbers
+    // frames without seq: the demo game's spam numbers
     first: null,
     last: null,
     repeated: 0,
     floodDropped: 0,
     afterNotice: false,
     notices: 0,
-    // batch frames: the agent's seq numbers, and `skipped` summed
+    // the agent's seq numbers, and what it said it dropped (`skipped` summed)
     firstSeq: null,
     lastSeq: null,
     seqGaps: 0,
@@ -93,17 +96,22 @@ function arrived(tally, r) {
   return true;
 }
 
-/** A per-line frame: a numbered spam line, a marker, or the agent's notice that it dropped lines. */
+/** A per-line frame: a spam line, a marker, or the agent's notice that it dropped lines. */
 function onLineFrame(tally, r, buf) {
   if (!arrived(tally, r)) return;
   const now = Date.now();
   const si = buf.indexOf(SPAM);
+  const qi = buf.lastIndexOf(SEQ_KEY);
+  if (qi >= 0) {
+    const seq = uintAt(buf, qi + SEQ_KEY.length);
+    countSeqs(r, seq, seq, 1);
+  }
   if (si >= 0) {
     const ti = buf.lastIndexOf(TS_KEY);
     if (ti >= 0) tally.hist.add(now - isoMsAt(buf, ti + TS_KEY.length));
     r.lines++;
     tally.lastArrival = now;
-    countNumber(r, uintAt(buf, buf.indexOf(HASH, si + SPAM.length) + 1));
+    if (qi < 0) countNumber(r, uintAt(buf, buf.indexOf(HASH, si + SPAM.length) + 1));
     return;
   }
   if (countMarkers(tally, r, buf, now) > 0) return;

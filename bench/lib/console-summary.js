@@ -12,7 +12,7 @@ const median = (xs) => {
 };
 
 /**
- * Per-line readers: loss is judged against what was published, by the demo game's spam numbers (from
+ * Readers of lines without `seq`: loss is judged against what was published, by the demo game's spam numbers (from
  * the lowest to the highest any reader got in the window). A kept-up reader skipped a line when it
  * lacks one before its own last line (a reader is sent its lines in order), apart from the gaps right
  * after the agent's flood notice; the lines after its last one were still on their way when the
@@ -39,17 +39,17 @@ function perLineLoss(keptUp, numbered) {
 }
 
 /**
- * Batch readers: the agent's seq numbers. A gap between a reader's lines that the batches' `skipped`
- * do not account for is a line the reader missed (whether the agent numbers the lines it drops or not).
+ * Readers of the node's numbered lines (`seq`): the lines the agent's flood budget drops take no
+ * number, so every gap in a reader's numbers is a line it missed.
  */
-function batchLoss(keptUp, numbered) {
+function seqLoss(keptUp, numbered) {
   const firstNo = numbered.length ? Math.min(...numbered.map((r) => r.firstSeq)) : 0;
   const lastNo = numbered.length ? Math.max(...numbered.map((r) => r.lastSeq)) : -1;
   let skipped = 0;
   let inFlight = 0;
   for (const r of keptUp) {
     if (r.firstSeq === null) continue;
-    skipped += Math.max(0, r.seqGaps - r.agentSkipped);
+    skipped += r.seqGaps;
     inFlight += lastNo - r.lastSeq;
   }
   return { published: lastNo - firstNo + 1, skipped, inFlight, agentDropped: median(keptUp.map((r) => r.agentSkipped)) };
@@ -60,8 +60,9 @@ function summarize(name, { kind, report, measured, expected, subscribers, reader
   const live = report.readers.filter((r) => !r.stalled);
   const keptUp = live.filter((r) => r.closed === null);
   const counts = live.map((r) => r.lines).sort((a, b) => a - b);
-  const numbered = live.filter((r) => (batch ? r.firstSeq !== null : r.first !== null));
-  const loss = batch ? batchLoss(keptUp, numbered) : perLineLoss(keptUp, numbered);
+  const bySeq = live.some((r) => r.firstSeq !== null);
+  const numbered = live.filter((r) => (bySeq ? r.firstSeq !== null : r.first !== null));
+  const loss = bySeq ? seqLoss(keptUp, numbered) : perLineLoss(keptUp, numbered);
   const repeated = keptUp.reduce((a, r) => a + r.repeated, 0);
   const delivered = live.reduce((a, r) => a + r.lines, 0);
   const d = measured.driven;
