@@ -126,6 +126,8 @@ async function main() {
       platform: `${os.type()} ${os.release()} ${os.arch()}`,
     },
     params,
+    // the knobs this run was given (a URL's credentials left out)
+    knobs: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('BENCH_')).sort().map(([k, v]) => [k, v.replace(/\/\/[^@/]*@/, '//…@')])),
     errors: [],
   };
   log(`machine: ${result.machine.cores} cores (${result.machine.cpuModel}), ${result.machine.memoryGiB} GiB, Node ${process.version}`);

@@ -82,10 +82,16 @@ function busyNote(r) {
   return worst >= 0.25 ? `other processes kept up to ${worst} of ${r.machine.cores} cores busy right before some measurements: absolute figures are pessimistic, compare ratios and CPU per request` : '';
 }
 
+/** The command that made the run: `npm run bench` with the knobs it was given. */
+function command(r) {
+  const knobs = Object.entries(r.knobs ?? {}).map(([k, v]) => `${k}=${v}`);
+  return [...knobs, 'npm run bench'].join(' ');
+}
+
 function markdown(r, rows) {
   const m = r.machine;
   const lines = [
-    `### Benchmarks (\`npm run bench\`, ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC)`,
+    `### Benchmarks (\`${command(r)}\`, ${r.finishedAt.slice(0, 16).replace('T', ' ')} UTC)`,
     '',
     `Machine: ${m.cores} cores (${m.cpuModel}), ${m.memoryGiB} GiB RAM, Node ${m.node}, ${m.platform}; PostgreSQL ${r.database.version} (${r.database.kind}); console bus: ${r.params.redis ? 'Redis' : 'in-process'}.`,
     'Load generators run on the same machine' +
