@@ -8,21 +8,26 @@
  * Environment knobs (defaults in brackets):
  *   DATABASE_URL            external PostgreSQL (a scratch database is created and dropped) [embedded]
  *   BENCH_SCENARIOS         comma list of http,console,activity,files,backups,startup [all]
- *   BENCH_BACKUP_MIB        size of the server backed up and restored in the backups scenario [1024]
+ *   BENCH_BACKUP_MIB        size of the server backed up and restored in the backups scenario [512]
  *   BENCH_FILE_MIB          size of the file uploaded and downloaded in the files scenario [512]
  *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
- *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [10]
- *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [5]
- *   BENCH_WARMUP_SECONDS    autocannon warm-up seconds per target [3]
- *   BENCH_SUBSCRIBERS       console subscribers [500]
- *   BENCH_LINES_PER_SEC     console lines per second [10000]
- *   BENCH_CONSOLE_SECONDS   console drive seconds per phase [10]
+ *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [6]
+ *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [3]
+ *   BENCH_WARMUP_SECONDS    autocannon warm-up seconds per target [2]
+ *   BENCH_SUBSCRIBERS       console readers [500]
+ *   BENCH_READER_PROCESSES  processes the console readers are spread over [4]
+ *   BENCH_LINES_PER_SEC     console lines per second offered [10000]
+ *   BENCH_CONSOLE_SECONDS   console drive seconds per phase [8]
+ *   BENCH_CONSOLE_PHASES    console phases at BENCH_LINES_PER_SEC, of node,node-batch,graphql,graphql-batch,baseline
+ *                           [node,node-batch,graphql-batch,baseline]
  *   BENCH_SECOND_RATE       a second console pass at this many lines/s, below saturation; 0 = skip [50]
+ *   BENCH_SECOND_PHASES     console phases at BENCH_SECOND_RATE [node,graphql,baseline]
  *   BENCH_STARTUP_RUNS      timed starts in scenario 4 [3]
  *   BENCH_QUIET_WAIT_SECONDS before each measurement, wait at most this long for the machine to be idle [10]
  *   BENCH_REDIS_URL         run the panel with REDIS_URL (console bus and rate limits via Redis) [unset]
  *   BENCH_LOG_LEVEL         panel LOG_LEVEL [warn]
  *   BENCH_CPU_PROF=1        run the panel with --cpu-prof (profiles in bench/results/prof-<timestamp>/)
+ *   BENCH_HEAP=1            after the console scenarios, write a heap snapshot of the panel (bench/results/prof-<timestamp>/)
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -36,31 +41,37 @@ const { runFilesScenario } = require('./lib/files-bench');
 const { runBackupsScenario } = require('./lib/backups-bench');
 const { buildRows, markdown } = require('./lib/report');
 const { PANEL_NODE_FLAGS } = require('./lib/panel-flags');
-const { startChild, stopChild, killAllChildren, apiOk, withTimeout } = require('./lib/util');
+const { trackRss } = require('./lib/rss-tracker');
+const { startChild, stopChild, killAllChildren, apiOk, withTimeout, ask } = require('./lib/util');
 
 const env = process.env;
+const list = (v) => v.split(',').map((s) => s.trim()).filter(Boolean);
 const int = (name, def) => {
   const v = Number.parseInt(env[name] ?? '', 10);
   return Number.isFinite(v) && v > 0 ? v : def;
 };
 const params = {
-  scenarios: (env.BENCH_SCENARIOS || 'http,console,activity,files,backups,startup').split(',').map((s) => s.trim()),
+  scenarios: list(env.BENCH_SCENARIOS || 'http,console,activity,files,backups,startup'),
   fileMiB: int('BENCH_FILE_MIB', 512),
-  backupMiB: int('BENCH_BACKUP_MIB', 1024),
+  backupMiB: int('BENCH_BACKUP_MIB', 512),
   servers: int('BENCH_SERVERS', 10_000),
-  httpSeconds: int('BENCH_HTTP_SECONDS', 10),
-  httpRounds: int('BENCH_HTTP_ROUNDS', 5),
-  warmupSeconds: int('BENCH_WARMUP_SECONDS', 3),
+  httpSeconds: int('BENCH_HTTP_SECONDS', 6),
+  httpRounds: int('BENCH_HTTP_ROUNDS', 3),
+  warmupSeconds: int('BENCH_WARMUP_SECONDS', 2),
   subscribers: int('BENCH_SUBSCRIBERS', 500),
+  readerProcesses: int('BENCH_READER_PROCESSES', 4),
   linesPerSec: int('BENCH_LINES_PER_SEC', 10_000),
   // a second, lighter pass shows the fan-out below saturation (0 or unset to skip: BENCH_SECOND_RATE=0)
   secondRate: env.BENCH_SECOND_RATE === '0' ? 0 : int('BENCH_SECOND_RATE', 50),
-  consoleSeconds: int('BENCH_CONSOLE_SECONDS', 10),
+  consoleSeconds: int('BENCH_CONSOLE_SECONDS', 8),
+  consolePhases: list(env.BENCH_CONSOLE_PHASES || 'node,node-batch,graphql-batch,baseline'),
+  secondPhases: list(env.BENCH_SECOND_PHASES || 'node,graphql,baseline'),
   startupRuns: int('BENCH_STARTUP_RUNS', 3),
   quietWaitSeconds: int('BENCH_QUIET_WAIT_SECONDS', 10),
   redis: env.BENCH_REDIS_URL || null,
   logLevel: env.BENCH_LOG_LEVEL || 'warn',
   cpuProf: env.BENCH_CPU_PROF === '1',
+  heapSnapshot: env.BENCH_HEAP === '1',
 };
 
 const RESULTS = path.join(__dirname, 'results');
@@ -86,6 +97,20 @@ const ADMIN_EMAIL = 'bench-admin@example.com';
 const ADMIN_PASSWORD = 'bench-admin-password';
 const OWNER_PASSWORD = 'bench-owner-password';
 
+/** The panel's process.memoryUsage() in MiB, and a heap snapshot when `snapshotFile` is given. */
+async function panelMemory(child, snapshotFile, log) {
+  const mib = (bytes) => Math.round((bytes / 2 ** 20) * 10) / 10;
+  const { usage } = await ask(child, { type: 'memory' });
+  const out = Object.fromEntries(Object.entries(usage).map(([k, v]) => [`${k}MiB`, mib(v)]));
+  log(`panel memory after the console scenarios: RSS ${out.rssMiB} MiB, heap used ${out.heapUsedMiB} of ${out.heapTotalMiB} MiB, external ${out.externalMiB} MiB (array buffers ${out.arrayBuffersMiB} MiB)`);
+  if (snapshotFile) {
+    fs.mkdirSync(path.dirname(snapshotFile), { recursive: true });
+    out.heapSnapshot = (await ask(child, { type: 'heap_snapshot', file: snapshotFile }, 300_000)).file;
+    log(`panel heap snapshot: ${out.heapSnapshot}`);
+  }
+  return out;
+}
+
 async function main() {
   if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'src', 'platform.js'))) throw new Error('dist/ is missing: run `npm run bench` (it builds first)');
   fs.mkdirSync(RESULTS, { recursive: true });
@@ -101,10 +126,14 @@ async function main() {
       platform: `${os.type()} ${os.release()} ${os.arch()}`,
     },
     params,
+    // the knobs this run was given (a URL's credentials left out)
+    knobs: Object.fromEntries(Object.entries(env).filter(([k]) => k.startsWith('BENCH_')).sort().map(([k, v]) => [k, v.replace(/\/\/[^@/]*@/, '//…@')])),
     errors: [],
   };
   log(`machine: ${result.machine.cores} cores (${result.machine.cpuModel}), ${result.machine.memoryGiB} GiB, Node ${process.version}`);
+  let rss = null; // the panel's RSS over the whole bench
   const phase = async (name, fn) => {
+    rss?.mark(name);
     try {
       return await fn();
     } catch (err) {
@@ -136,6 +165,7 @@ async function main() {
       const ready = await panel.ready;
       const base = ready.url;
       log(`panel: listening at ${base} (pid ${ready.pid}, agent port ${ready.agentPort})`);
+      rss = trackRss(ready.pid, t0);
 
       // accounts and records through the API
       const session = (await apiOk(base, 'POST', '/api/v1/auth/signin', { body: { email: ADMIN_EMAIL, password: ADMIN_PASSWORD } })).data;
@@ -223,7 +253,11 @@ async function main() {
       }
       if (params.scenarios.includes('console')) {
         result.console = [];
-        for (const rate of [params.linesPerSec, params.secondRate].filter((x) => x > 0)) {
+        const passes = [
+          [params.linesPerSec, params.consolePhases],
+          [params.secondRate, params.secondPhases],
+        ].filter(([rate, phases]) => rate > 0 && phases.length);
+        for (const [rate, phases] of passes) {
           await phase(`console ${rate} lines/s`, async () => {
             const res = await withTimeout(
               runConsoleScenarios({
@@ -233,19 +267,26 @@ async function main() {
                 localNodeId: localNode.id,
                 demoBlueprintId: demo.id,
                 subscribers: params.subscribers,
+                readerProcesses: params.readerProcesses,
                 rate,
                 seconds: params.consoleSeconds,
+                phases,
                 quietWaitMs: params.quietWaitSeconds * 1000,
                 log,
+                mark: (label) => rss?.mark(label),
               }),
-              (params.consoleSeconds + params.quietWaitSeconds + 60) * 3 * 1000 + 60_000,
+              (params.consoleSeconds + params.quietWaitSeconds + 60) * phases.length * 1000 + 60_000,
               `scenario 3 at ${rate} lines/s`,
             );
             result.console.push({ rate, ...res });
           });
         }
+        await phase('panel memory after the console scenarios', async () => {
+          result.memoryAfterConsole = await panelMemory(panel.child, params.heapSnapshot && path.join(RESULTS, `prof-${stamp}`, 'panel-after-console.heapsnapshot'), log);
+        });
       }
     } finally {
+      if (rss) result.panelRss = rss.stop();
       log('panel: stopping');
       if (panel) await stopChild(panel.child, 30_000);
       if (params.cpuProf) log(`panel CPU profile(s): ${path.join(RESULTS, `prof-${stamp}`)}`);
@@ -272,7 +313,7 @@ async function main() {
 
   console.log('\n' + md);
   const targets = rows.filter((r) => r.met !== null);
-  for (const r of targets) console.log(`  ${r.met ? 'MET   ' : 'MISSED'} ${(r.scenario || '').padEnd(0)}${r.metric}: ${r.value} (target ${r.target})`);
+  for (const r of targets) console.log(`  ${r.met ? 'MET   ' : 'MISSED'} ${r.scenario ? `${r.scenario}: ` : ''}${r.metric}: ${r.value} (target ${r.target})`);
   log(`done: ${path.relative(process.cwd(), jsonPath)} and bench/results/latest.md`);
   return result.errors.length ? 1 : 0;
 }

@@ -6,6 +6,7 @@
  */
 require('reflect-metadata');
 const path = require('node:path');
+const v8 = require('node:v8');
 // BENCH_DIST: another build's dist/ (bench/ab.js compares builds)
 const dist = process.env.BENCH_DIST ? path.join(process.env.BENCH_DIST, 'src') : path.resolve(__dirname, '../../dist/src');
 const { loadConfig } = require(path.join(dist, 'config.js'));
@@ -38,6 +39,9 @@ process.on('message', (m) => {
     global.gc?.();
     process.send({ type: 'gc_done' });
   }
+  // what holds the panel's memory after the console scenarios (bench/run.js; BENCH_HEAP=1 for a snapshot)
+  if (m?.type === 'memory') process.send({ type: 'memory_done', usage: process.memoryUsage() });
+  if (m?.type === 'heap_snapshot') process.send({ type: 'heap_snapshot_done', file: v8.writeHeapSnapshot(m.file) });
 });
 process.on('disconnect', () => void close());
 

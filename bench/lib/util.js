@@ -251,6 +251,20 @@ class Histogram {
     this.sum += o.sum;
     if (o.max > this.max) this.max = o.max;
   }
+  /** [[ms, count], …] of the buckets in use: small enough to send between processes. */
+  toSparse() {
+    const out = [];
+    for (let i = 0; i <= this.max; i++) if (this.counts[i]) out.push([i, this.counts[i]]);
+    return out;
+  }
+  addSparse(pairs) {
+    for (const [ms, count] of pairs) {
+      this.counts[ms] += count;
+      this.n += count;
+      this.sum += ms * count;
+      if (ms > this.max) this.max = ms;
+    }
+  }
   pct(p) {
     if (!this.n) return null;
     const rank = Math.ceil((p / 100) * this.n);
