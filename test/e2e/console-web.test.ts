@@ -1,8 +1,9 @@
 /**
  * The web console's terminal (xterm.js) in a real headless Chromium (Debian's /usr/bin/chromium
- * through playwright-core) against a real panel and its local node agent: the colours a server prints
- * are drawn, search finds and highlights a line, the selection is copied, identical lines all show,
- * and a burst of 20,000 lines keeps 10,000 lines of scrollback while the page keeps answering.
+ * through playwright-core) against a real panel and its local node agent: the colours and cursor
+ * movement a server prints are drawn, search finds and highlights a line, the selection is copied,
+ * identical lines all show, and a burst of 20,000 lines keeps 10,000 lines of scrollback while the
+ * page keeps answering.
  * Needs web/dist (`npm run build:web`). Screenshots go to test-artifacts/web/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -108,7 +109,8 @@ maybe('web console terminal in headless Chromium', () => {
   const rgb = (hex: string) => `rgb(${[1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)).join(', ')})`;
 
   test('colours are drawn, search finds and highlights a line, the selection is copied', async () => {
-    const id = await shellServer('colours', "printf 'first line\\n\\033[31mRED-LINE\\033[0m then plain\\nlast line\\n'; exec sleep 1000");
+    // a carriage return and a cursor move back overwrite what the line printed before them
+    const id = await shellServer('colours', "printf 'first line\\n\\033[31mRED-LINE\\033[0m then plain\\nloading 10%%\\rloading 100%%\\nabcdef\\033[3DXYZ\\nlast line\\n'; exec sleep 1000");
     const page = await openServer(id);
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.url });
     await start(id);
@@ -120,7 +122,7 @@ maybe('web console terminal in headless Chromium', () => {
     expect(await red.evaluate((el: unknown) => getComputedStyle(el).color)).toBe(rgb(state.red));
     const plain = page.locator('.xterm-rows span', { hasText: 'then plain' });
     expect(await plain.evaluate((el: unknown) => getComputedStyle(el).color)).not.toBe(rgb(state.red));
-    expect(state.lines).toContain('RED-LINE then plain');
+    expect(state.lines).toEqual(expect.arrayContaining(['first line', 'RED-LINE then plain', 'loading 100%', 'abcXYZ', 'last line']));
     await shot(page, '30-console-colours');
 
     // search: the match is selected and highlighted, and counted
