@@ -11,6 +11,7 @@
 import { randomUUID } from 'node:crypto';
 import { childLogger } from '../logger.js';
 import type { ConsoleBus } from './bus.js';
+import { batchEvent, batchLine, ConsoleBatcher } from './batcher.js';
 import type { ConsoleEvent } from './types.js';
 import { UpstreamFeed, type UpstreamTicket } from './upstream.js';
 
@@ -79,6 +80,8 @@ interface Entry {
   feed: UpstreamFeed | null;
   /** While a new feed's replay may still come: the history it must not repeat (loaded as the feed opens). */
   replay: Promise<ReplayFilter | null> | null;
+  /** The batches of the batch subscribers (one of `listeners` while there are any). */
+  batcher: ConsoleBatcher | null;
 }
 
 export class ConsoleHub {
@@ -102,10 +105,11 @@ export class ConsoleHub {
     return this.entries.get(serverId)?.listeners.size ?? 0;
   }
 
-  async subscribe(serverId: string, listener: Listener): Promise<() => void> {
+  /** The server's entry, with its bus subscription active; made (and the upstream elected) with the first subscriber. */
+  private async entry(serverId: string): Promise<Entry> {
     let entry = this.entries.get(serverId);
     if (!entry) {
-      const e: Entry = { listeners: new Set(), recent: new RecentLines(RECENT_LINES), unsubscribeBus: Promise.resolve(async () => undefined), timer: null, feed: null, replay: null };
+      const e: Entry = { listeners: new Set(), recent: new RecentLines(RECENT_LINES), unsubscribeBus: Promise.resolve(async () => undefined), timer: null, feed: null, replay: null, batcher: null };
       e.unsubscribeBus = this.bus.subscribe(serverId, (ev) => {
         if (isLine(ev) && e.recent.seen(lineKey(ev))) return;
         e.listeners.forEach((l) => l(ev));
@@ -117,7 +121,19 @@ export class ConsoleHub {
     } else {
       await entry.unsubscribeBus;
     }
+    return entry;
+  }
 
+  /** Removes one listener of the server (and the entry with the last one). */
+  private leave(serverId: string, listener: Listener): void {
+    const e = this.entries.get(serverId);
+    if (!e) return;
+    e.listeners.delete(listener);
+    if (e.listeners.size === 0) void this.teardown(serverId, e);
+  }
+
+  async subscribe(serverId: string, listener: Listener): Promise<() => void> {
+    const entry = await this.entry(serverId);
     // Live events that arrive while the history is read wait in a queue, then follow it.
     const queue: ConsoleEvent[] = [];
     let ready = false;
@@ -135,10 +151,51 @@ export class ConsoleHub {
     return () => {
       if (done) return;
       done = true;
-      const e = this.entries.get(serverId);
-      if (!e) return;
-      e.listeners.delete(wrapped);
-      if (e.listeners.size === 0) void this.teardown(serverId, e);
+      this.leave(serverId, wrapped);
+    };
+  }
+
+  /**
+   * Like `subscribe`, with the lines in batches (`console_batch` events, src/console/batcher.ts): the
+   * history first as one batch, then one batch per BATCH_INTERVAL_MS with what came, the same event
+   * object for every batch subscriber of the server. Other events come as they are.
+   */
+  async subscribeBatches(serverId: string, listener: Listener): Promise<() => void> {
+    const entry = await this.entry(serverId);
+    let batcher = entry.batcher;
+    if (!batcher) {
+      batcher = entry.batcher = new ConsoleBatcher();
+      entry.listeners.add(batcher.push);
+    }
+    const queue: ConsoleEvent[] = [];
+    let ready = false;
+    const wrapped: Listener = (ev) => (ready ? listener(ev) : queue.push(ev));
+    batcher.listeners.add(wrapped);
+    const history = (await this.bus.history(serverId).catch(() => [] as ConsoleEvent[])).filter(isLine);
+    for (const h of history) entry.recent.seen(lineKey(h));
+    if (history.length) listener(batchEvent(history.map(batchLine), 0));
+    // a batch made while the history was read may repeat some of its last lines
+    const known = new Set(history.map((h) => JSON.stringify(batchLine(h))));
+    for (const ev of queue) {
+      if (ev.type !== 'console_batch' || !known.size) listener(ev);
+      else {
+        const lines = ev.data.lines.filter((l: unknown) => !known.has(JSON.stringify(l)));
+        if (lines.length || ev.data.skipped) listener(batchEvent(lines, ev.data.skipped));
+      }
+    }
+    ready = true;
+
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const b = this.entries.get(serverId)?.batcher;
+      if (!b) return;
+      b.listeners.delete(wrapped);
+      if (b.listeners.size) return;
+      b.stop();
+      this.entries.get(serverId)!.batcher = null;
+      this.leave(serverId, b.push);
     };
   }
 
@@ -189,6 +246,7 @@ export class ConsoleHub {
   private async teardown(serverId: string, e: Entry): Promise<void> {
     this.entries.delete(serverId);
     if (e.timer) clearTimeout(e.timer);
+    e.batcher?.stop();
     if (e.feed) {
       e.feed.close();
       e.feed = null;

@@ -17,14 +17,32 @@ export const MAX_QUEUED_EVENTS = 2 * MAX_BATCH_EVENTS;
 /** The `extensions.code` of the error that ends a subscriber that fell behind. */
 export const SUBSCRIBER_TOO_SLOW = 'SUBSCRIBER_TOO_SLOW';
 
+/**
+ * An iterator made here can also push: `iterator[PUSH](sink)` hands every value (the queued ones first)
+ * straight to `sink` from then on, and `next()` only settles when the stream ends. The GraphQL gateway
+ * uses it to write a subscription's events to its socket without a promise per event and subscriber
+ * (src/graphql/shared-subscribe.ts); a subscriber that cannot keep up is then ended by its socket's
+ * limit instead of the queue's.
+ */
+export const PUSH: unique symbol = Symbol('push');
+
+export interface PushableIterator<T> extends AsyncIterableIterator<T> {
+  [PUSH](sink: (value: T) => void): void;
+}
+
+export function isPushable<T>(it: unknown): it is PushableIterator<T> {
+  return typeof it === 'object' && it !== null && typeof (it as { [PUSH]?: unknown })[PUSH] === 'function';
+}
+
 export function eventIterator<T, E extends object = ConsoleEvent>(
   subscribe: (listener: (e: E) => void) => Promise<() => void>,
   map: (e: E) => T | undefined,
   maxQueued = MAX_QUEUED_EVENTS,
   /** Values the subscriber gets first, before any event (e.g. the current status). */
   initial: T[] = [],
-): AsyncIterableIterator<T> {
+): PushableIterator<T> {
   const queue: T[] = [...initial];
+  let sink: ((value: T) => void) | null = null;
   let waiting: ((r: IteratorResult<T>) => void) | null = null;
   let waitingFail: ((err: unknown) => void) | null = null;
   let failed: GraphQLError | null = null;
@@ -58,7 +76,8 @@ export function eventIterator<T, E extends object = ConsoleEvent>(
     }
     const v = map(e);
     if (v === undefined) return;
-    if (waiting) {
+    if (sink) sink(v);
+    else if (waiting) {
       const w = waiting;
       waiting = null;
       w({ value: v, done: false });
@@ -89,6 +108,10 @@ export function eventIterator<T, E extends object = ConsoleEvent>(
 
   return {
     next,
+    [PUSH](to: (value: T) => void): void {
+      sink = to;
+      while (queue.length) to(queue.shift()!);
+    },
     async return(): Promise<IteratorResult<T>> {
       finish();
       waiting?.({ value: undefined, done: true });

@@ -1,5 +1,16 @@
 /** Events of a server's console as the gateway relays them (the node's channel message types). */
-export type ConsoleEventType = 'console_output' | 'install_output' | 'status' | 'stats' | 'gone' | 'access' | 'revoked' | 'activity' | 'backup';
+export type ConsoleEventType =
+  | 'console_output'
+  | 'install_output'
+  | 'console_skipped'
+  | 'console_batch'
+  | 'status'
+  | 'stats'
+  | 'gone'
+  | 'access'
+  | 'revoked'
+  | 'activity'
+  | 'backup';
 
 export interface ConsoleEvent {
   type: ConsoleEventType;
@@ -21,7 +32,27 @@ export const accessChanged = (userId: string): ConsoleEvent => ({ type: 'access'
 export const REVOKED: ConsoleEvent = { type: 'revoked', data: {} };
 /** `activity` carries a new activity-log entry of the server to the instances that have its subscribers. */
 
-export const RELAYED_TYPES: ReadonlySet<string> = new Set<ConsoleEventType>(['console_output', 'install_output', 'status', 'stats']);
+/**
+ * What a feed relays from the node. `console_skipped` (data `{ skipped }`) counts lines the node dropped
+ * under its flood budget (CONSOLE_MAX_LINES_PER_SECOND); it reaches batch subscribers as `skipped`.
+ */
+export const RELAYED_TYPES: ReadonlySet<string> = new Set<ConsoleEventType>(['console_output', 'install_output', 'console_skipped', 'status', 'stats']);
+
+/**
+ * `console_batch` is the gateway's own, made by src/console/batcher.ts for batch subscribers: the lines
+ * of up to BATCH_INTERVAL_MS and the lines the node dropped meanwhile. Install lines have stream `install`.
+ */
+export interface BatchLine {
+  line: string;
+  stream: string;
+  ts: string;
+  seq: number | null;
+}
+export interface ConsoleBatchData {
+  lines: BatchLine[];
+  skipped: number;
+}
+export const BATCH_INTERVAL_MS = 50;
 export const HISTORY_LINES = 150;
 
 /**

@@ -94,8 +94,12 @@ export class UpstreamFeed {
         this.lastSeq = 0;
       }
       this.onEvent({ type: 'status', data: { status: msg.data?.status } });
+      // one frame per 50 ms instead of one per line; a node that does not know batches answers with an
+      // error, and the feed goes on with its per-line frames
+      ws.send(JSON.stringify({ type: 'options', data: { batch: true } }));
       return;
     }
+    if (msg.type === 'console_batch') return this.onBatch(msg.data);
     if (msg.type === 'token_expiring' || msg.type === 'token_expired') {
       // Renew halfway to the expiry, and no earlier than 30 s before it: with a short token lifetime
       // (CONSOLE_TOKEN_TTL_SECONDS ≤ 60) the node says "expiring" as soon as a token is accepted, and
@@ -114,15 +118,32 @@ export class UpstreamFeed {
       return;
     }
     if (!msg.type || !RELAYED_TYPES.has(msg.type)) return;
-    if (msg.type === 'console_output' || msg.type === 'install_output') {
-      // After a reconnect the node replays its history: skip the lines already relayed, by position.
-      const seq = msg.data?.seq;
-      if (typeof seq === 'number') {
-        if (seq <= this.lastSeq) return;
-        this.lastSeq = seq;
+    if ((msg.type === 'console_output' || msg.type === 'install_output') && this.relayed(msg.data?.seq)) return;
+    this.onEvent({ type: msg.type as ConsoleEvent['type'], data: msg.data });
+  }
+
+  /**
+   * After a reconnect the node replays its history: a line whose position was relayed already is
+   * skipped (true).
+   */
+  private relayed(seq: unknown): boolean {
+    if (typeof seq !== 'number') return false;
+    if (seq <= this.lastSeq) return true;
+    this.lastSeq = seq;
+    return false;
+  }
+
+  /** A node batch becomes the per-line events the hub relays (install lines have stream `install`). */
+  private onBatch(data: unknown): void {
+    const { lines, skipped } = (data ?? {}) as { lines?: unknown; skipped?: unknown };
+    if (Array.isArray(lines)) {
+      for (const l of lines as Array<Record<string, unknown>>) {
+        if (!l || typeof l !== 'object' || this.relayed(l.seq)) continue;
+        const install = l.stream === 'install';
+        this.onEvent({ type: install ? 'install_output' : 'console_output', data: { line: l.line, stream: install ? 'stdout' : l.stream, ts: l.ts, seq: l.seq } });
       }
     }
-    this.onEvent({ type: msg.type as ConsoleEvent['type'], data: msg.data });
+    if (typeof skipped === 'number' && skipped > 0) this.onEvent({ type: 'console_skipped', data: { skipped } });
   }
 
   close(): void {

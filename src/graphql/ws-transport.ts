@@ -29,6 +29,21 @@ export interface TransportOptions {
   maxBufferedBytes: number;
 }
 
+/**
+ * Hands a message to the socket, or closes the socket (1013) when the client has not read the last
+ * `maxBufferedBytes` already sent to it. Every message of the GraphQL socket goes through here,
+ * graphql-ws's and the subscriptions' pushed ones alike.
+ */
+export function sendOrDrop(socket: WebSocket, data: string, maxBufferedBytes: number): void {
+  if (socket.readyState !== socket.OPEN) return;
+  if (socket.bufferedAmount > maxBufferedBytes) {
+    log.warn({ buffered: socket.bufferedAmount }, 'GraphQL subscriber too slow; disconnecting it');
+    socket.close(CLOSE_TOO_SLOW, 'client too slow');
+    return;
+  }
+  socket.send(data);
+}
+
 /** `E` is the connection's `extra`: the socket and upgrade request, plus what the hooks add to it. */
 export function serveGraphQLWs<P extends Record<string, unknown> | undefined, E extends WsExtra>(
   options: ServerOptions<P, E>,
@@ -62,15 +77,7 @@ export function serveGraphQLWs<P extends Record<string, unknown> | undefined, E 
     const closed = server.opened(
       {
         protocol: socket.protocol,
-        send: (data) => {
-          if (socket.readyState !== socket.OPEN) return;
-          if (socket.bufferedAmount > maxBufferedBytes) {
-            log.warn({ buffered: socket.bufferedAmount }, 'GraphQL subscriber too slow; disconnecting it');
-            socket.close(CLOSE_TOO_SLOW, 'client too slow');
-            return;
-          }
-          socket.send(data);
-        },
+        send: (data) => sendOrDrop(socket, data, maxBufferedBytes),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (cb) =>
           socket.on('message', (data) => {

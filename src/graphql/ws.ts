@@ -49,10 +49,10 @@ import { createLoaders, type GraphQLContext } from './context.js';
 import { introspectionRules } from './introspection.js';
 import { checkLimits } from './limits.js';
 import { resolveOperation } from './operation.js';
-import { sharedSubscribe } from './shared-subscribe.js';
+import { sharedSubscribe, type DirectContext } from './shared-subscribe.js';
 import { SocketCaps, WS_TOO_MANY } from './ws-caps.js';
 import { coerceVariables } from './variables.js';
-import { serveGraphQLWs } from './ws-transport.js';
+import { sendOrDrop, serveGraphQLWs } from './ws-transport.js';
 
 const log = childLogger('graphql-ws');
 
@@ -179,7 +179,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         watchCredential(ctx.extra.socket, found.secret);
         return true;
       },
-      onSubscribe: (ctx, _id, payload) => {
+      onSubscribe: (ctx, id, payload) => {
         const userId = (ctx.extra as ConnExtra).actor?.user.id;
         if (userId && caps.overOperations(userId)) {
           const limit = caps.limits.subscriptionsPerUser;
@@ -200,13 +200,17 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         // variables are coerced here, as Apollo does over HTTP, so that bad ones get the same VALIDATION_ERROR
         const coerced = coerceVariables(schema, operation.variableDefinitions ?? [], payload.variables ?? {});
         if ('errors' in coerced) return coerced.errors;
-        const contextValue: GraphQLContext & { __secret?: string } = {
+        const socket = ctx.extra.socket;
+        const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+        const contextValue: GraphQLContext & DirectContext & { __secret?: string } = {
           actor: (ctx.extra as ConnExtra).actor ?? null,
           services,
           req: ctx.extra.request as IncomingMessage,
           res: null,
           loaders: createLoaders(services),
           __secret: (ctx.extra as ConnExtra).secret,
+          // a subscription's events are written here, each payload serialised once for all its subscribers
+          __direct: (payload) => sendOrDrop(socket, prefix + payload + '}', config.subscriberMaxBufferedBytes),
         };
         return {
           schema,

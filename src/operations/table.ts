@@ -53,7 +53,7 @@ const ROWS: Row[] = [
   ['POST', '/servers/:id/stop', ['stopServer'], 'user', 'control.stop'],
   ['POST', '/servers/:id/restart', ['restartServer'], 'user', 'control.restart'],
   ['POST', '/servers/:id/kill', ['killServer'], 'user', 'control.stop'],
-  ['GET', '/servers/:id/console-token', ['consoleToken', 'consoleOutput', 'serverStatus', 'serverStats'], 'user', 'websocket.connect'],
+  ['GET', '/servers/:id/console-token', ['consoleToken', 'consoleOutput', 'consoleBatches', 'serverStatus', 'serverStats'], 'user', 'websocket.connect'],
   ['GET', '/servers/:id/subusers', ['subusers'], 'user', 'user.read'],
   ['POST', '/servers/:id/subusers', ['createSubuser'], 'user', 'user.create'],
   ['PATCH', '/servers/:id/subusers/:userId', ['updateSubuser'], 'user', 'user.update'],

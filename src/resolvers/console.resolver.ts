@@ -5,10 +5,10 @@
  */
 import { Arg, ID, Resolver, Root, Subscription } from 'type-graphql';
 import { eventIterator } from '../console/iterator.js';
-import type { ConsoleEvent } from '../console/types.js';
+import type { BatchLine, ConsoleEvent } from '../console/types.js';
 import type { Server } from '../entities/Server.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { ConsoleLine, ServerStatsEvent, ServerStatusEvent } from '../schema/console.js';
+import { ConsoleBatch, ConsoleLine, ServerStatsEvent, ServerStatusEvent } from '../schema/console.js';
 
 interface SubArgs {
   args: { serverId: string };
@@ -21,13 +21,13 @@ interface View<T> {
   initial?: T[];
 }
 
-async function feed<T>({ args, context }: SubArgs, view: (server: Server) => View<T>) {
+async function feed<T>({ args, context }: SubArgs, view: (server: Server) => View<T>, lines: 'each' | 'batched' = 'each') {
   // Authorize first, so that a refused subscription is an error result rather than an empty stream.
   const server = await context.services.console.authorize(context.actor, args.serverId);
   const actor = context.actor!;
   const { map, initial } = view(server);
   return eventIterator(
-    (listener) => context.services.console.subscribe(actor, server, listener),
+    (listener) => context.services.console.subscribe(actor, server, listener, lines),
     (e) => map(e, server.id),
     undefined,
     initial,
@@ -81,6 +81,11 @@ const toLine = once((e, serverId): ConsoleLine | undefined =>
       }
     : undefined,
 );
+const toBatch = once((e, serverId): ConsoleBatch | undefined =>
+  e.type === 'console_batch'
+    ? { serverId, skipped: Number(e.data?.skipped ?? 0), lines: (e.data?.lines ?? []).map((l: BatchLine) => ({ serverId, ...l })) }
+    : undefined,
+);
 const toStatus = once((e, serverId): ServerStatusEvent | undefined =>
   e.type === 'status' && e.data?.status ? { serverId, status: String(e.data.status) } : undefined,
 );
@@ -98,6 +103,15 @@ export class ConsoleResolver {
   })
   consoleOutput(@Arg('serverId', () => ID) _serverId: string, @Root() line: ConsoleLine): ConsoleLine {
     return line;
+  }
+
+  @Subscription(() => ConsoleBatch, {
+    description:
+      'Lines of a server console in batches (at most one per 50 ms): the recent history (up to 150 lines) first as one batch, then live output and install output, with the count of lines the node dropped under its output budget. The same shape as the node channel\'s console_batch frames.',
+    subscribe: (async (a: SubArgs) => feed(a, sameForAll(toBatch), 'batched')) as any,
+  })
+  consoleBatches(@Arg('serverId', () => ID) _serverId: string, @Root() batch: ConsoleBatch): ConsoleBatch {
+    return batch;
   }
 
   @Subscription(() => ServerStatusEvent, {

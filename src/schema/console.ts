@@ -72,6 +72,18 @@ export class ConsoleLine {
   seq!: number | null;
 }
 
+@ObjectType({ simpleResolvers: true, description: 'Lines of a server console as they came during up to 50 ms, and the lines dropped meanwhile.' })
+export class ConsoleBatch {
+  @Field(() => ID)
+  serverId!: string;
+  @Field(() => [ConsoleLine], { description: 'In the order the node numbered them; install script lines have stream `install`.' })
+  lines!: ConsoleLine[];
+  @Field(() => Int, {
+    description: 'Lines the node dropped since the previous batch: output over CONSOLE_MAX_LINES_PER_SECOND is not relayed, only counted.',
+  })
+  skipped!: number;
+}
+
 @ObjectType({ simpleResolvers: true })
 export class ServerStatusEvent {
   @Field(() => ID)

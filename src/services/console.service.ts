@@ -38,11 +38,11 @@ export class ConsoleService {
   }
 
   /**
-   * Subscribes an authorized actor to a server's console events (history first); resolves with the
-   * unsubscribe function. When the actor's rights on the server change (an `access` event, from any
+   * Subscribes an authorized actor to a server's console events (history first), its lines one by one
+   * or in batches (`console_batch` events); resolves with the unsubscribe function. When the actor's rights on the server change (an `access` event, from any
    * instance), they are checked again, and a subscriber who may no longer watch gets `revoked`.
    */
-  subscribe(actor: Actor, server: Server, listener: (e: ConsoleEvent) => void): Promise<() => void> {
+  subscribe(actor: Actor, server: Server, listener: (e: ConsoleEvent) => void, lines: 'each' | 'batched' = 'each'): Promise<() => void> {
     let checking = false;
     const guarded = (e: ConsoleEvent): void => {
       if (e.type !== 'access') return listener(e);
@@ -57,7 +57,7 @@ export class ConsoleService {
         },
       );
     };
-    return this.hub.subscribe(server.id, guarded);
+    return lines === 'batched' ? this.hub.subscribeBatches(server.id, guarded) : this.hub.subscribe(server.id, guarded);
   }
 
   /** Tells every instance that `userId`'s rights on the server changed. */

@@ -223,6 +223,7 @@ for (const protocol of ['rest', 'graphql'] as const) {
 test('subscriptions: console and status need websocket.connect, the activity feed activity.read', async () => {
   const subs = [
     { key: 'websocket.connect', query: 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }' },
+    { key: 'websocket.connect', query: 'subscription($id: ID!) { consoleBatches(serverId: $id) { skipped lines { line } } }' },
     { key: 'websocket.connect', query: 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }' },
     { key: 'websocket.connect', query: 'subscription($id: ID!) { serverStats(serverId: $id) { cpu } }' },
     { key: 'activity.read', query: 'subscription($id: ID!) { serverActivity(serverId: $id) { event } }' },
