@@ -67,13 +67,18 @@ maybe('web console terminal in headless Chromium', () => {
     return created.body.data.id;
   }
 
-  /** Signs in, opens the server's page and waits until its three subscriptions (console, status, stats) are live. */
-  async function openServer(id: string): Promise<Page> {
+  /**
+   * Signs in, opens the server's page and waits until its three subscriptions (console, status, stats)
+   * are live; `sent` collects what the page sends over its WebSockets.
+   */
+  async function openServer(id: string): Promise<{ page: Page; sent: string[] }> {
     const page = await tb.signedInPage(p.url, ADMIN_EMAIL, ADMIN_PASSWORD, { consoleErrors: true });
+    const sent: string[] = [];
+    page.on('websocket', (ws) => ws.on('framesent', (f) => sent.push(String(f.payload))));
     await page.goto(`${p.url}/servers/${id}`);
     await page.locator('.console-terminal .xterm-rows').waitFor();
     await until(() => p.services.console.hub.subscriberCount(id) === 3, 10_000, "the page's subscriptions");
-    return page;
+    return { page, sent };
   }
 
   const start = async (id: string) => expect((await p.request('POST', `/api/v1/servers/${id}/start`, { token: admin.token })).status).toBe(200);
@@ -111,7 +116,11 @@ maybe('web console terminal in headless Chromium', () => {
   test('colours are drawn, search finds and highlights a line, the selection is copied', async () => {
     // a carriage return and a cursor move back overwrite what the line printed before them
     const id = await shellServer('colours', "printf 'first line\\n\\033[31mRED-LINE\\033[0m then plain\\nloading 10%%\\rloading 100%%\\nabcdef\\033[3DXYZ\\nlast line\\n'; exec sleep 1000");
-    const page = await openServer(id);
+    const { page, sent } = await openServer(id);
+    // the console is fed in batches
+    const subscriptions = sent.filter((f) => f.includes('"subscribe"')).join('\n');
+    expect(subscriptions).toContain('consoleBatches(serverId: $serverId)');
+    expect(subscriptions).not.toContain('consoleOutput');
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: p.url });
     await start(id);
     await waitForLine(page, 'last line');
@@ -170,7 +179,7 @@ maybe('web console terminal in headless Chromium', () => {
 
   test('identical lines printed in one millisecond all show; Clear empties the terminal', async () => {
     const id = await shellServer('ticker', 'for i in $(seq 40); do echo tick; done; i=0; while [ $i -lt 900 ]; do echo "burst $i"; i=$((i+1)); done; echo burst-done; exec sleep 1000');
-    const page = await openServer(id);
+    const { page } = await openServer(id);
     await start(id);
     await waitForLine(page, 'burst-done');
     const { lines } = await terminal(page);
@@ -184,7 +193,7 @@ maybe('web console terminal in headless Chromium', () => {
 
   test('a burst of 20,000 lines keeps 10,000 lines of scrollback and the page answers throughout', async () => {
     const id = await shellServer('flood', "seq -f 'flood %.0f' 0 19999; echo flood-done; exec sleep 1000", floodNode.nodeId);
-    const page = await openServer(id);
+    const { page } = await openServer(id);
     await start(id);
     // the page's main thread answers within moments all through the burst
     let slowest = 0;

@@ -121,7 +121,6 @@ export const Q_ADMIN_STATS = `query AdminStats { adminStats { users blueprints n
 export const Q_CONSOLE_TOKEN = `query ConsoleToken($serverId: ID!) { consoleToken(serverId: $serverId) { token socket expiresAt } }`;
 
 export const S_STATUS = `subscription Status($serverId: ID!) { serverStatus(serverId: $serverId) { serverId status } }`;
-export const S_CONSOLE = `subscription Console($serverId: ID!) { consoleOutput(serverId: $serverId) { line stream ts seq } }`;
 export const S_CONSOLE_BATCHES = `subscription ConsoleBatches($serverId: ID!) { consoleBatches(serverId: $serverId) { serverId lines { line stream ts seq } skipped } }`;
 export const S_STATS = `subscription Stats($serverId: ID!) { serverStats(serverId: $serverId) { cpu memory disk uptime } }`;
 
