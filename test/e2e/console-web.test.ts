@@ -185,8 +185,14 @@ maybe('web console terminal in headless Chromium', () => {
     const { lines } = await terminal(page);
     expect(lines.filter((l) => l === 'tick')).toHaveLength(40);
     expect(lines.filter((l) => /^burst \d+$/.test(l))).toEqual(Array.from({ length: 900 }, (_, i) => `burst ${i}`));
+    const search = page.getByRole('searchbox', { name: 'Find in the console' });
+    await search.fill('tick');
+    await page.locator('.console-search-count', { hasText: / of 40$/ }).waitFor();
+    // Clear empties the terminal and ends the search
     await page.getByRole('button', { name: 'Clear' }).click();
     await until(async () => (await terminal(page)).lines.length === 0, 5_000, 'an empty terminal');
+    expect(await search.inputValue()).toBe('');
+    expect(await page.locator('.console-search-count').textContent()).toBe('');
     await kill(id);
     expect(tb.problems).toEqual([]);
   }, 90_000);

@@ -22,6 +22,8 @@ export interface SearchBar {
   el: HTMLElement;
   /** the terminal's key handler: false when the key was used here */
   onKey(e: KeyboardEvent): boolean;
+  /** ends the search (the terminal was cleared) */
+  reset(): void;
   dispose(): void;
 }
 
@@ -75,6 +77,10 @@ export function searchBar(term: Terminal): SearchBar {
         input.focus();
       }
       return !isFind;
+    },
+    reset() {
+      input.value = '';
+      clearSearch();
     },
     dispose: () => results.dispose(),
   };

@@ -77,7 +77,7 @@ export function createConsoleTerminal(label: string): ConsoleTerminal {
   const output = new BatchWriter(term);
   const search = searchBar(term);
   const copy = copyControl(term);
-  const clearButton = h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => output.clear() }, 'Clear');
+  const clearButton = h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => (output.clear(), search.reset()) }, 'Clear');
   const toolbar = h('div', { className: 'console-tools' }, search.el, h('div', { className: 'console-actions' }, copy.button, clearButton));
   term.attachCustomKeyEventHandler((e) => copy.onKey(e) && search.onKey(e));
   const stopFitting = openWhenShown(term, host);
