@@ -30,6 +30,7 @@ import { sharedAccessRoutes } from './rest/shared-access.routes.js';
 import { schedulesRoutes } from './rest/schedules.routes.js';
 import { fileRoutes, fileWriteRoutes } from './rest/files.routes.js';
 import { backupRoutes } from './rest/backups.routes.js';
+import { startupRoutes } from './rest/startup.routes.js';
 import { powerRoutes } from './rest/power.routes.js';
 import type { Services } from './services/index.js';
 
@@ -117,6 +118,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(schedulesRoutes(services));
   api.use(fileRoutes(services));
   api.use(backupRoutes(services));
+  api.use(startupRoutes(services));
   api.use(apiNotFound);
   api.use(apiErrorHandler);
   app.use('/api/v1', api);

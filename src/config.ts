@@ -86,6 +86,8 @@ const envSchema = z.object({
   ALLOW_UNISOLATED_SERVERS: bool(false),
   /** Processes (and threads) one server of the local agent may have (its cgroup's pids.max). */
   SERVER_PIDS_MAX: int(512, 16, 4194304),
+  /** Lines a second one server's output may put on its console (the local agent's); the rest is dropped and counted. */
+  CONSOLE_MAX_LINES_PER_SECOND: int(2000, 1, 1_000_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   NODE_ENV: z.string().default('development'),
   /** Comma-separated extra origins allowed to make cookie-authenticated writes (CSRF check). */
@@ -141,6 +143,8 @@ export interface Config {
   localAgent: boolean;
   allowUnisolatedServers: boolean;
   serverPidsMax: number;
+  /** the local agent's console budget per server (lines a second) */
+  consoleMaxLinesPerSecond: number;
   logLevel: string;
   production: boolean;
   trustedOrigins: string[];
@@ -157,6 +161,8 @@ export interface Config {
   userQuota: UserQuota;
   /** Unsent bytes a GraphQL WebSocket client may have queued before it is disconnected as too slow (not an env setting). */
   subscriberMaxBufferedBytes: number;
+  /** What all GraphQL sockets may hold unsent together (each its share, at most subscriberMaxBufferedBytes). */
+  subscriberSendBudgetBytes: number;
   /** How often the schedule runner claims due runs, in ms; 0: never on its own (tests tick it; not an env setting). */
   scheduleTickMs: number;
 }
@@ -203,6 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     localAgent: e.LOCAL_AGENT,
     allowUnisolatedServers: e.ALLOW_UNISOLATED_SERVERS,
     serverPidsMax: e.SERVER_PIDS_MAX,
+    consoleMaxLinesPerSecond: e.CONSOLE_MAX_LINES_PER_SECOND,
     logLevel: e.LOG_LEVEL,
     production: e.NODE_ENV === 'production',
     trustedOrigins: e.TRUSTED_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
@@ -218,6 +225,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     userCommandBlueprints: e.USER_COMMAND_BLUEPRINTS,
     userQuota: { servers: e.USER_MAX_SERVERS, memory: e.USER_MAX_MEMORY, cpu: e.USER_MAX_CPU, disk: e.USER_MAX_DISK },
     subscriberMaxBufferedBytes: 4 * 1024 * 1024,
+    subscriberSendBudgetBytes: 128 * 1024 * 1024,
     scheduleTickMs: 5_000,
   };
   return { ...config, ...overrides };

@@ -171,6 +171,7 @@ async function startLocalAgent(orm: MikroORM, masterKey: MasterKey, config: Conf
     wsMaxAnonymousPerAddress: config.wsLimits.anonymousPerAddress,
     allowUnisolatedServers: config.allowUnisolatedServers,
     serverPidsMax: config.serverPidsMax,
+    tuning: { consoleMaxLinesPerSecond: config.consoleMaxLinesPerSecond },
   }).catch((err: NodeJS.ErrnoException) => {
     throw err.code === 'EADDRINUSE'
       ? new Error(`AGENT_PORT ${config.agentPort} is already in use: set AGENT_PORT to a free port, or LOCAL_AGENT=false to run without the local node agent`)

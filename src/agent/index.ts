@@ -8,7 +8,8 @@ import { childLogger } from '../logger';
 import { makeTraversable } from '../shared/traversable';
 import { agentPaths, assetsDir, type AgentPaths } from './paths';
 import { sharedCgroups, ServerCgroups, enforcedLimits } from './environment/cgroup';
-import { isolationWarning } from './environment/isolation';
+import { canIsolate, isolationWarning } from './environment/isolation';
+import { makeServerMountPoints, privateTmpAvailable } from './environment/sandbox';
 import { ServerManager } from './server/manager';
 import type { ServerRuntimeOptions } from './server/server';
 import { PanelClient } from './panel-client';
@@ -16,6 +17,7 @@ import { SystemStats } from './system';
 import { createApiHandler } from './http/api';
 import { Revocations } from './http/revocations';
 import { ServerFiles } from './filesystem/server-files';
+import { applyConfigFiles } from './config-files/apply';
 import { Disposers } from '../shared/disposers';
 import { FailureCounter } from './http/failures';
 import { FileWorkers, installWorker } from './filesystem/workers';
@@ -68,8 +70,8 @@ export interface AgentTuning {
   autoRestartDelayMs?: number; // 1000
   installTimeoutMs?: number; // 15 min
   maxLineLength?: number; // 4096
-  floodLines?: number; // 2000
-  floodWindowMs?: number; // 100
+  /** lines a second one server's output may put on its console (CONSOLE_MAX_LINES_PER_SECOND) */
+  consoleMaxLinesPerSecond?: number; // 2000
   historyLines?: number; // 150
   panelRetryMinMs?: number; // 250
   panelRetryMaxMs?: number; // 15000
@@ -78,6 +80,9 @@ export interface AgentTuning {
   /** cgroup filesystem root (default /sys/fs/cgroup); `false` disables the cgroup limits */
   cgroupRoot?: string | false;
 }
+
+/** A server's console lines per second when not configured (CONSOLE_MAX_LINES_PER_SECOND). */
+export const DEFAULT_CONSOLE_MAX_LINES_PER_SECOND = 2000;
 
 /** Processes per server when not configured: plenty for a game server, far from what takes a node down. */
 export const DEFAULT_PIDS_MAX = 512;
@@ -121,6 +126,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const paths = agentPaths(opts.dataDir);
   mkdirSync(paths.servers, { recursive: true });
   await prepareSharedPaths(paths);
+  if (canIsolate() && privateTmpAvailable()) makeServerMountPoints();
 
   const cgroups =
     t.cgroupRoot === false ? new ServerCgroups('/nonexistent-cgroup-root') : t.cgroupRoot ? new ServerCgroups(t.cgroupRoot) : sharedCgroups();
@@ -137,8 +143,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     autoRestartDelayMs: t.autoRestartDelayMs ?? 1000,
     installTimeoutMs: t.installTimeoutMs ?? 15 * 60 * 1000,
     maxLineLength: t.maxLineLength ?? 4096,
-    floodLines: t.floodLines ?? 2000,
-    floodWindowMs: t.floodWindowMs ?? 100,
+    consoleMaxLinesPerSecond: t.consoleMaxLinesPerSecond ?? DEFAULT_CONSOLE_MAX_LINES_PER_SECOND,
     historyLines: t.historyLines ?? 150,
   };
 
@@ -159,6 +164,12 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   let stopServers = true;
   const manager = new ServerManager(runtime, (e) => panel.enqueue(e));
   disposers.add('servers', () => manager.shutdown(stopServers));
+  const workerScript = installWorker(paths.lib);
+  workerScript.catch((err: Error) => log.warn({ err: err.message }, 'the file manager\'s worker could not be installed: file requests will fail'));
+  const fileWorkers = new FileWorkers(paths.run, workerScript);
+  disposers.add('file workers', () => fileWorkers.close());
+  const serverFiles = new ServerFiles(manager, fileWorkers);
+  runtime.beforeStart = (server) => applyConfigFiles(serverFiles, server);
   const system = new SystemStats(paths.root);
   const unisolated = isolationWarning(runtime.allowUnisolated);
   if (unisolated) log.warn(unisolated);
@@ -216,11 +227,6 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
 
   // --- HTTP(S) server: API + /console
   const revocations = new Revocations();
-  const workerScript = installWorker(paths.lib);
-  workerScript.catch((err: Error) => log.warn({ err: err.message }, 'the file manager\'s worker could not be installed: file requests will fail'));
-  const fileWorkers = new FileWorkers(paths.run, workerScript);
-  disposers.add('file workers', () => fileWorkers.close());
-  const serverFiles = new ServerFiles(manager, fileWorkers);
   const sftp =
     opts.sftpPort === null
       ? null
@@ -248,7 +254,6 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     maxPayload: t.consoleMaxPayload ?? 64 * 1024,
     expiringLeadSeconds: t.tokenExpiringLeadSeconds ?? 60,
   });
-  disposers.add('console sockets', () => gateway.close());
   const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, api) : http.createServer(api);
   server.requestTimeout = 30000;
   server.headersTimeout = 15000;
@@ -263,6 +268,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
       });
     });
   } catch (e) {
+    gateway.close();
     await disposers.disposeAll();
     throw e;
   }
@@ -271,6 +277,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     server.closeAllConnections();
     return done;
   });
+  // closed before the HTTP server, whose close waits for them: upgraded sockets are not its HTTP connections
+  disposers.add('console sockets', () => gateway.close());
   const port = (server.address() as AddressInfo).port;
   log.info({ port, tls: !!opts.tls, nodeId: opts.nodeId }, 'node agent listening (API + /console)');
 

@@ -6,12 +6,13 @@
  * AGENT_TLS_CERT / AGENT_TLS_KEY (PEM file paths, both or neither); HEARTBEAT_SECONDS (10); LOG_LEVEL;
  * ALLOW_UNISOLATED_SERVERS (false: an agent not running as root refuses to install and start servers);
  * SERVER_PIDS_MAX (512: processes and threads per server), WS_MAX_CONNECTIONS_PER_USER (20) and
- * WS_MAX_ANONYMOUS_PER_ADDRESS (10) (console sockets), FILE_EDIT_MAX_BYTES (4194304: the editor's limit), SFTP_PORT (2022).
+ * WS_MAX_ANONYMOUS_PER_ADDRESS (10) (console sockets), FILE_EDIT_MAX_BYTES (4194304: the editor's limit), SFTP_PORT (2022),
+ * CONSOLE_MAX_LINES_PER_SECOND (2000: a server's console lines a second; the rest is dropped and counted).
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { logger } from '../logger';
-import { readTlsFiles, startAgent, type AgentOptions } from './index';
+import { DEFAULT_CONSOLE_MAX_LINES_PER_SECOND, readTlsFiles, startAgent, type AgentOptions } from './index';
 
 export function configFromEnv(env: NodeJS.ProcessEnv): { options?: AgentOptions; errors: string[] } {
   const errors: string[] = [];
@@ -47,6 +48,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { options?: AgentOptions;
   const wsMaxAnonymousPerAddress = int('WS_MAX_ANONYMOUS_PER_ADDRESS', 10, 1, 100000);
   const fileEditMaxBytes = int('FILE_EDIT_MAX_BYTES', 4 * 1024 * 1024, 1024, 256 * 1024 * 1024);
   const heartbeatSeconds = int('HEARTBEAT_SECONDS', 10, 1, 3600);
+  const consoleMaxLinesPerSecond = int('CONSOLE_MAX_LINES_PER_SECOND', DEFAULT_CONSOLE_MAX_LINES_PER_SECOND, 1, 1_000_000);
   const allowRaw = env.ALLOW_UNISOLATED_SERVERS?.trim().toLowerCase() ?? '';
   if (!['', 'true', 'false', '1', '0', 'yes', 'no'].includes(allowRaw)) errors.push(`ALLOW_UNISOLATED_SERVERS must be true or false (got "${env.ALLOW_UNISOLATED_SERVERS}")`);
   const allowUnisolatedServers = allowRaw === 'true' || allowRaw === '1' || allowRaw === 'yes';
@@ -63,7 +65,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { options?: AgentOptions;
   if (errors.length) return { errors };
   return {
     errors,
-    options: { panelUrl, nodeId, nodeToken, port, sftpPort, host: env.AGENT_HOST?.trim() || undefined, dataDir, stopGraceSeconds, heartbeatSeconds, tls, allowUnisolatedServers, serverPidsMax, wsMaxConnectionsPerUser, wsMaxAnonymousPerAddress, fileEditMaxBytes },
+    options: { panelUrl, nodeId, nodeToken, port, sftpPort, host: env.AGENT_HOST?.trim() || undefined, dataDir, stopGraceSeconds, heartbeatSeconds, tls, allowUnisolatedServers, serverPidsMax, wsMaxConnectionsPerUser, wsMaxAnonymousPerAddress, fileEditMaxBytes, tuning: { consoleMaxLinesPerSecond } },
   };
 }
 

@@ -15,7 +15,7 @@ import { splitTemplate } from '../agent/environment/template.js';
 import type { BlueprintVariable } from '../entities/Blueprint.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
 
-const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+export const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}|\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 const SHELL_SYNTAX = /[$`;&|<>()\n\r]/;
 /** What the agent provides itself (src/agent/environment/env.ts). */
 const AGENT_BUILTINS = new Set(['NODE', 'ASSETS_DIR', 'SERVER_ID', 'SERVER_DIR', 'SERVER_MEMORY', 'SERVER_CPU', 'SERVER_DISK']);
@@ -60,9 +60,9 @@ function addedVariables(text: string, variables: BlueprintVariable[], warnings: 
   for (const name of used) {
     if (declared.has(name) || AGENT_BUILTINS.has(name)) continue;
     if (name === 'SERVER_PORT') {
-      const port = USUAL_PORTS.find(([re]) => re.test(text))?.[1] ?? '25565';
-      added.push(allocationVariable('SERVER_PORT', 'Server port', port, 'required|integer|between:1,65535'));
-      warnings.push({ field: 'startup', message: `SERVER_PORT: the panel allocates no ports, so it is a variable (default ${port}) that each server sets` });
+      const port = portVariable(text);
+      added.push(port);
+      warnings.push({ field: 'startup', message: `SERVER_PORT: the panel allocates no ports, so it is a variable (default ${port.default}) that each server sets` });
     } else if (name === 'SERVER_IP') {
       added.push(allocationVariable('SERVER_IP', 'Server address', '0.0.0.0', 'required|ip'));
       warnings.push({ field: 'startup', message: 'SERVER_IP: the panel allocates no addresses, so it is a variable (default 0.0.0.0) that each server sets' });
@@ -71,6 +71,12 @@ function addedVariables(text: string, variables: BlueprintVariable[], warnings: 
     }
   }
   return added;
+}
+
+/** The SERVER_PORT variable an import adds (Pterodactyl's allocation), with the game's usual port. */
+export function portVariable(startup: string): BlueprintVariable {
+  const port = USUAL_PORTS.find(([re]) => re.test(startup))?.[1] ?? '25565';
+  return allocationVariable('SERVER_PORT', 'Server port', port, 'required|integer|between:1,65535');
 }
 
 function allocationVariable(key: string, name: string, value: string, rules: string): BlueprintVariable {

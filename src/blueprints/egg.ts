@@ -1,11 +1,17 @@
 /**
  * A Pterodactyl egg (checked by src/blueprints/egg-schema.ts) as a blueprint, with warnings for
  * everything that is not mapped. Nothing of the egg is executed here: its startup becomes a
- * template, its rules strings are parsed, its regular expressions compiled (never run on its text).
+ * template, its install script and configuration files are stored for the agent (egg-install.ts,
+ * egg-config-files.ts), its rules strings are parsed, its regular expressions compiled (never run on
+ * its text).
  */
 import type { BlueprintVariable } from '../entities/Blueprint.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
-import { mapStartup } from './egg-startup.js';
+import type { InstallShell } from '../shared/node-protocol.js';
+import type { ConfigFile } from '../shared/config-files.js';
+import { mapConfigFiles, usesPort } from './egg-config-files.js';
+import { mapInstall } from './egg-install.js';
+import { mapStartup, portVariable } from './egg-startup.js';
 import type { Egg, EggVariable } from './egg-schema.js';
 import { KNOWN_RULES, parseRules, rulesProblem, validateVariable } from './rules.js';
 
@@ -17,8 +23,11 @@ export interface BlueprintDraft {
   startup: string;
   stop: string;
   ready: string | null;
-  install: null;
+  install: string | null;
+  installShell: InstallShell | null;
+  configFiles: ConfigFile[];
   variables: BlueprintVariable[];
+  fileDenylist: string[];
   defaults: { memory: number; cpu: number; disk: number };
 }
 
@@ -30,18 +39,36 @@ export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings:
   const variables = (egg.variables ?? []).map((v, i) => mapVariable(v, `variables.${i}`, warnings));
   assertUniqueKeys(variables);
   const startup = mapStartup(egg.startup, variables, warnings);
+  const install = mapInstall(egg, warnings);
+  const configFiles = mapConfigFiles(egg.config.files, warnings);
   const blueprint: BlueprintDraft = {
     name: egg.name.trim(),
     description: (egg.description ?? '').trim(),
     startup: startup.template,
     stop: mapStop(egg.config.stop),
     ready: mapReady(egg.config.startup.done),
-    install: null,
-    variables: [...variables, ...startup.added],
+    ...install,
+    configFiles,
+    variables: withPort([...variables, ...startup.added], configFiles, egg.startup, warnings),
+    fileDenylist: mapDenylist(egg.file_denylist),
     defaults: { ...IMPORT_DEFAULTS },
   };
   warnUnmapped(egg, warnings);
   return { blueprint, warnings };
+}
+
+/** The egg's deny-list (a list, or one pattern a line) as patterns; blank lines and `#` comments left out. */
+export function mapDenylist(list: string[] | string | null | undefined): string[] {
+  const lines = Array.isArray(list) ? list : (list ?? '').split(/\r?\n/);
+  return lines.map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'));
+}
+
+/** SERVER_PORT as a variable when the config files write the port and the startup did not add it. */
+function withPort(variables: BlueprintVariable[], configFiles: ConfigFile[], startup: string, warnings: ImportWarning[]): BlueprintVariable[] {
+  if (!usesPort(configFiles) || variables.some((v) => v.key === 'SERVER_PORT')) return variables;
+  const port = portVariable(startup);
+  warnings.push({ field: 'config.files', message: `SERVER_PORT: {{server.build.default.port}} is the server's SERVER_PORT variable (default ${port.default}): the panel allocates no ports` });
+  return [...variables, port];
 }
 
 /** `^C` is SIGINT; anything else is a line written to the server's standard input. */
@@ -102,14 +129,7 @@ function warnUnmapped(egg: Egg, warnings: ImportWarning[]): void {
     const field = egg.docker_images ? 'docker_images' : 'images';
     warnings.push({ field, message: `the egg's container image is not used (${images.join(', ')}): servers run directly on the node, so the programs the game needs must be installed there` });
   }
-  const install = egg.scripts?.installation;
-  if (install?.script?.trim()) {
-    warnings.push({ field: 'scripts.installation', message: `the installation script is not imported (it runs in ${install.container ?? 'a container'} in Pterodactyl): put the game's files on the server yourself (file manager or SFTP)` });
-  }
-  if (hasContent(egg.config.files)) warnings.push({ field: 'config.files', message: 'configuration file parsers are not applied: the server\'s configuration files are not changed at start' });
   if (hasContent(egg.config.logs)) warnings.push({ field: 'config.logs', message: 'log settings are not used' });
-  const denylist = egg.file_denylist;
-  if (denylist && denylist.length) warnings.push({ field: 'file_denylist', message: 'the file deny-list is not enforced by the file manager' });
   if (egg.features?.length) warnings.push({ field: 'features', message: `panel features are not supported: ${egg.features.join(', ')}` });
   if (egg.config.extends) warnings.push({ field: 'config.extends', message: 'configuration inherited from another egg is not imported' });
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OptionalProps, Entity, PrimaryKey, Property } from '@mikro-orm/core';
+import type { ConfigFile } from '../shared/config-files.js';
+import type { InstallShell } from '../shared/node-protocol.js';
 
 export interface BlueprintVariable {
   key: string;
@@ -24,7 +26,7 @@ export interface ResourceDefaults {
 /** A template for servers: how to install, start, detect readiness and stop. */
 @Entity({ tableName: 'blueprints' })
 export class Blueprint {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'variables' | 'defaults' | 'builtin';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'ready' | 'install' | 'installShell' | 'configFiles' | 'variables' | 'defaults' | 'builtin' | 'fileDenylist';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -51,8 +53,23 @@ export class Blueprint {
   @Property({ type: 'text', nullable: true })
   install: string | null = null;
 
+  /** The interpreter of `install` (`sh`, `bash`, `ash`, see INSTALL_SHELLS); null: /bin/sh. */
+  @Property({ type: 'string', length: 16, nullable: true })
+  installShell: InstallShell | null = null;
+
+  /** Keys the agent writes into the server's files at each start (an egg's `config.files`). */
+  @Property({ type: 'json' })
+  configFiles: ConfigFile[] = [];
+
   @Property({ type: 'json' })
   variables: BlueprintVariable[] = [];
+
+  /**
+   * Files the server's users may not read or change through the file manager or SFTP: gitignore-style
+   * patterns, as Pterodactyl's `file_denylist` (src/shared/file-denylist.ts).
+   */
+  @Property({ type: 'json' })
+  fileDenylist: string[] = [];
 
   @Property({ type: 'json' })
   defaults: ResourceDefaults = { memory: 512, cpu: 100, disk: 1024 };

@@ -5,14 +5,16 @@
  * the stock adapter a subscriber received at most one event per completed write, and each event paid
  * for a callback and a promise: at 200 lines/s × 500 subscribers, CPU per delivered line went from
  * 30.5 to 18.6 µs without the wait.
- * Back-pressure moves to the socket: a client whose unsent data passes `maxBufferedBytes` is closed
- * with 1013 "client too slow" (its client may reconnect). This is the rule the node's console channel
+ * Back-pressure moves to the socket: a client whose unsent data passes its allowance (its own limit,
+ * and its share of what all of them may hold: src/shared/send-budget.ts) is closed with 1013 "client
+ * too slow" (its client may reconnect). This is the rule the node's console channel
  * applies, so a stalled reader cannot make the gateway's memory grow.
  */
 import type { IncomingMessage } from 'node:http';
 import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { childLogger } from '../logger.js';
+import type { SendBudget } from '../shared/send-budget.js';
 
 const log = childLogger('graphql-ws');
 
@@ -26,7 +28,8 @@ export interface WsExtra {
 export interface TransportOptions {
   /** Ping every this many ms; a client that does not answer within the next period is terminated. */
   keepAliveMs?: number;
-  maxBufferedBytes: number;
+  /** What the sockets may hold unsent (each, and all together). */
+  budget: SendBudget;
 }
 
 /**
@@ -34,9 +37,9 @@ export interface TransportOptions {
  * `maxBufferedBytes` already sent to it. Every message of the GraphQL socket goes through here,
  * graphql-ws's and the subscriptions' pushed ones alike.
  */
-export function sendOrDrop(socket: WebSocket, data: string, maxBufferedBytes: number): void {
+export function sendOrDrop(socket: WebSocket, data: string, budget: SendBudget): void {
   if (socket.readyState !== socket.OPEN) return;
-  if (socket.bufferedAmount > maxBufferedBytes) {
+  if (budget.over(socket.bufferedAmount)) {
     log.warn({ buffered: socket.bufferedAmount }, 'GraphQL subscriber too slow; disconnecting it');
     socket.close(CLOSE_TOO_SLOW, 'client too slow');
     return;
@@ -48,12 +51,13 @@ export function sendOrDrop(socket: WebSocket, data: string, maxBufferedBytes: nu
 export function serveGraphQLWs<P extends Record<string, unknown> | undefined, E extends WsExtra>(
   options: ServerOptions<P, E>,
   wss: WebSocketServer,
-  { keepAliveMs = 12_000, maxBufferedBytes }: TransportOptions,
+  { keepAliveMs = 12_000, budget }: TransportOptions,
 ): { dispose(): Promise<void> } {
   const server = makeServer(options);
   wss.options.handleProtocols = handleProtocols;
 
   wss.on('connection', (socket: WebSocket, request: IncomingMessage) => {
+    budget.opened();
     const fail = (err: unknown, what: string) => {
       log.error({ err }, what);
       socket.close(CloseCode.InternalServerError, 'Internal server error');
@@ -77,7 +81,7 @@ export function serveGraphQLWs<P extends Record<string, unknown> | undefined, E 
     const closed = server.opened(
       {
         protocol: socket.protocol,
-        send: (data) => sendOrDrop(socket, data, maxBufferedBytes),
+        send: (data) => sendOrDrop(socket, data, budget),
         close: (code, reason) => socket.close(code, reason),
         onMessage: (cb) =>
           socket.on('message', (data) => {
@@ -88,6 +92,7 @@ export function serveGraphQLWs<P extends Record<string, unknown> | undefined, E 
     );
 
     socket.once('close', (code, reason) => {
+      budget.closed();
       if (pongWait) clearTimeout(pongWait);
       clearInterval(pingTimer);
       void closed(code, String(reason));

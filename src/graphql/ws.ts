@@ -50,6 +50,7 @@ import { introspectionRules } from './introspection.js';
 import { checkLimits } from './limits.js';
 import { resolveOperation } from './operation.js';
 import { sharedSubscribe, type DirectContext } from './shared-subscribe.js';
+import { SendBudget } from '../shared/send-budget.js';
 import { SocketCaps, WS_TOO_MANY } from './ws-caps.js';
 import { coerceVariables } from './variables.js';
 import { sendOrDrop, serveGraphQLWs } from './ws-transport.js';
@@ -86,6 +87,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
   const rules = [...specifiedRules, ...introspectionRules(config.graphqlIntrospection)];
 
   const caps = new SocketCaps(config.wsLimits);
+  const budget = new SendBudget(config.subscriberMaxBufferedBytes, config.subscriberSendBudgetBytes);
   /** Frees a socket's anonymous slot (when it authenticates or closes), by its upgrade request. */
   const anonymousSlots = new WeakMap<IncomingMessage, () => void>();
 
@@ -210,7 +212,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
           loaders: createLoaders(services),
           __secret: (ctx.extra as ConnExtra).secret,
           // a subscription's events are written here, each payload serialised once for all its subscribers
-          __direct: (payload) => sendOrDrop(socket, prefix + payload + '}', config.subscriberMaxBufferedBytes),
+          __direct: (payload) => sendOrDrop(socket, prefix + payload + '}', budget),
         };
         return {
           schema,
@@ -229,7 +231,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatGraphQLError(e.toJSON(), e)),
     },
     wss,
-    { maxBufferedBytes: config.subscriberMaxBufferedBytes },
+    { budget },
   );
 
   wss.on('error', (err) => log.warn({ err }, 'graphql-ws server error'));

@@ -6,6 +6,9 @@ import { Migration20261125000000SharedAccess } from './Migration20261125000000Sh
 import { Migration20261125100000Sftp } from './Migration20261125100000Sftp.js';
 import { Migration20261125110000Backups } from './Migration20261125110000Backups.js';
 import { Migration20261126000000Schedules } from './Migration20261126000000Schedules.js';
+import { Migration20261127000000FileDenylist } from './Migration20261127000000FileDenylist.js';
+import { Migration20261127000000InstallShell } from './Migration20261127000000InstallShell.js';
+import { Migration20261127010000ConfigFiles } from './Migration20261127010000ConfigFiles.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
 export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
@@ -15,4 +18,7 @@ export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261125100000Sftp', class: Migration20261125100000Sftp },
   { name: 'Migration20261125110000Backups', class: Migration20261125110000Backups },
   { name: 'Migration20261126000000Schedules', class: Migration20261126000000Schedules },
+  { name: 'Migration20261127000000FileDenylist', class: Migration20261127000000FileDenylist },
+  { name: 'Migration20261127000000InstallShell', class: Migration20261127000000InstallShell },
+  { name: 'Migration20261127010000ConfigFiles', class: Migration20261127010000ConfigFiles },
 ];

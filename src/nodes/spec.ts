@@ -14,6 +14,8 @@ export function serverSpec(server: Server, blueprint: Blueprint = server.bluepri
     stop: blueprint.stop,
     ready: blueprint.ready,
     install: blueprint.install,
+    installShell: blueprint.installShell,
+    configFiles: blueprint.configFiles,
     variables,
     memory: server.memory,
     cpu: server.cpu,

@@ -25,6 +25,7 @@ import { createServerInput, deleteServerQuery, serverListQuery, updateServerInpu
 import { activityFilter } from '../validation/activity.js';
 import { createSubuserInput, updateSubuserInput } from '../validation/subusers.js';
 import { createBackupInput, restoreBackupInput } from '../validation/backups.js';
+import { updateStartupInput } from '../validation/startup.js';
 import { createScheduleInput, updateScheduleInput } from '../validation/schedules.js';
 import { chmodInput as chmodFileInput, compressInput as compressFilesInput, decompressInput as decompressFileInput, deleteInput as deleteFilesInput, listQuery as listFilesQuery, pathInput as filePathInput, renameInput as renameFileInput, searchQuery as searchFilesQuery } from '../validation/files.js';
 import {
@@ -56,6 +57,7 @@ import {
   BackupSchema,
   FilePageMetaSchema,
   SessionInfoSchema,
+  StartupSchema,
   UserSchema,
 } from './responses.js';
 
@@ -171,7 +173,7 @@ const subuserParam = z.object({ userId: z.uuid().meta({ description: 'The subuse
 
 const fileErrors = (key: string, extra: Partial<Record<Status, string>> = {}): Partial<Record<Status, string>> => ({
   401: '',
-  403: `FORBIDDEN: you lack \`${key}\` on this server, or the path is outside your folders.`,
+  403: `FORBIDDEN: you lack \`${key}\` on this server, or the path is outside your folders${key === 'file.read' ? '' : ", or the server's blueprint denies the path (its `fileDenylist`; `details: { path, pattern }`; owners and administrators included, listings and searches excepted)"}.`,
   404: 'NOT_FOUND: no such server, or no such file or folder.',
   422: 'INVALID_PATH: the path is not text, holds NUL, or leads outside the server (`..` or a symlink); NODE_UNAVAILABLE; VALIDATION_ERROR.',
   ...extra,
@@ -194,6 +196,26 @@ const BACKUP_OPERATIONS: Operation[] = [
   { method: 'post', path: '/servers/{id}/backups/{backupId}/unlock', operationId: 'unlockBackup', tag: 'Backups', summary: 'Unlock a backup', description: 'Needs `backup.delete`.', auth: 'user', pathId: 'Server', params: backupParam, success: { status: 200, description: 'The backup.', schema: envelope(BackupSchema) }, errors: backupErrors('backup.delete') },
   { method: 'delete', path: '/servers/{id}/backups/{backupId}', operationId: 'deleteBackup', tag: 'Backups', summary: 'Delete a backup', description: 'Needs `backup.delete`. Frees on the node only what no other backup of the server holds.', auth: 'user', pathId: 'Server', params: backupParam, success: { status: 204, description: 'Deleted.' }, errors: backupErrors('backup.delete', { 422: 'INVALID_STATE: the backup is locked, or a restore of the server is under way; NODE_UNAVAILABLE.' }) },
 ];
+const startupErrors = (key: string, extra: Partial<Record<Status, string>> = {}): Partial<Record<Status, string>> => ({
+  401: '',
+  403: `FORBIDDEN: you lack \`${key}\` on this server.`,
+  404: 'NOT_FOUND: no such server.',
+  ...extra,
+});
+const STARTUP_OPERATIONS: Operation[] = [
+  {
+    method: 'get', path: '/servers/{id}/startup', operationId: 'getServerStartup', tag: 'Servers', summary: "A server's startup variables",
+    description: "Needs `startup.read`. The variables the blueprint marks user-viewable (`userViewable`), with the server's values, and the startup command with those values in place. Owner, subusers and administrators see the same list: hidden variables are never shown here (administrators read and change every value through `GET`/`PATCH /servers/{id}`).",
+    auth: 'user', pathId: 'Server', success: { status: 200, description: 'The startup command and variables.', schema: envelope(StartupSchema) }, errors: startupErrors('startup.read'),
+  },
+  {
+    method: 'put', path: '/servers/{id}/startup', operationId: 'updateServerStartup', tag: 'Servers', summary: "Change a server's startup variables",
+    description: "Needs `startup.update`. Sets the named user-editable variables (the others keep their values); each value is checked by its variable's rules, and nothing is saved unless all pass. The server's node gets the new values at once; a running server uses them from its next start. Records `server:startup.edit` in the activity log with the keys changed (never the values). `{}` changes nothing and records nothing. On a panel with `USER_COMMAND_BLUEPRINTS=admins`, only administrators change the variables of a built-in user-command server (422 `fields.variables`).",
+    auth: 'user', pathId: 'Server', body: updateStartupInput, success: { status: 200, description: 'The startup command and variables, as GET answers them after the change.', schema: envelope(StartupSchema) },
+    errors: startupErrors('startup.update', { 400: '', 422: 'VALIDATION_ERROR: `fields["variables.<KEY>"]` for each key that is not a user-viewable variable of the blueprint ("is not a startup variable of this server"), is viewable but not user-editable ("is read-only"), or whose value breaks its rules (the rule\'s message, the same as on server create and update); `fields.variables` when the body\'s `variables` is not an object of strings.' }),
+  },
+];
+
 const FILE_OPERATIONS: Operation[] = [
   { method: 'get', path: '/servers/{id}/files', operationId: 'listFiles', tag: 'Files', summary: 'List a folder', description: 'Needs `file.read`. Folders first, then by name; `limit` 1..1000 (default 500). A symlink is listed as a symlink.', auth: 'user', pathId: 'Server', query: listFilesQuery, success: { status: 200, description: 'A page of entries.', schema: z.object({ data: z.array(FileEntrySchema), meta: FilePageMetaSchema }) }, errors: fileErrors('file.read') },
   { method: 'get', path: '/servers/{id}/files/search', operationId: 'searchFiles', tag: 'Files', summary: 'Search by name', description: 'Needs `file.read`. Entries below `path` whose name contains `query` (case-insensitive), at most 1,000; symlinks are not followed.', auth: 'user', pathId: 'Server', query: searchFilesQuery, success: { status: 200, description: 'The entries found.', schema: envelope(z.array(FileEntrySchema)) }, errors: fileErrors('file.read') },
@@ -561,6 +583,7 @@ const OPERATIONS: Operation[] = [
   // --- files
   ...FILE_OPERATIONS,
   ...BACKUP_OPERATIONS,
+  ...STARTUP_OPERATIONS,
   // --- nodes
   {
     method: 'get',
@@ -775,6 +798,7 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [chmodFileInput, chmodFileInput.meta({ id: 'ChmodFileInput' })],
   [createBackupInput, createBackupInput.meta({ id: 'CreateBackupInput' })],
   [restoreBackupInput, restoreBackupInput.meta({ id: 'RestoreBackupInput' })],
+  [updateStartupInput, updateStartupInput.meta({ id: 'UpdateStartupInput' })],
   [compressFilesInput, compressFilesInput.meta({ id: 'CompressFilesInput' })],
   [decompressFileInput, decompressFileInput.meta({ id: 'DecompressFileInput' })],
 ]);

@@ -16,7 +16,8 @@ import type { AuthService } from '../services/auth.service.js';
 import type { IssuedNodeToken } from '../services/nodes.service.js';
 import type { PlantView } from '../services/plants.service.js';
 import type { ConsoleTicket } from '../services/power.service.js';
-import { SERVER_STATUSES, type NodeStats, type ServerStatus } from '../shared/node-protocol.js';
+import { CONFIG_PARSERS } from '../shared/config-files.js';
+import { INSTALL_SHELLS, SERVER_STATUSES, type NodeStats, type ServerStatus } from '../shared/node-protocol.js';
 
 const timestamp = (description = 'ISO-8601 UTC timestamp.') => z.date().meta({ description, example: '2026-01-01T12:00:00.000Z' });
 const id = (description: string) => z.uuid().meta({ description, example: '0b6c3a52-5d0e-4b7e-9a57-1e7f1f6f2c11' });
@@ -126,7 +127,19 @@ export const BlueprintSchema = z
     startup: z.string().meta({ description: 'Startup command template with {{VARIABLES}}.' }),
     stop: z.string().meta({ description: 'A command written to standard input (e.g. `stop`), or a signal name (`^C`, `SIGTERM`).' }),
     ready: z.string().nullable().meta({ description: 'Regular expression: the server is `running` once an output line matches; null: at once.' }),
-    install: z.string().nullable().meta({ description: 'Shell script run once at install; null: none.' }),
+    install: z.string().nullable().meta({ description: 'Script run once at install; null: none.' }),
+    configFiles: z
+      .array(
+        z
+          .object({
+            file: z.string().meta({ description: "Relative to the server's directory.", example: 'server.properties' }),
+            parser: z.enum(CONFIG_PARSERS),
+            find: z.record(z.string(), z.string()).meta({ description: 'Key → value; values may hold the allowed placeholders.', example: { 'server-port': '{{server.build.default.port}}' } }),
+          })
+          .meta({ id: 'BlueprintConfigFile' }),
+      )
+      .meta({ description: "Keys the node writes into the server's files before each start (an egg's `config.files`; set by an import)." }),
+    installShell: z.enum(INSTALL_SHELLS).nullable().meta({ description: 'The interpreter of `install` (`sh`, `bash`, `ash`); null: /bin/sh.' }),
     variables: z.array(
       z
         .object({
@@ -140,6 +153,10 @@ export const BlueprintSchema = z
         })
         .meta({ id: 'BlueprintVariable' }),
     ),
+    fileDenylist: z.array(z.string()).meta({
+      description: "Files the server's users may not read, write, rename, copy, chmod, archive or delete through the file manager or SFTP (403): gitignore-style patterns, as Pterodactyl's `file_denylist` (`server.jar`, `config/`, `*.sh`, `/eula.txt`).",
+      example: ['server.jar', 'config/secrets.yml'],
+    }),
     defaults: z
       .object({ memory: mib('Default memory'), cpu: int().meta({ description: 'Default cpu, percent of one core.' }), disk: mib('Default disk') })
       .meta({ description: 'Defaults for servers created without memory/cpu/disk.' }),
@@ -148,6 +165,28 @@ export const BlueprintSchema = z
     updatedAt: timestamp(),
   })
   .meta({ id: 'Blueprint', description: 'A template for servers: how to install, start, detect readiness and stop.' });
+
+export const StartupSchema = z
+  .object({
+    startup: z.string().meta({
+      description: "The blueprint's startup command with this server's values in place of its user-viewable variables; other placeholders (hidden variables, `{{SERVER_MEMORY}}`, `{{NODE}}`) stay as written.",
+      example: '{{NODE}} {{ASSETS_DIR}}/demo-game.js --motd Welcome --max-players 20 --port 25565',
+    }),
+    variables: z.array(
+      z
+        .object({
+          key: z.string().meta({ example: 'MAX_PLAYERS' }),
+          name: z.string().meta({ description: 'Shown to people.' }),
+          description: z.string(),
+          default: z.string().meta({ description: "The blueprint's default." }),
+          rules: z.string().meta({ description: 'e.g. `required|integer|between:1,1000` (docs/blueprints.md).' }),
+          userEditable: z.boolean().meta({ description: 'May be set with PUT /servers/{id}/startup; false: read-only here (an administrator changes it with PATCH /servers/{id}).' }),
+          value: z.string().meta({ description: "The server's value (the default when never set).", example: '20' }),
+        })
+        .meta({ id: 'StartupVariable' }),
+    ).meta({ description: 'The variables the blueprint marks user-viewable, in the blueprint\'s order; hidden ones are left out for everyone, administrators included.' }),
+  })
+  .meta({ id: 'Startup', description: "A server's startup command and its user-viewable variables." });
 
 export const ImportWarningSchema = z
   .object({
@@ -455,3 +494,4 @@ export type ScheduleRunOut = z.infer<typeof ScheduleRunSchema>;
 export type NodeOut = z.infer<typeof NodeSchema>;
 export type NodeChoiceOut = z.infer<typeof NodeChoiceSchema>;
 export type BlueprintOut = z.infer<typeof BlueprintSchema>;
+export type StartupOut = z.infer<typeof StartupSchema>;

@@ -88,6 +88,8 @@ const ROWS: Row[] = [
   ['POST', '/servers/:id/backups/:backupId/lock', ['lockBackup'], 'user', 'backup.delete'],
   ['POST', '/servers/:id/backups/:backupId/unlock', ['unlockBackup'], 'user', 'backup.delete'],
   ['DELETE', '/servers/:id/backups/:backupId', ['deleteBackup'], 'user', 'backup.delete'],
+  ['GET', '/servers/:id/startup', ['serverStartup'], 'user', 'startup.read'],
+  ['PUT', '/servers/:id/startup', ['updateServerStartup'], 'user', 'startup.update'],
   ['GET', '/nodes', ['nodes'], 'admin'],
   ['POST', '/nodes', ['createNode'], 'admin'],
   ['GET', '/nodes/:id', ['node'], 'admin'],

@@ -15,5 +15,6 @@ import { AccessResolver } from './access.resolver.js';
 import { BackupsResolver } from './backups.resolver.js';
 import { FilesResolver } from './files.resolver.js';
 import { SchedulesResolver } from './schedules.resolver.js';
+import { StartupResolver } from './startup.resolver.js';
 
-export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver, BackupsResolver, SchedulesResolver] as const;
+export const RESOLVERS = [AuthResolver, UsersResolver, ServersResolver, NodesResolver, BlueprintsResolver, AdminResolver, PlantsResolver, PowerResolver, ConsoleResolver, AccessResolver, FilesResolver, BackupsResolver, SchedulesResolver, StartupResolver] as const;

@@ -3,7 +3,8 @@
  * src/openapi/responses.ts (the OpenAPI document), so the two cannot drift apart without `tsc` noticing.
  */
 import type { Backup } from '../entities/Backup.js';
-import type { ActivityOut, ApiTokenOut, BackupOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ScheduleOut, ScheduleRunOut, ServerOut, SubuserOut, UserOut } from '../openapi/responses.js';
+import type { ActivityOut, ApiTokenOut, BackupOut, BlueprintOut, NodeChoiceOut, NodeOut, PermissionOut, ScheduleOut, ScheduleRunOut, ServerOut, StartupOut, SubuserOut, UserOut } from '../openapi/responses.js';
+import type { StartupView } from '../services/startup.service.js';
 import type { ScheduleRunView, ScheduleView } from '../services/schedules.service.js';
 import type { ActivityEntry } from '../services/activity.service.js';
 import type { SubuserView } from '../services/subusers.service.js';
@@ -83,6 +84,8 @@ export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
   stop: b.stop,
   ready: b.ready,
   install: b.install,
+  installShell: b.installShell,
+  configFiles: b.configFiles,
   variables: b.variables.map((v) => ({
     key: v.key,
     name: v.name ?? v.key,
@@ -92,6 +95,7 @@ export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
     userViewable: v.userViewable ?? true,
     userEditable: v.userEditable ?? true,
   })),
+  fileDenylist: b.fileDenylist ?? [],
   defaults: b.defaults,
   builtin: b.builtin,
   createdAt: b.createdAt,
@@ -166,4 +170,17 @@ export const presentScheduleRun = (r: ScheduleRunView): ScheduleRunOut => ({
   startedAt: r.startedAt,
   finishedAt: r.finishedAt,
   tasks: r.tasks.map((t) => ({ sequence: t.sequence, status: t.status, error: t.error })),
+});
+
+export const presentStartup = (s: StartupView): StartupOut => ({
+  startup: s.startup,
+  variables: s.variables.map((v) => ({
+    key: v.key,
+    name: v.name,
+    description: v.description,
+    default: v.default,
+    rules: v.rules,
+    userEditable: v.userEditable,
+    value: v.value,
+  })),
 });

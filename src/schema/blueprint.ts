@@ -1,3 +1,4 @@
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { Paginated } from './page.js';
 
@@ -37,6 +38,18 @@ export class ResourceDefaultsType {
   disk!: number;
 }
 
+@ObjectType('BlueprintConfigFile', { simpleResolvers: true, description: "A file whose keys the node writes before each start of a server (an egg's config.files)." })
+export class BlueprintConfigFileType {
+  @Field({ description: "Relative to the server's directory." })
+  file!: string;
+
+  @Field({ description: 'properties, file, ini, json or yaml.' })
+  parser!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'Key → value; values may hold the allowed placeholders (docs/blueprints.md).' })
+  find!: Record<string, string>;
+}
+
 @ObjectType('Blueprint', { simpleResolvers: true, description: 'A template for servers: how to install, start, detect readiness and stop.' })
 export class BlueprintType {
   @Field(() => ID)
@@ -63,8 +76,17 @@ export class BlueprintType {
   @Field(() => String, { nullable: true })
   install!: string | null;
 
+  @Field(() => String, { nullable: true, description: 'The interpreter of install (sh, bash, ash); null: /bin/sh.' })
+  installShell!: string | null;
+
+  @Field(() => [BlueprintConfigFileType], { description: 'Set by an egg import.' })
+  configFiles!: BlueprintConfigFileType[];
+
   @Field(() => [BlueprintVariableType])
   variables!: BlueprintVariableType[];
+
+  @Field(() => [String], { description: "Files the server's users may not touch through the file manager or SFTP: gitignore-style patterns (Pterodactyl's file_denylist)." })
+  fileDenylist!: string[];
 
   @Field(() => ResourceDefaultsType)
   defaults!: ResourceDefaultsType;
@@ -159,8 +181,14 @@ export class CreateBlueprintInput {
   @Field(() => String, { nullable: true })
   install?: string | null;
 
+  @Field(() => String, { nullable: true, description: 'sh, bash or ash; null: /bin/sh.' })
+  installShell?: string | null;
+
   @Field(() => [BlueprintVariableInput], { nullable: true })
   variables?: BlueprintVariableInput[];
+
+  @Field(() => [String], { nullable: true, description: 'gitignore-style patterns of files users may not touch; default none.' })
+  fileDenylist?: string[];
 
   @Field(() => ResourceDefaultsInput, { nullable: true })
   defaults?: ResourceDefaultsInput;
@@ -189,8 +217,14 @@ export class UpdateBlueprintInput {
   @Field(() => String, { nullable: true, description: 'null: no install script.' })
   install?: string | null;
 
+  @Field(() => String, { nullable: true, description: 'sh, bash or ash; null: /bin/sh.' })
+  installShell?: string | null;
+
   @Field(() => [BlueprintVariableInput], { nullable: true, description: 'Replaces the whole list.' })
   variables?: BlueprintVariableInput[];
+
+  @Field(() => [String], { nullable: true, description: 'Replaces the whole list.' })
+  fileDenylist?: string[];
 
   @Field(() => ResourceDefaultsInput, { nullable: true })
   defaults?: ResourceDefaultsInput;

@@ -59,7 +59,10 @@ export class BlueprintsService {
       stop: data.stop.trim(),
       ready: data.ready ?? null,
       install: data.install ?? null,
+      installShell: data.installShell ?? null,
+      configFiles: [],
       variables: (data.variables ?? []).map(variableOf),
+      fileDenylist: data.fileDenylist ?? [],
       defaults: data.defaults ?? { ...DEFAULTS },
     };
     return this.insert(actor, values, 'blueprint:create');

@@ -2,12 +2,14 @@
  * A server's files, through its node (the agent works as the server's uid; see src/agent/filesystem).
  * Each operation checks its permission key and the caller's folder scopes first, on normalised paths,
  * then asks the node; bytes are streamed through in both directions, never held whole. Changes are
- * recorded in the activity log.
+ * recorded in the activity log. Paths the server's blueprint denies (its file deny-list) are shown in
+ * listings and searches, as in Pterodactyl, but every other operation on them is a 403, for everyone.
  */
 import type { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import type { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
+import { assertNotDenied } from '../files/denylist.js';
 import { defaultArchivePath, normalisePath, parentFolder } from '../files/paths.js';
 import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
 import type { PermissionKey } from '../permissions/keys.js';
@@ -50,7 +52,10 @@ export class FilesService {
     return this.config.fileUploadMaxBytes;
   }
 
-  /** The server, when the caller holds `key` (or one of `key`'s alternatives) for every one of `paths` (normalised). */
+  /**
+   * The server, when the caller holds `key` (or one of `key`'s alternatives) for every one of `paths`
+   * (normalised) and, beyond listing names (`file.read`), the blueprint's deny-list allows them.
+   */
   private async target(actor: Actor | null, serverId: string, key: PermissionKey | readonly PermissionKey[], paths: string[]): Promise<Target> {
     const a = requireActor(actor);
     const { server, access } = await this.servers.access(a, serverId);
@@ -58,6 +63,7 @@ export class FilesService {
     for (const p of [undefined, ...paths]) {
       if (!keys.some((k) => may(access, k, p))) demand(access, keys[0]!, p);
     }
+    if (!keys.includes('file.read')) assertNotDenied(server.blueprint.fileDenylist, paths);
     return { server, access, actor: a };
   }
 

@@ -23,6 +23,7 @@ import { BackupsService } from './backups.service.js';
 import { SubusersService } from './subusers.service.js';
 import { FilesService } from './files.service.js';
 import { SchedulesService } from './schedules.service.js';
+import { StartupService } from './startup.service.js';
 import { ScheduleRunner, type RunnerClock } from '../schedules/runner.js';
 import { taskPerformer } from '../schedules/tasks.js';
 
@@ -43,6 +44,8 @@ export interface Services {
   files: FilesService;
   activity: ActivityService;
   schedules: SchedulesService;
+  /** A server's user-viewable startup variables and the command they make. */
+  startup: StartupService;
   /** Claims and executes due schedule runs (started by the platform). */
   scheduleRunner: ScheduleRunner;
   /** Rows by id in batches (GraphQL relations). */
@@ -62,7 +65,8 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const provisioner = new AgentProvisioner(orm, agents);
   const access = new AccessService(orm);
   const activity = new ActivityService(orm, access, bus);
-  const servers = new ServersService(orm, provisioner, { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota, backupLimitDefault: config.backupLimitDefault }, activity);
+  const rules = { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota, backupLimitDefault: config.backupLimitDefault };
+  const servers = new ServersService(orm, provisioner, rules, activity);
   const power = new PowerService(orm, agents, config, events, servers, activity);
   const consoles = new ConsoleService(orm, power, servers, bus);
   const subusers = new SubusersService(orm, access, activity);
@@ -93,6 +97,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     subusers,
     activity,
     schedules: new SchedulesService(orm, access, activity, scheduleRunner),
+    startup: new StartupService(orm, servers, rules, activity),
     scheduleRunner,
     files: new FilesService(servers, agents, activity, config),
     nodeAgent,

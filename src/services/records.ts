@@ -42,7 +42,7 @@ export type UserRecord = Pick<User, 'id' | 'email' | 'name' | 'role' | 'createdA
 export type NodeRecord = Pick<Node, 'id' | 'name' | 'fqdn' | 'port' | 'scheme' | 'memory' | 'disk' | 'cpuCores' | 'status' | 'lastSeenAt' | 'tokenCreatedAt' | 'createdAt' | 'updatedAt'>;
 export type BlueprintRecord = Pick<
   Blueprint,
-  'id' | 'key' | 'name' | 'description' | 'startup' | 'stop' | 'ready' | 'install' | 'variables' | 'defaults' | 'builtin' | 'createdAt' | 'updatedAt'
+  'id' | 'key' | 'name' | 'description' | 'startup' | 'stop' | 'ready' | 'install' | 'variables' | 'fileDenylist' | 'defaults' | 'builtin' | 'createdAt' | 'updatedAt'
 >;
 
 /** A table's column map; without a type argument, any of them (for code that handles them alike). */
@@ -117,6 +117,7 @@ export const BLUEPRINT_RECORDS: RecordTable<BlueprintRecord> = {
     ready: 'ready',
     install: 'install',
     variables: 'variables',
+    fileDenylist: 'file_denylist',
     defaults: 'defaults',
     builtin: 'builtin',
     createdAt: 'created_at',

@@ -1,7 +1,6 @@
 import os from 'node:os';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
-import { validateVariable } from '../blueprints/builtin.js';
 import { Blueprint } from '../entities/Blueprint.js';
 import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
@@ -20,6 +19,7 @@ import { createServerInput, updateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
+import { resolveVariables } from './server-variables.js';
 import { assertMayChangeVariables, assertMayUseBlueprint, assertWithinQuota, OPEN_RULES, type ServerRules } from './server-rules.js';
 import {
   BLUEPRINT_RECORDS,
@@ -306,9 +306,9 @@ export class ServersService {
 
   /**
    * Reloads the committed server and tells its node (best effort: errors are logged). A server
-   * deleted meanwhile (a DELETE racing this write) is a 404.
+   * deleted meanwhile (a DELETE racing this write) is a 404. Every write of a server's settings ends here.
    */
-  private async afterWrite(serverId: string, access?: ServerAccess): Promise<Server> {
+  async afterWrite(serverId: string, access?: ServerAccess): Promise<Server> {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
     if (!server) throw AppError.notFound('Server');
     server.permissions = access ? keysOf(access) : [ALL_PERMISSIONS];
@@ -339,38 +339,4 @@ async function assertFits(em: EntityManager, node: Node, want: Allocation, had: 
       fields,
     });
   }
-}
-
-/**
- * Blueprint defaults, then the current values, then the given ones; every value checked against
- * its variable's rules. Unknown keys are errors (a typo would otherwise be silently ignored).
- */
-function resolveVariables(
-  blueprint: Blueprint,
-  current: Record<string, string>,
-  given: Record<string, string>,
-  fields: Record<string, string>,
-): Record<string, string> {
-  const defs = blueprint.variables ?? [];
-  const known = new Set(defs.map((v) => v.key));
-  for (const key of Object.keys(given)) {
-    if (!known.has(key)) fields[`variables.${key}`] = 'is not a variable of this blueprint';
-  }
-  const out: Record<string, string> = {};
-  for (const v of defs) {
-    const value = Object.prototype.hasOwnProperty.call(given, v.key)
-      ? given[v.key]!
-      : Object.prototype.hasOwnProperty.call(current, v.key)
-        ? current[v.key]!
-        : String(v.default ?? '');
-    let problem: string | null = null;
-    try {
-      problem = validateVariable(v.rules ?? '', value);
-    } catch {
-      problem = null; // a broken rule (bad regex) is the blueprint's bug, not the user's
-    }
-    if (problem) fields[`variables.${v.key}`] = problem;
-    out[v.key] = value;
-  }
-  return out;
 }

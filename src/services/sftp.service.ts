@@ -70,7 +70,7 @@ export class SftpService {
       demand(access, 'file.sftp');
     }
     await this.activity.record({ event: 'server:sftp.login', serverId, user: who, ip, properties: {} });
-    return grantOf(user, access);
+    return grantOf(user, access, await this.denylistOf(serverId));
   }
 
   /** How the caller connects to the server over SFTP (`file.sftp`). */
@@ -98,6 +98,12 @@ export class SftpService {
     })().catch((err: Error) => log.warn({ userId, err: err.message }, 'could not end SFTP sessions'));
   }
 
+  /** The file deny-list of the server's blueprint. */
+  private async denylistOf(serverId: string): Promise<string[]> {
+    const rows = await readRows<{ denied: string[] }>(this.orm, 'select b.file_denylist as denied from servers s join blueprints b on b.id = s.blueprint_id where s.id = $1', [serverId]);
+    return rows[0]?.denied ?? [];
+  }
+
   /** The id of the one server on `node` whose id starts with `prefix`. */
   private async serverOn(node: Node, prefix: string): Promise<string | null> {
     const rows = await readRows<{ id: string }>(this.orm, 'select id from servers where node_id = $1 and id::text like $2 limit 2', [node.id, `${prefix}%`]);
@@ -105,6 +111,6 @@ export class SftpService {
   }
 }
 
-function grantOf(user: User, access: ServerAccess): SftpGrant {
-  return { userId: user.id, email: user.email, serverId: access.serverId, role: access.role, keys: holdsAll(access) ? [] : [...access.keys], paths: [...access.paths] };
+function grantOf(user: User, access: ServerAccess, denied: string[]): SftpGrant {
+  return { userId: user.id, email: user.email, serverId: access.serverId, role: access.role, keys: holdsAll(access) ? [] : [...access.keys], paths: [...access.paths], denied };
 }

@@ -14,6 +14,7 @@
  * The receiver rejects a timestamp more than {@link MAX_CLOCK_SKEW_SECONDS} away and any nonce it has
  * already seen inside that window, so a captured request cannot be replayed.
  */
+import type { ConfigFile } from './config-files';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const NODE_TOKEN_PREFIX = 'hpn_';
@@ -126,6 +127,10 @@ export const SERVER_STATUSES: readonly ServerStatus[] = ['installing', 'install_
 export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';
 export const POWER_ACTIONS: readonly PowerAction[] = ['start', 'stop', 'restart', 'kill'];
 
+/** Interpreters an install script may name (an egg's `scripts.installation.entrypoint`). */
+export const INSTALL_SHELLS = ['sh', 'bash', 'ash'] as const;
+export type InstallShell = (typeof INSTALL_SHELLS)[number];
+
 /** Everything the agent needs to run one server. Sent by the panel with PUT /api/servers/:id. */
 export interface ServerSpec {
   id: string;
@@ -138,6 +143,10 @@ export interface ServerSpec {
   ready: string | null;
   /** Optional shell script run once in the server directory at install. */
   install: string | null;
+  /** The interpreter of `install` (an egg's entrypoint); null or absent: /bin/sh. */
+  installShell?: InstallShell | null;
+  /** Keys written into the server's files before each start (see src/shared/config-files.ts); absent: none. */
+  configFiles?: ConfigFile[];
   /** Variable values (blueprint defaults merged with the user's). */
   variables: Record<string, string>;
   memory: number; // MiB
@@ -246,4 +255,6 @@ export interface SftpGrant {
   keys: string[];
   /** folders the subuser's file keys are limited to (normalised); empty = the whole server */
   paths: string[];
+  /** the blueprint's file deny-list (src/shared/file-denylist.ts): paths nobody may touch beyond listing */
+  denied: string[];
 }

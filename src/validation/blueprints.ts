@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { splitTemplate } from '../agent/environment/template.js';
 import { rulesProblem } from '../blueprints/rules.js';
+import { INSTALL_SHELLS } from '../shared/node-protocol.js';
 import { variableNameProblem } from '../shared/variable-names.js';
 import { displayName, isWellFormed, UNICODE_MESSAGE } from './common.js';
 import { cpu, description, disk, memory } from './servers.js';
@@ -67,6 +68,19 @@ const variableList = z
     });
   });
 
+/** gitignore-style patterns (src/shared/file-denylist.ts), one per entry. */
+const fileDenylist = z
+  .array(
+    z
+      .string({ message: 'must be a list of patterns' })
+      .min(1, 'must not be empty')
+      .max(4096, 'must be at most 4096 characters')
+      .refine((s) => !/[\u0000\r\n]/.test(s), 'must be one line without NUL'),
+    { message: 'must be a list of patterns' },
+  )
+  .max(1000, 'at most 1000 patterns')
+  .meta({ description: "Files the server's users may not touch through the file manager or SFTP: gitignore-style patterns (`server.jar`, `config/`, `*.sh`). Default none; replaces the whole list on PATCH.", example: ['server.jar'] });
+
 const defaults = z.object({ memory, cpu, disk }, { message: 'must be an object with memory, cpu and disk' });
 
 export const createBlueprintInput = z.object({
@@ -76,8 +90,14 @@ export const createBlueprintInput = z.object({
   startup: startupTemplate,
   stop: stopCommand,
   ready: readyPattern.optional(),
-  install: text(65536).nullable().optional().meta({ description: 'A /bin/sh script run once in the server directory; null: none.' }),
+  install: text(65536).nullable().optional().meta({ description: 'A script run once in the server directory at install; null: none.' }),
+  installShell: z
+    .enum(INSTALL_SHELLS, { message: `must be one of ${INSTALL_SHELLS.join(', ')}` })
+    .nullable()
+    .optional()
+    .meta({ description: 'The interpreter of `install`: `sh`, `bash` or `ash` (an egg\'s entrypoint); null: /bin/sh.' }),
   variables: variableList.optional(),
+  fileDenylist: fileDenylist.optional(),
   defaults: defaults.optional().meta({ description: 'For servers created without memory/cpu/disk; default 1024 MiB, 100, 4096 MiB.' }),
 });
 export type CreateBlueprintInput = z.output<typeof createBlueprintInput>;

@@ -7,7 +7,7 @@ let h: Harness;
 let id: string; // a running demo server
 let idle: string; // an installed, offline server
 beforeAll(async () => {
-  h = await startHarness({ consoleAuthTimeoutMs: 700, consoleInboundPerSecond: 20, floodLines: 300, consoleMaxBufferedBytes: 512 * 1024 });
+  h = await startHarness({ consoleAuthTimeoutMs: 700, consoleInboundPerSecond: 20, consoleMaxLinesPerSecond: 3000, consoleMaxBufferedBytes: 512 * 1024 });
   id = newId();
   idle = newId();
   await createServer(h, demoSpec(id));
@@ -199,14 +199,18 @@ describe('console fan-out and flow control', () => {
     clients.forEach((c) => c.close());
   });
 
-  test('flood: beyond the per-window line budget lines are dropped with one notice', async () => {
+  test('flood: beyond the lines-per-second budget lines are dropped with one notice', async () => {
     const c = await h.console(id);
     c.send({ type: 'command', data: 'spam 5000' });
-    await c.next('console_output', (m) => m.data.stream === 'system' && m.data.line.includes('Output rate limit exceeded'));
+    await c.next('console_output', (m) => m.data.stream === 'system' && m.data.line.includes('Output over 3000 lines/s: lines are being dropped'));
     await sleep(500);
     const spam = c.messages.filter((m) => m.type === 'console_output' && /spam line \d+/.test(m.data.line));
     expect(spam.length).toBeLessThan(5000);
-    expect(spam.length).toBeGreaterThanOrEqual(250);
+    expect(spam.length).toBeGreaterThanOrEqual(3000);
+    // the reader is told how many were dropped: with what it got, every spam line is accounted for
+    const skipped = c.messages.filter((m) => m.type === 'console_skipped').reduce((n, m) => n + m.data.skipped, 0);
+    expect(skipped).toBeGreaterThan(0);
+    expect(spam.length + skipped).toBeLessThanOrEqual(5000);
     // the history keeps 150 lines at most
     expect((await logs(h, id)).length).toBeLessThanOrEqual(150);
     c.close();

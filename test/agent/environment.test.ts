@@ -6,7 +6,8 @@ import { diskUsage, MIN_ENTRY_BYTES } from '../../src/agent/environment/proc';
 import { buildArgv, splitTemplate, TemplateError } from '../../src/agent/environment/template';
 import { childEnv, templateVariablesFor } from '../../src/agent/environment/env';
 import { LineSplitter } from '../../src/agent/environment/line-splitter';
-import { ConsoleBuffer, FloodGuard } from '../../src/agent/server/console-buffer';
+import { ConsoleBuffer } from '../../src/agent/server/console-buffer';
+import { FloodNotices, TokenBucket } from '../../src/agent/server/line-budget';
 import { parseStop } from '../../src/agent/server/power';
 import { enforcedLimits } from '../../src/agent';
 import { configFromEnv } from '../../src/agent/main';
@@ -106,10 +107,21 @@ describe('small pieces', () => {
     expect(b.lines()).toEqual(['3', '4', '5']);
   });
 
-  test('flood guard', () => {
-    const g = new FloodGuard(2, 100);
-    expect([g.check(1000), g.check(1001), g.check(1002), g.check(1003)]).toEqual(['pass', 'pass', 'notice', 'drop']);
-    expect(g.check(1101)).toBe('pass');
+  test('line budget: a token bucket of one second, refilled continuously', () => {
+    const b = new TokenBucket(4, 1000);
+    // a burst of one second's worth passes whole, the next line does not
+    expect([b.take(1000), b.take(1000), b.take(1000), b.take(1000), b.take(1000)]).toEqual([true, true, true, true, false]);
+    // 250 ms refill one line; 10 s refill no more than the bucket holds
+    expect([b.take(1250), b.take(1250)]).toEqual([true, false]);
+    expect([1, 2, 3, 4, 5].map(() => b.take(11_250))).toEqual([true, true, true, true, false]);
+  });
+
+  test('flood notices: one per episode (drops less than 1 s apart), at most one per 10 s', () => {
+    const n = new FloodNotices();
+    // one episode: the first drop earns the notice, the rest of it none
+    expect([0, 500, 1400, 2300].map((t) => n.dropped(t))).toEqual([true, false, false, false]);
+    // a new episode within 10 s of the notice: none; after 10 s: one
+    expect([5000, 12_000, 12_100].map((t) => n.dropped(t))).toEqual([false, true, false]);
   });
 
   test('stop methods', () => {
@@ -132,7 +144,9 @@ describe('small pieces', () => {
     expect(configFromEnv({ PANEL_URL: 'ftp://x', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', AGENT_PORT: 'abc' }).errors.join('\n')).toMatch(/PANEL_URL.*\n.*AGENT_PORT/s);
     const ok = configFromEnv({ PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', DATA_DIR: '/tmp/d' });
     expect(ok.options).toMatchObject({ port: 5000, stopGraceSeconds: 30, dataDir: '/tmp/d', heartbeatSeconds: 10 });
-    expect(ok.options).toMatchObject({ allowUnisolatedServers: false, serverPidsMax: 512 });
+    expect(ok.options).toMatchObject({ allowUnisolatedServers: false, serverPidsMax: 512, tuning: { consoleMaxLinesPerSecond: 2000 } });
+    expect(configFromEnv({ PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', CONSOLE_MAX_LINES_PER_SECOND: '500' }).options?.tuning).toEqual({ consoleMaxLinesPerSecond: 500 });
+    expect(configFromEnv({ PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x', CONSOLE_MAX_LINES_PER_SECOND: '0' }).errors.join('\n')).toMatch(/CONSOLE_MAX_LINES_PER_SECOND must be an integer/);
     const base = { PANEL_URL: 'http://panel:8080', NODE_ID: 'n', NODE_TOKEN: 'hpn_x' };
     expect(configFromEnv({ ...base, ALLOW_UNISOLATED_SERVERS: 'true', SERVER_PIDS_MAX: '64' }).options).toMatchObject({ allowUnisolatedServers: true, serverPidsMax: 64 });
     const bad = configFromEnv({ ...base, ALLOW_UNISOLATED_SERVERS: 'maybe', SERVER_PIDS_MAX: '3' }).errors;

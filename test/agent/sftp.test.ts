@@ -13,7 +13,7 @@ import { createServer, newId, specFor, startHarness, type Harness } from './help
 
 let h: Harness;
 const id = newId();
-const grant = { userId: 'user-1', email: 'a@example.com', serverId: id, role: 'owner' as const, keys: [], paths: [] };
+const grant = { userId: 'user-1', email: 'a@example.com', serverId: id, role: 'owner' as const, keys: [], paths: [], denied: [] };
 const login = { username: `a@example.com.${id.slice(0, 8)}`, password: 'secret-password' };
 
 beforeAll(async () => {

@@ -66,6 +66,9 @@ maybe('with ALLOW_UNISOLATED_SERVERS=true the same agent installs and runs the s
   const id = newId();
   expect((await agent.request('PUT', `/api/servers/${id}`, demoSpec(id))).status).toBe(200);
   await waitFor(async () => (await statusOf(agent!, id)) === 'offline', 'install', 20_000, 50);
+  // no private mount namespace without root: the install console says the egg paths are not mapped
+  const installLog = (await agent.request('GET', `/api/servers/${id}/logs`)).body.data.lines.join('\n');
+  expect(installLog).toMatch(/\[panel\] This node cannot map \/mnt\/server and \/home\/container/);
   const start = await agent.request('POST', `/api/servers/${id}/power`, { action: 'start' });
   expect(start.status).toBe(200);
   await waitFor(async () => (await statusOf(agent!, id)) === 'running', 'running', 20_000, 50);

@@ -121,6 +121,9 @@ const ROWS: Row[] = [
   { method: 'POST', route: '/servers/:id/restart', expect: [401, 404, AGENT, AGENT] },
   { method: 'POST', route: '/servers/:id/kill', expect: [401, 404, AGENT, AGENT] },
   { method: 'GET', route: '/servers/:id/console-token', expect: [401, 404, AGENT, AGENT] },
+  // --- startup variables (the permission matrix of subusers: test/api/permission-matrix.test.ts)
+  { method: 'GET', route: '/servers/:id/startup', expect: [401, 404, 200, 200] },
+  { method: 'PUT', route: '/servers/:id/startup', expect: [401, 404, 200, 200], call: () => ({ body: { variables: { COMMAND: `echo ${uniq()}` } } }) },
   // --- nodes (admin only)
   { method: 'GET', route: '/nodes', expect: [401, 403, 403, 200] },
   {

@@ -63,8 +63,13 @@ test('Paper: an argv template, the ready line, `stop`, its variables and rules',
   expect(data.ready).toBe('\\)! For help, type ');
   expect(new RegExp(data.ready).test('[12:00:00 INFO]: Done (3.2s)! For help, type "help"')).toBe(true);
   expect(data.stop).toBe('stop');
-  expect(data.install).toBeNull();
-  expect(data.variables.map((v: any) => v.key)).toEqual(['MINECRAFT_VERSION', 'SERVER_JARFILE', 'DL_PATH', 'BUILD_NUMBER']);
+  // the install script as the egg has it (Unix line ends), run with its entrypoint
+  expect(data.install).toBe(egg('egg-paper.json').scripts.installation.script.replace(/\r\n/g, '\n'));
+  expect(data.installShell).toBe('ash');
+  // SERVER_PORT is added for server.properties' {{server.build.default.port}}
+  expect(data.variables.map((v: any) => v.key)).toEqual(['MINECRAFT_VERSION', 'SERVER_JARFILE', 'DL_PATH', 'BUILD_NUMBER', 'SERVER_PORT']);
+  expect(variable(data, 'SERVER_PORT')).toMatchObject({ default: '25565', rules: 'required|integer|between:1,65535' });
+  expect(data.configFiles).toEqual([{ file: 'server.properties', parser: 'properties', find: { 'server-ip': '0.0.0.0', 'server-port': '{{server.build.default.port}}', 'query.port': '{{server.build.default.port}}' } }]);
   expect(variable(data, 'SERVER_JARFILE')).toMatchObject({ default: 'server.jar', rules: 'required|regex:/^([\\w\\d._-]+)(\\.jar)$/', userViewable: true, userEditable: true });
   expect(variable(data, 'DL_PATH')).toMatchObject({ rules: 'nullable|string', userViewable: false, userEditable: false });
   expect(warnings.map((w) => w.field)).toEqual(expect.arrayContaining(['docker_images', 'scripts.installation', 'config.files', 'features']));

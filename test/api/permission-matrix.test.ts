@@ -172,6 +172,13 @@ const OPS: Op[] = [
   { name: 'chmod', key: 'file.update', rest: rest('POST', '/servers/:id/files/chmod', { path: '/a', mode: '644' }), graphql: graph('mutation($id: ID!) { chmodFile(serverId: $id, path: "/a", mode: "644") { path } }') },
   { name: 'compress', key: 'file.archive', rest: rest('POST', '/servers/:id/files/compress', { paths: ['/a'] }), graphql: graph('mutation($id: ID!) { compressFiles(serverId: $id, paths: ["/a"]) { path } }') },
   { name: 'decompress', key: 'file.archive', rest: rest('POST', '/servers/:id/files/decompress', { path: '/a.zip' }), graphql: graph('mutation($id: ID!) { decompressFile(serverId: $id, path: "/a.zip") { path } }') },
+  { name: 'startup variables', key: 'startup.read', rest: rest('GET', '/servers/:id/startup'), graphql: graph('query($id: ID!) { serverStartup(serverId: $id) { startup } }') },
+  {
+    name: 'change startup variables',
+    key: 'startup.update',
+    rest: rest('PUT', '/servers/:id/startup', { variables: { COMMAND: 'echo matrix' } }),
+    graphql: graph('mutation($id: ID!) { updateServerStartup(serverId: $id, variables: { COMMAND: "echo matrix" }) { startup } }'),
+  },
   // last: deleting the server (refused for everyone but the owner, who is not run here)
   { name: 'delete server', key: 'owner', rest: rest('DELETE', '/servers/:id'), graphql: graph('mutation($id: ID!) { deleteServer(id: $id) }') },
 ];

@@ -182,6 +182,22 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('GET', S(`/${id}/runs`)), 401, 'schedule runs anonymous');
   });
 
+  test('startup variables', async () => {
+    const S = `/api/v1/servers/${serverId}/startup`;
+    expectStatus(await p.request('GET', S, { token: user.token }), 200, 'startup');
+    expectStatus(await p.request('GET', S, { token: other.token }), 404, "another user's startup");
+    expectStatus(await p.request('PUT', S, { token: user.token, body: { variables: { COMMAND: 'echo hello' } } }), 200, 'change startup');
+    expectStatus(await p.request('PUT', S, { token: user.token, body: { variables: { COMMAND: '', NOPE: 'x' } } }), 422, 'change startup breaking rules');
+    expectStatus(await p.request('PUT', S, { token: user.token, body: { variables: 'COMMAND=x' } }), 422, 'change startup not an object');
+    expectStatus(await p.request('PUT', S, { token: user.token, raw: '{', headers: { 'content-type': 'application/json' } }), 400, 'change startup malformed');
+    expectStatus(await p.request('PUT', S), 401, 'change startup anonymous');
+    const added = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: user.token, body: { email: other.email, permissions: ['startup.read'] } });
+    expectStatus(added, 201, 'add a subuser who reads the startup');
+    expectStatus(await p.request('GET', S, { token: other.token }), 200, 'startup as subuser');
+    expectStatus(await p.request('PUT', S, { token: other.token, body: { variables: {} } }), 403, 'change startup without startup.update');
+    expectStatus(await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${other.user.id}`, { token: user.token }), 204, 'remove that subuser');
+  });
+
   test('files on the local node agent', async () => {
     const nodes = await p.request('GET', '/api/v1/nodes?limit=100', { token: admin });
     const local = nodes.body.data.find((n: any) => n.name === 'local');

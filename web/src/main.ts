@@ -12,6 +12,7 @@ import { serverView } from './views/server';
 import { serverActivityView } from './views/server-activity';
 import { serverFilesView } from './views/server-files';
 import { serverBackupsView } from './views/server-backups';
+import { serverStartupView } from './views/server-startup';
 import { serverSchedulesView } from './views/server-schedules';
 import { serverUsersView } from './views/server-users';
 import { adminActivityView } from './views/admin-activity';
@@ -29,6 +30,7 @@ const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/files\/?$/, view: serverFilesView, title: 'Files', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/backups\/?$/, view: serverBackupsView, title: 'Backups', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/schedules\/?$/, view: serverSchedulesView, title: 'Schedules', auth: true },
+  { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/startup\/?$/, view: serverStartupView, title: 'Startup', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/users\/?$/, view: serverUsersView, title: 'Users', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/activity\/?$/, view: serverActivityView, title: 'Activity', auth: true },
   { pattern: /^\/admin\/?$/, view: adminView, title: 'Administration', auth: true, admin: true },

@@ -157,6 +157,26 @@ export const M_LOCK_BACKUP = `mutation($serverId: ID!, $backupId: ID!) { lockBac
 export const M_UNLOCK_BACKUP = `mutation($serverId: ID!, $backupId: ID!) { unlockBackup(serverId: $serverId, backupId: $backupId) { ${BACKUP_FIELDS} } }`;
 export const M_DELETE_BACKUP = `mutation($serverId: ID!, $backupId: ID!) { deleteBackup(serverId: $serverId, backupId: $backupId) }`;
 
+// ---- startup variables
+
+export interface StartupVariable {
+  key: string;
+  name: string;
+  description: string;
+  default: string;
+  rules: string;
+  userEditable: boolean;
+  value: string;
+}
+export interface ServerStartup {
+  startup: string;
+  variables: StartupVariable[];
+}
+
+const STARTUP_FIELDS = 'startup variables { key name description default rules userEditable value }';
+export const Q_STARTUP = `query($serverId: ID!) { serverStartup(serverId: $serverId) { ${STARTUP_FIELDS} } }`;
+export const M_UPDATE_STARTUP = `mutation($serverId: ID!, $variables: JSONObject!) { updateServerStartup(serverId: $serverId, variables: $variables) { ${STARTUP_FIELDS} } }`;
+
 // ---- shared access and the activity log
 
 export interface Permission {

@@ -29,6 +29,11 @@ export function builtinVariables(spec: ServerSpec, dir: string, assets = assetsD
   };
 }
 
+/** The PATH of servers' processes: the agent's own. */
+export function childPath(): string {
+  return process.env.PATH || DEFAULT_PATH;
+}
+
 /** Values available to `{{VAR}}` substitution in the startup template. */
 export function templateVariablesFor(spec: ServerSpec, dir: string, assets?: string): Record<string, string> {
   return { ...userVariables(spec), ...builtinVariables(spec, dir, assets) };
@@ -40,7 +45,7 @@ export function templateVariablesFor(spec: ServerSpec, dir: string, assets?: str
  */
 export function childEnv(spec: ServerSpec, dir: string): Record<string, string> {
   const env: Record<string, string> = {
-    PATH: process.env.PATH || DEFAULT_PATH,
+    PATH: childPath(),
     LANG: process.env.LANG || 'C.UTF-8',
     HOME: dir,
     USER: 'container',
@@ -54,5 +59,15 @@ export function childEnv(spec: ServerSpec, dir: string): Record<string, string> 
   env.SERVER_MEMORY = b.SERVER_MEMORY!;
   env.SERVER_CPU = b.SERVER_CPU!;
   env.SERVER_DISK = b.SERVER_DISK!;
+  Object.assign(env, pterodactylVariables(spec));
   return env;
+}
+
+/**
+ * What Pterodactyl gives egg scripts beside the egg's variables (SERVER_MEMORY is above): the
+ * server's uuid, and SERVER_IP `0.0.0.0` where the server has no value of its own. SERVER_PORT is
+ * the server's own variable (imported eggs get one, see src/blueprints/egg-startup.ts).
+ */
+function pterodactylVariables(spec: ServerSpec): Record<string, string> {
+  return { P_SERVER_UUID: spec.id, SERVER_IP: userVariables(spec).SERVER_IP || '0.0.0.0' };
 }

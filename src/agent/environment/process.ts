@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { accessSync, constants as fsConstants, statSync } from 'node:fs';
-import path from 'node:path';
 import type { Writable } from 'node:stream';
+import { findExecutable } from '../../shared/executables';
 import { LineSplitter } from './line-splitter';
 import type { ServerIdentity } from './isolation';
 import { sandboxArgv, sandboxEnv, type PrivateTmp } from './sandbox';
@@ -44,15 +43,7 @@ const GATE = 'read -r _ <&3; exec 3<&-; exec "$@"';
 
 /** Whether `cmd` names an executable file, as spawn would find it (a path, or a name on PATH). */
 function findable(cmd: string, env: Record<string, string>): boolean {
-  const candidates = cmd.includes('/') ? [cmd] : (env.PATH ?? '').split(':').filter(Boolean).map((d) => path.join(d, cmd));
-  return candidates.some((c) => {
-    try {
-      accessSync(c, fsConstants.X_OK);
-      return statSync(c).isFile();
-    } catch {
-      return false;
-    }
-  });
+  return findExecutable(cmd, env.PATH ?? '') !== null;
 }
 
 /** Bytes written to a process's stdin and not yet read by it, past which commands are refused. */

@@ -8,8 +8,14 @@
  * When the agent's own directory lies below /tmp (a DATA_DIR in /tmp), that directory is mounted
  * again at its place inside the new /tmp, so that the server still reaches its directory and the
  * assets; nothing else of the host's /tmp is visible.
+ *
+ * The server's directory is also mounted at /mnt/server and /home/container in the namespace, where
+ * Pterodactyl's egg scripts expect it (during install and at run time): the agent makes both empty
+ * root-owned directories on the node at start (SERVER_MOUNT_POINTS), and the namespace hides what
+ * they hold for everything else.
  */
 import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { childLogger } from '../../logger';
 import type { ServerIdentity } from './isolation';
@@ -21,16 +27,25 @@ export interface PrivateTmp {
   sizeMib: number;
   /** the agent's directory, kept visible when it lies below /tmp */
   agentRoot: string;
+  /** the server's directory, mounted at SERVER_MOUNT_POINTS */
+  serverDir: string;
 }
 
-/** `$1` uid, `$2` gid, `$3` size (MiB), `$4` path below /tmp to keep ('' for none), `$5` 'gate' or ''; then the command. */
+/** Where egg scripts expect the server's files: during install, and at run time. */
+export const SERVER_MOUNT_POINTS = ['/mnt/server', '/home/container'];
+
+/**
+ * `$1` uid, `$2` gid, `$3` size (MiB), `$4` path below /tmp to keep ('' for none), `$5` 'gate' or '',
+ * `$6` the server's directory to mount at each mount point that exists ('' for none); then the command.
+ */
 const SCRIPT = [
-  'uid=$1 gid=$2 size=$3 keep=$4 gate=$5; shift 5',
+  'uid=$1 gid=$2 size=$3 keep=$4 gate=$5 dir=$6; shift 6',
   'opts="size=${size}m,mode=1777,nosuid,nodev"',
   'mount -t tmpfs -o "$opts" hostpanel-shm /dev/shm || exit 125',
   'if [ -n "$keep" ]; then mkdir /dev/shm/.host-tmp && mount --bind /tmp /dev/shm/.host-tmp || exit 125; fi',
   'mount -t tmpfs -o "$opts" hostpanel-tmp /tmp || exit 125',
   'if [ -n "$keep" ]; then mkdir -p "/tmp/$keep" && mount --bind "/dev/shm/.host-tmp/$keep" "/tmp/$keep" && umount -l /dev/shm/.host-tmp && rmdir /dev/shm/.host-tmp || exit 125; fi',
+  `if [ -n "$dir" ]; then for m in ${SERVER_MOUNT_POINTS.join(' ')}; do if [ -d "$m" ]; then mount --bind "$dir" "$m" || exit 125; fi; done; fi`,
   'if [ -n "$gate" ]; then read -r _ <&3; exec 3<&-; fi',
   'exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"',
 ].join('\n');
@@ -49,6 +64,20 @@ export function privateTmpAvailable(): boolean {
   }
   if (!available && process.getuid?.() === 0) log.warn('servers share the host /tmp and /dev/shm: unshare --mount, a tmpfs mount or setpriv does not work here');
   return available;
+}
+
+/**
+ * Makes the missing SERVER_MOUNT_POINTS (empty, root-owned, 0755) on the node; a mount point that
+ * cannot be made is logged, and servers then run without it.
+ */
+export function makeServerMountPoints(): void {
+  for (const dir of SERVER_MOUNT_POINTS) {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o755 });
+    } catch (err) {
+      log.warn({ dir, err: (err as Error).message }, "cannot make the mount point of the servers' directories: egg scripts that use it fail");
+    }
+  }
 }
 
 /** Variables that change what a shell does (startup files, tracing, word splitting): the sandbox's shell runs as root. */
@@ -78,6 +107,7 @@ export function sandboxArgv(argv: string[], identity: ServerIdentity, tmp: Priva
     String(Math.max(1, Math.round(tmp.sizeMib))),
     keep,
     gated ? 'gate' : '',
+    tmp.serverDir,
     ...argv,
   ];
 }

@@ -11,7 +11,9 @@ import { AgentError } from '../errors';
 import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
 import type { ConsoleLine } from '../server/console-buffer';
+import type { SkipReport } from '../server/line-budget';
 import type { ServerStats } from '../server/monitor';
+import { batchFrame, ConsoleBatchers, type BatchReader } from './console-batch';
 
 /** A line's frame is serialised once, however many clients receive it. */
 const frames = new WeakMap<ConsoleLine, string>();
@@ -20,6 +22,17 @@ function lineFrame(e: ConsoleLine): string {
   if (f === undefined) {
     f = JSON.stringify({ type: e.kind === 'install' ? 'install_output' : 'console_output', data: { line: e.line, stream: e.stream, ts: e.ts, seq: e.seq } });
     frames.set(e, f);
+  }
+  return f;
+}
+
+/** A skip report's `console_skipped` frame, likewise serialised once. */
+const skipFrames = new WeakMap<SkipReport, string>();
+function skippedFrame(r: SkipReport): string {
+  let f = skipFrames.get(r);
+  if (f === undefined) {
+    f = JSON.stringify({ type: 'console_skipped', data: { skipped: r.skipped, ts: r.ts } });
+    skipFrames.set(r, f);
   }
   return f;
 }
@@ -91,9 +104,10 @@ export function verifyConsoleToken(token: unknown, key: Buffer): VerifiedToken {
 
 /**
  * One console connection: auth within the timeout, then history and live output of one
- * server, commands and power actions according to the token's perms, renewal, expiry.
+ * server (one frame per line, or batches: see console-batch.ts), commands and power actions
+ * according to the token's perms, renewal, expiry.
  */
-class ConsoleSession {
+class ConsoleSession implements BatchReader {
   private server: Server | null = null;
   private perms = new Set<string>();
   private sub = '';
@@ -106,11 +120,16 @@ class ConsoleSession {
   private windowCount = 0;
   private windowWarned = false;
   private unsubscribe: (() => void) | null = null;
+  /** The client asked for batches (`options`). */
+  private batch = false;
+  /** Its server's batcher sends it the lines: per-line frames stop. */
+  private batching = false;
 
   constructor(
     private readonly ws: WebSocket,
     private readonly opts: ConsoleOptions,
     private readonly ip: string | null,
+    private readonly batchers: ConsoleBatchers,
   ) {
     this.authTimer = setTimeout(() => this.reject('AUTH_TIMEOUT', 'No authentication received in time'), opts.authTimeoutMs);
     ws.on('message', (data, isBinary) => this.onMessage(data, isBinary));
@@ -122,7 +141,7 @@ class ConsoleSession {
     this.sendFrame(JSON.stringify({ type, data }));
   }
 
-  private sendFrame(frame: string): void {
+  sendFrame(frame: string): void {
     if (this.dropped || this.ws.readyState !== WebSocket.OPEN) return;
     if (this.ws.bufferedAmount > this.opts.maxBufferedBytes) {
       this.dropSlow();
@@ -197,6 +216,8 @@ class ConsoleSession {
         return this.onCommand(m.data);
       case 'power':
         return this.onPower(m.data);
+      case 'options':
+        return this.onOptions(m.data);
       default:
         return this.error('UNKNOWN_TYPE', `Unknown message type: ${m.type.slice(0, 64)}`);
     }
@@ -236,9 +257,41 @@ class ConsoleSession {
     this.scheduleExpiry(exp);
     this.send('auth_success', { serverId: server.id, status: server.status, boot: AGENT_BOOT_ID });
     if (fresh) {
-      for (const e of server.buffer.entries()) this.sendLine(e);
+      this.sendHistory(server.buffer.entries());
       if (!this.unsubscribe) this.subscribe(server);
     }
+  }
+
+  /** The recent lines, in the session's mode: per-line frames, or one batch. */
+  private sendHistory(entries: ConsoleLine[]): void {
+    if (!this.batch) for (const e of entries) this.sendLine(e);
+    else if (entries.length > 0) this.sendFrame(batchFrame(entries, 0));
+  }
+
+  /** `options { batch }`: switches between per-line frames and batches; acknowledged with the mode. */
+  private onOptions(data: unknown): void {
+    const batch = (data as { batch?: unknown } | null)?.batch;
+    if (!data || typeof data !== 'object' || Array.isArray(data) || typeof batch !== 'boolean')
+      return this.error('BAD_REQUEST', 'Options are an object with a boolean "batch": {"type":"options","data":{"batch":true}}');
+    const changed = batch !== this.batch;
+    this.batch = batch;
+    this.send('options', { batch });
+    if (!changed || !this.unsubscribe) return;
+    if (batch) this.batchers.join(this.server!, this);
+    else this.leaveBatches(this.server!, true);
+  }
+
+  batchStarted(): void {
+    this.batching = true;
+  }
+
+  /** Leaves its server's batcher; `catchUp`: the lines and skips it had not received come as per-line frames. */
+  private leaveBatches(server: Server, catchUp: boolean): void {
+    const left = this.batchers.leave(server, this);
+    this.batching = false;
+    if (!catchUp) return;
+    for (const e of left.lines) this.sendLine(e);
+    if (left.skipped > 0) this.send('console_skipped', { skipped: left.skipped, ts: new Date().toISOString() });
   }
 
   private scheduleExpiry(exp: number): void {
@@ -265,7 +318,12 @@ class ConsoleSession {
   }
 
   private subscribe(server: Server): void {
-    const onLine = (e: ConsoleLine): void => this.sendLine(e);
+    const onLine = (e: ConsoleLine): void => {
+      if (!this.batching) this.sendLine(e);
+    };
+    const onSkipped = (r: SkipReport): void => {
+      if (!this.batching) this.sendFrame(skippedFrame(r));
+    };
     const onStatus = (status: ServerStatus): void => this.send('status', { status });
     const onStats = (s: ServerStats): void => this.send('stats', s);
     const onDeleted = (): void => {
@@ -278,11 +336,15 @@ class ConsoleSession {
       }
     };
     server.on('console', onLine);
+    server.on('skipped', onSkipped);
     server.on('status', onStatus);
     server.on('stats', onStats);
     server.on('deleted', onDeleted);
+    if (this.batch) this.batchers.join(server, this);
     this.unsubscribe = () => {
+      this.leaveBatches(server, false);
       server.off('console', onLine);
+      server.off('skipped', onSkipped);
       server.off('status', onStatus);
       server.off('stats', onStats);
       server.off('deleted', onDeleted);
@@ -374,6 +436,7 @@ export class ConsoleGateway {
   private pingTimer: NodeJS.Timeout;
 
   private readonly revocations: Revocations;
+  private readonly batchers = new ConsoleBatchers();
 
   constructor(private readonly opts: ConsoleOptions) {
     this.revocations = opts.revocations ??= new Revocations();
@@ -389,7 +452,7 @@ export class ConsoleGateway {
     };
     this.wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload, perMessageDeflate: false });
     this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
-      const session = new ConsoleSession(ws, opts, req?.socket?.remoteAddress ?? null);
+      const session = new ConsoleSession(ws, opts, req?.socket?.remoteAddress ?? null, this.batchers);
       this.sessions.set(ws, session);
       (ws as WebSocket & { isAlive?: boolean }).isAlive = true;
       ws.on('pong', () => ((ws as WebSocket & { isAlive?: boolean }).isAlive = true));

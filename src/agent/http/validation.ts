@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ServerSpec } from '../../shared/node-protocol';
-import { POWER_ACTIONS } from '../../shared/node-protocol';
+import { CONFIG_PARSERS } from '../../shared/config-files';
+import { INSTALL_SHELLS, POWER_ACTIONS } from '../../shared/node-protocol';
 import { AgentError } from '../errors';
 import { VARIABLE_KEY_RE } from '../environment/env';
 import { splitTemplate } from '../environment/template';
@@ -30,6 +31,17 @@ export const serverSpecSchema = z.object({
   stop: z.string().max(512).nullable().default('SIGTERM'),
   ready: z.string().max(2048).nullable().default(null).refine(validRegex, 'must be a valid regular expression'),
   install: z.string().max(256 * 1024).nullable().default(null),
+  installShell: z.enum(INSTALL_SHELLS).nullable().default(null),
+  configFiles: z
+    .array(
+      z.object({
+        file: z.string().min(1).max(255),
+        parser: z.enum(CONFIG_PARSERS),
+        find: z.record(z.string().min(1).max(255), z.string().max(4096)).refine((f) => Object.keys(f).length <= 100, 'at most 100 keys'),
+      }),
+    )
+    .max(20)
+    .default([]),
   variables: z
     .record(z.string().regex(VARIABLE_KEY_RE, 'invalid variable name'), z.union([z.string().max(65536), z.number(), z.boolean()]).nullable())
     .default({}),
@@ -77,6 +89,8 @@ export function parseSpec(id: string, body: unknown): ServerSpec {
     stop: s.stop ?? 'SIGTERM',
     ready: s.ready || null,
     install: s.install || null,
+    installShell: s.installShell,
+    configFiles: s.configFiles,
     variables,
     memory: s.memory,
     cpu: s.cpu,

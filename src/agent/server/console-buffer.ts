@@ -48,33 +48,3 @@ export class ConsoleBuffer {
   }
 }
 
-/**
- * Output flood guard: at most `maxLines` per `windowMs` are let through; the first line dropped in a
- * window is reported by the caller with one system notice.
- */
-export class FloodGuard {
-  private windowStart = 0;
-  private count = 0;
-  private noticed = false;
-
-  constructor(
-    private readonly maxLines = 2000,
-    private readonly windowMs = 100,
-  ) {}
-
-  /** 'pass' | 'drop' | 'notice' (first drop of the window: caller emits a notice). */
-  check(now = Date.now()): 'pass' | 'drop' | 'notice' {
-    if (now - this.windowStart >= this.windowMs) {
-      this.windowStart = now;
-      this.count = 0;
-      this.noticed = false;
-    }
-    if (this.count < this.maxLines) {
-      this.count++;
-      return 'pass';
-    }
-    if (this.noticed) return 'drop';
-    this.noticed = true;
-    return 'notice';
-  }
-}

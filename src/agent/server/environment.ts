@@ -45,6 +45,14 @@ export class ServerEnvironment {
     return ownDirectory(this.dir, this.identity);
   }
 
+  /**
+   * Its processes run in a private mount namespace (private /tmp, the server's directory at
+   * /mnt/server and /home/container): the node allows it and the server has a user of its own.
+   */
+  get sandboxed(): boolean {
+    return !!this.identity && privateTmpAvailable();
+  }
+
   /** Spawns a process of the server (startup or install) with the limits of `spec`. */
   spawn(spec: ServerSpec, argv: string[]): ManagedProcess {
     const cgroups = this.opts.cgroups;
@@ -55,7 +63,7 @@ export class ServerEnvironment {
       maxLineLength: this.opts.maxLineLength,
       identity: this.identity,
       gate: cgroups.detect() !== 'none',
-      privateTmp: this.identity && privateTmpAvailable() ? { sizeMib: privateTmpSizeMib(spec.memory), agentRoot: this.opts.paths.root } : null,
+      privateTmp: this.sandboxed ? { sizeMib: privateTmpSizeMib(spec.memory), agentRoot: this.opts.paths.root, serverDir: this.dir } : null,
     });
     if (proc.pid) {
       cgroups.apply(this.serverId, proc.pid, { cpu: spec.cpu, memory: spec.memory, pids: this.opts.pidsMax });

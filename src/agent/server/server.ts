@@ -5,7 +5,8 @@ import { childLogger } from '../../logger';
 import { AgentError, invalidState } from '../errors';
 import { type AgentPaths, serverDir } from '../paths';
 import { buildArgv, TemplateError } from '../environment/template';
-import { templateVariablesFor } from '../environment/env';
+import { childPath, templateVariablesFor } from '../environment/env';
+import { installCommand } from '../environment/install-shell';
 import type { ExitInfo, ManagedProcess, OutputStream } from '../environment/process';
 import { diskUsage, processStartTime } from '../environment/proc';
 import type { ServerIdentity } from '../environment/isolation';
@@ -41,9 +42,11 @@ export interface ServerRuntimeOptions {
   autoRestartDelayMs: number;
   installTimeoutMs: number;
   maxLineLength: number;
-  floodLines: number;
-  floodWindowMs: number;
+  /** lines a second one server's output may put on its console (CONSOLE_MAX_LINES_PER_SECOND); the rest is dropped */
+  consoleMaxLinesPerSecond: number;
   historyLines: number;
+  /** Runs before each start, once the start is checked (the agent writes the configuration files). */
+  beforeStart?: (server: Server) => Promise<void>;
 }
 
 /** What is persisted in state.json for one server. */
@@ -70,6 +73,12 @@ export interface ServerState {
   stats: ServerStats;
 }
 
+/** The install-time warning of a node without private mount namespaces (see sandbox.ts). */
+const UNMAPPED_NOTICE =
+  "This node cannot map /mnt/server and /home/container to the server's directory (the agent does not run as root, or unshare, " +
+  "mount namespaces or setpriv are missing): the install script runs without them, so a script that uses those paths fails. " +
+  'Run the node agent as root with util-linux installed.';
+
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
 function compileReady(ready: string | null): RegExp | null {
@@ -85,7 +94,8 @@ function compileReady(ready: string | null): RegExp | null {
  * One server: its process, state machine, console history and resource limits.
  *
  * Events: `state` (ServerStateEvent, every status change, for the panel), `status` (status),
- * `console` (ConsoleLine, also install lines with kind 'install'), `stats` (ServerStats), `persist`.
+ * `console` (ConsoleLine, also install lines with kind 'install'), `skipped` (SkipReport: lines dropped
+ * over the output budget since the previous one), `stats` (ServerStats), `persist`.
  */
 export class Server extends EventEmitter {
   spec: ServerSpec;
@@ -143,7 +153,12 @@ export class Server extends EventEmitter {
     this.uid = uid;
     this.env = new ServerEnvironment(spec.id, this.dir, uid, opts);
     this.readyRe = compileReady(spec.ready);
-    this.console = new ServerConsole(opts.historyLines, opts.floodLines, opts.floodWindowMs, (entry) => this.emit('console', entry));
+    this.console = new ServerConsole(
+      opts.historyLines,
+      opts.consoleMaxLinesPerSecond,
+      (entry) => this.emit('console', entry),
+      (report) => this.emit('skipped', report),
+    );
     this.crashes = new CrashGuard(opts.crashLoopWindowMs, opts.autoRestartDelayMs);
     this.monitor = new ResourceMonitor(this.dir, opts, {
       onStats: (s) => this.emit('stats', s),
@@ -345,6 +360,10 @@ export class Server extends EventEmitter {
       }
       throw e;
     }
+    if (this.opts.beforeStart) {
+      await this.opts.beforeStart(this);
+      if (token !== this.startToken || this.status !== 'offline' || this.deleted || this.closing) return;
+    }
     this.desiredRunning = true;
     this.expectedExit = null;
     this.restartPending = false;
@@ -507,7 +526,10 @@ export class Server extends EventEmitter {
     const log = await openInstallLog(this.opts.paths.installLogs, this.spec.id);
     this.setStatus('installing', { exitCode: null, reason: null });
     await this.env.own();
-    const run: InstallRun = new InstallRun(this.env.spawn(this.spec, ['/bin/sh', '-c', this.spec.install]), log, this.opts.installTimeoutMs, {
+    const command = installCommand(this.spec.install, this.spec.installShell, childPath());
+    if (command.notice) this.console.system(command.notice, 'install');
+    if (!this.env.sandboxed) this.console.system(UNMAPPED_NOTICE, 'install');
+    const run: InstallRun = new InstallRun(this.env.spawn(this.spec, command.argv), log, this.opts.installTimeoutMs, {
       line: (l, stream) => this.console.push(l, stream, 'install'),
       notice: (text) => this.console.system(text, 'install'),
       exit: (info) => this.onInstallExit(run, info),

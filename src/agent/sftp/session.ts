@@ -1,6 +1,7 @@
 /**
  * One SFTP session of one user on one server: each request is checked against the permission policy
- * with the keys and folder scopes the panel granted at login, then carried out by the server's file
+ * with the keys and folder scopes the panel granted at login (and, beyond listing, the blueprint's
+ * file deny-list), then carried out by the server's file
  * worker (as the server's uid, through the jail), exactly like the HTTP file routes. Paths are the
  * server's: `/` is its root, and `..` never leads above it.
  */
@@ -8,6 +9,7 @@ import type { Attributes, FileEntry, SFTPWrapper } from 'ssh2';
 import { utils } from 'ssh2';
 import { may, type ServerAccess } from '../../permissions/policy';
 import type { PermissionKey } from '../../permissions/keys';
+import { deniedMessage, denylistMatcher, type DenylistMatcher } from '../../shared/file-denylist';
 import type { SftpGrant } from '../../shared/node-protocol';
 import { AgentError } from '../errors';
 import type { Entry } from '../filesystem/jail';
@@ -42,6 +44,7 @@ export class SftpSession {
   private readonly handles = new Map<string, Handle>();
   private nextHandle = 0;
   private readonly access: ServerAccess;
+  private readonly deniedBy: DenylistMatcher;
 
   constructor(
     private readonly sftp: SFTPWrapper,
@@ -52,6 +55,7 @@ export class SftpSession {
     private readonly touched: () => void,
   ) {
     this.access = { serverId: grant.serverId, ownerId: '', role: grant.role, keys: new Set(grant.keys as PermissionKey[]), paths: grant.paths };
+    this.deniedBy = denylistMatcher(grant.denied);
     this.bind();
   }
 
@@ -103,13 +107,15 @@ export class SftpSession {
     this.sftp.status(id, code, message);
   }
 
-  /** The normalised path, once the caller holds `key` there; throws FORBIDDEN. */
+  /** The normalised path, once the caller holds `key` there and (beyond listing) the deny-list allows it; throws FORBIDDEN. */
   private allowed(key: PermissionKey, raw: string): string {
     const path = displayPath(pathComponents(raw));
     if (!may(this.access, key, path)) {
       if (this.access.keys.has(key)) throw denied(`Your access to this server is limited to ${this.access.paths.join(', ')}.`);
       throw denied(`You need the "${key}" permission on this server; ask its owner.`);
     }
+    const pattern = key === 'file.read' ? null : this.deniedBy(path);
+    if (pattern !== null) throw denied(deniedMessage(path, pattern));
     return path;
   }
 

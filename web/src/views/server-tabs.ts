@@ -9,9 +9,9 @@ export function can(permissions: readonly string[], key: string): boolean {
   return permissions.includes('*') || permissions.includes(key);
 }
 
-export type ServerTab = 'console' | 'files' | 'backups' | 'schedules' | 'users' | 'activity';
+export type ServerTab = 'console' | 'files' | 'backups' | 'schedules' | 'startup' | 'users' | 'activity';
 
-/** Console, Files, Backups, Schedules, Users and Activity: each tab shown only to those whose keys allow it. */
+/** Console, Files, Backups, Schedules, Startup, Users and Activity: each tab shown only to those whose keys allow it. */
 export function serverTabs(serverId: string, permissions: readonly string[], active: ServerTab): HTMLElement {
   const tab = (key: ServerTab, href: string, text: string) => {
     const a = link(href, text, { className: 'tab' });
@@ -29,6 +29,7 @@ export function serverTabs(serverId: string, permissions: readonly string[], act
       can(permissions, 'file.read') ? tab('files', `${base}/files`, 'Files') : null,
       can(permissions, 'backup.read') ? tab('backups', `${base}/backups`, 'Backups') : null,
       can(permissions, 'schedule.read') ? tab('schedules', `${base}/schedules`, 'Schedules') : null,
+      can(permissions, 'startup.read') ? tab('startup', `${base}/startup`, 'Startup') : null,
       can(permissions, 'user.read') ? tab('users', `${base}/users`, 'Users') : null,
       can(permissions, 'activity.read') ? tab('activity', `${base}/activity`, 'Activity') : null,
     ),

@@ -1,0 +1,168 @@
+/**
+ * The parsers of configuration files: each takes a file's text and the keys to write (placeholders
+ * already filled in) and returns the new text, as Wings does it:
+ *
+ * - `properties`: `key=value` lines; an existing key's line is replaced, a missing key is appended.
+ * - `file`: every line that starts with a key is replaced by the value; nothing is appended.
+ * - `ini`: `section.key` (a key without a dot is outside any section); replaced in place, else added
+ *   to its section (a missing section is appended).
+ * - `json`, `yaml`: dotted paths (`listeners[0].host`, `servers.*.address`: `*` is every existing
+ *   child); missing objects on the way are created. `true`/`false` and integers are written as such.
+ *   yaml keeps the file's comments; json is written again with 4-space indentation.
+ *
+ * A file that does not parse (json, yaml) throws ConfigParseError and is left as it is.
+ */
+import { parseDocument } from 'yaml';
+import type { ConfigParser } from '../../shared/config-files';
+
+export class ConfigParseError extends Error {}
+
+type Entries = [key: string, value: string][];
+
+export function editConfig(parser: ConfigParser, text: string, entries: Entries): string {
+  switch (parser) {
+    case 'properties':
+      return editProperties(text, entries);
+    case 'file':
+      return editLines(text, entries);
+    case 'ini':
+      return editIni(text, entries);
+    case 'json':
+      return editJson(text, entries);
+    case 'yaml':
+      return editYaml(text, entries);
+  }
+}
+
+function linesOf(text: string): string[] {
+  const lines = text.split(/\r?\n/);
+  if (lines.length && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+const joined = (lines: string[]): string => (lines.length ? lines.join('\n') + '\n' : '');
+
+function editProperties(text: string, entries: Entries): string {
+  const lines = linesOf(text);
+  const keyOf = (line: string): string | null => (/^\s*[#!]/.test(line) ? null : (/^\s*([^=:\s]+)\s*[=:]/.exec(line)?.[1] ?? null));
+  for (const [key, value] of entries) {
+    const at = lines.findIndex((l) => keyOf(l) === key);
+    if (at >= 0) lines[at] = `${key}=${value}`;
+    else lines.push(`${key}=${value}`);
+  }
+  return joined(lines);
+}
+
+function editLines(text: string, entries: Entries): string {
+  const lines = linesOf(text).map((line) => entries.find(([key]) => line.startsWith(key))?.[1] ?? line);
+  return joined(lines);
+}
+
+function editIni(text: string, entries: Entries): string {
+  const lines = linesOf(text);
+  for (const [path, value] of entries) {
+    const dot = path.indexOf('.');
+    const [section, key] = dot > 0 ? [path.slice(0, dot), path.slice(dot + 1)] : ['', path];
+    setIni(lines, section, key, value);
+  }
+  return joined(lines);
+}
+
+/** The section each line belongs to ('' before the first header). */
+function sectionsOf(lines: string[]): string[] {
+  let current = '';
+  return lines.map((line) => {
+    const header = /^\s*\[([^\]]*)\]/.exec(line);
+    if (header) current = header[1]!.trim();
+    return current;
+  });
+}
+
+function setIni(lines: string[], section: string, key: string, value: string): void {
+  const sections = sectionsOf(lines);
+  const isKey = (line: string) => !/^\s*[#;[]/.test(line) && /^\s*([^=\s]+)\s*=/.exec(line)?.[1] === key;
+  const at = lines.findIndex((l, i) => sections[i] === section && isKey(l));
+  const line = `${key}=${value}`;
+  if (at >= 0) {
+    lines[at] = line;
+    return;
+  }
+  const last = sections.lastIndexOf(section);
+  if (section === '') lines.splice(last + 1, 0, line);
+  else if (last >= 0) lines.splice(last + 1, 0, line);
+  else lines.push(`[${section}]`, line);
+}
+
+type Segment = string | number;
+
+/** `listeners[0].host` → ['listeners', 0, 'host']; null for a path that names a prototype key. */
+function segmentsOf(path: string): Segment[] | null {
+  const segments: Segment[] = [];
+  for (const part of path.split('.')) {
+    const m = /^([^[\]]*)((?:\[\d+\])*)$/.exec(part);
+    if (!m) return null;
+    if (m[1] !== '') segments.push(m[1]!);
+    for (const index of m[2]!.matchAll(/\[(\d+)\]/g)) segments.push(Number(index[1]));
+  }
+  return segments.length && !segments.some((s) => s === '__proto__' || s === 'constructor' || s === 'prototype') ? segments : null;
+}
+
+/** The concrete paths `segments` names in `root` (`*`: every existing key or index there). */
+function expand(root: unknown, segments: Segment[]): Segment[][] {
+  const star = segments.indexOf('*');
+  if (star < 0) return [segments];
+  let node: unknown = root;
+  for (const s of segments.slice(0, star)) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[s] : undefined;
+  if (!node || typeof node !== 'object') return [];
+  const keys: Segment[] = Array.isArray(node) ? node.map((_, i) => i) : Object.keys(node);
+  return keys.flatMap((k) => expand(root, [...segments.slice(0, star), k, ...segments.slice(star + 1)]));
+}
+
+/** `true`/`false` and integers as such, everything else as a string. */
+function typed(value: string): string | number | boolean {
+  if (value === 'true' || value === 'false') return value === 'true';
+  if (/^-?\d{1,15}$/.test(value)) return Number(value);
+  return value;
+}
+
+function setPath(root: Record<string, unknown>, path: Segment[], value: unknown): void {
+  let node: Record<string | number, unknown> = root;
+  path.forEach((segment, i) => {
+    if (i === path.length - 1) {
+      node[segment] = value;
+      return;
+    }
+    const next = node[segment];
+    if (!next || typeof next !== 'object') node[segment] = typeof path[i + 1] === 'number' ? [] : {};
+    node = node[segment] as Record<string | number, unknown>;
+  });
+}
+
+function editJson(text: string, entries: Entries): string {
+  let root: unknown;
+  try {
+    root = text.trim() === '' ? {} : JSON.parse(text);
+  } catch (err) {
+    throw new ConfigParseError(`it is not valid JSON (${(err as Error).message})`);
+  }
+  if (!root || typeof root !== 'object') throw new ConfigParseError('it is not a JSON object');
+  for (const [key, value] of entries) {
+    const segments = segmentsOf(key);
+    if (!segments) continue;
+    for (const path of expand(root, segments)) setPath(root as Record<string, unknown>, path, typed(value));
+  }
+  return JSON.stringify(root, null, 4) + '\n';
+}
+
+function editYaml(text: string, entries: Entries): string {
+  const doc = parseDocument(text);
+  if (doc.errors.length) throw new ConfigParseError(`it is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+  const view: unknown = doc.toJS() ?? {};
+  if (typeof view !== 'object') throw new ConfigParseError('it is not a YAML mapping');
+  for (const [key, value] of entries) {
+    const segments = segmentsOf(key);
+    if (!segments) continue;
+    for (const path of expand(view, segments)) doc.setIn(path, typed(value));
+  }
+  return doc.toString();
+}

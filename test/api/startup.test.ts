@@ -1,0 +1,216 @@
+/**
+ * A server's startup variables over REST and GraphQL (GET/PUT /servers/:id/startup): only the
+ * user-viewable variables are listed, only the user-editable ones change, each value is checked by
+ * its rules (422 per variable, nothing saved), the change is in the activity log, subusers need
+ * startup.read / startup.update, and the node agent runs the server with the new values.
+ */
+import fc from 'fast-check';
+import { ConsoleClient } from '../support/console-client.js';
+import { createLocalDemoServer, createNode, expectError, waitForStatus } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { expectData, gql } from '../graphql/gql.js';
+
+let p: TestPlatform;
+let admin: string;
+let owner: { token: string; user: any; email: string };
+let stranger: { token: string };
+let nodeId: string;
+let blueprintId: string;
+let n = 0;
+
+const BLUEPRINT = {
+  name: 'Startup game',
+  startup: './game --port {{PORT}} --motd {{MOTD}} --mode {{MODE}} --secret {{SECRET}} --memory {{SERVER_MEMORY}}',
+  stop: 'stop',
+  variables: [
+    { key: 'PORT', name: 'Port', description: 'Where players connect', default: '27015', rules: 'required|integer|between:1024,65535' },
+    { key: 'MOTD', name: 'Message', default: 'hi', rules: 'nullable|string|max:16', userEditable: false },
+    { key: 'SECRET', default: 'hunter2', rules: 'required|string', userViewable: false, userEditable: false },
+    { key: 'MODE', default: 'survival', rules: 'required|in:survival,creative' },
+  ],
+};
+
+beforeAll(async () => {
+  p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 2 });
+  admin = (await p.admin()).token;
+  owner = await p.newUser('owner');
+  stranger = await p.newUser('stranger');
+  nodeId = (await createNode(p, admin)).id;
+  const bp = await p.request('POST', '/api/v1/admin/blueprints', { token: admin, body: { key: `startup-${Date.now()}`, ...BLUEPRINT } });
+  if (bp.status !== 201) throw new Error(bp.text);
+  blueprintId = bp.body.data.id;
+}, 60_000);
+afterAll(async () => p?.stop(), 60_000);
+
+async function newServer(variables: Record<string, string> = {}): Promise<string> {
+  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: `s ${++n}`, nodeId, blueprintId, memory: 64, cpu: 10, disk: 128, variables } });
+  if (r.status !== 201) throw new Error(r.text);
+  return r.body.data.id;
+}
+
+/** A subuser of the server holding `permissions`; their token. */
+async function subuser(serverId: string, permissions: string[]): Promise<string> {
+  const u = await p.newUser('sub');
+  const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions } });
+  if (r.status !== 201) throw new Error(r.text);
+  return u.token;
+}
+
+const startup = (id: string) => `/api/v1/servers/${id}/startup`;
+const put = (id: string, variables: unknown, token = owner.token) => p.request('PUT', startup(id), { token, body: { variables } });
+const stored = async (id: string) => (await p.request('GET', `/api/v1/servers/${id}`, { token: admin })).body.data.variables;
+
+test('GET lists the user-viewable variables with the values, and the command with them in place', async () => {
+  const id = await newServer({ PORT: '25000' });
+  const expected = {
+    startup: './game --port 25000 --motd hi --mode survival --secret {{SECRET}} --memory {{SERVER_MEMORY}}',
+    variables: [
+      { key: 'PORT', name: 'Port', description: 'Where players connect', default: '27015', rules: 'required|integer|between:1024,65535', userEditable: true, value: '25000' },
+      { key: 'MOTD', name: 'Message', description: '', default: 'hi', rules: 'nullable|string|max:16', userEditable: false, value: 'hi' },
+      { key: 'MODE', name: 'MODE', description: '', default: 'survival', rules: 'required|in:survival,creative', userEditable: true, value: 'survival' },
+    ],
+  };
+  // the owner, an administrator and a subuser with startup.read see the same: never the hidden SECRET
+  for (const token of [owner.token, admin, await subuser(id, ['startup.read'])]) {
+    const r = await p.request('GET', startup(id), { token });
+    expect(r.status).toBe(200);
+    expect(r.body).toEqual({ data: expected });
+    expect(r.text).not.toContain('hunter2');
+  }
+});
+
+test('PUT sets user-editable variables, keeps the others, answers like GET and records server:startup.edit', async () => {
+  const id = await newServer();
+  const r = await put(id, { PORT: '30000', MODE: 'creative' });
+  expect(r.status).toBe(200);
+  expect(r.body.data.startup).toBe('./game --port 30000 --motd hi --mode creative --secret {{SECRET}} --memory {{SERVER_MEMORY}}');
+  expect(r.body).toEqual(await p.request('GET', startup(id), { token: owner.token }).then((g) => g.body));
+  expect(await stored(id)).toEqual({ PORT: '30000', MOTD: 'hi', SECRET: 'hunter2', MODE: 'creative' });
+
+  const log = await p.request('GET', `/api/v1/servers/${id}/activity?event=server:startup`, { token: owner.token });
+  expect(log.body.data).toHaveLength(1);
+  expect(log.body.data[0]).toMatchObject({ event: 'server:startup.edit', serverId: id, actor: { id: owner.user.id }, properties: { variables: ['PORT', 'MODE'] } });
+  expect(JSON.stringify(log.body.data[0])).not.toContain('30000'); // keys only, never values
+
+  // nothing named: nothing changes, nothing is recorded
+  expect((await put(id, {})).status).toBe(200);
+  expect((await p.request('GET', `/api/v1/servers/${id}/activity?event=server:startup`, { token: owner.token })).body.data).toHaveLength(1);
+});
+
+test('values that break their rules: 422 naming each variable, and nothing is saved', async () => {
+  const id = await newServer();
+  const r = await put(id, { PORT: '80', MODE: 'hardcore' });
+  expectError(r, 422, 'VALIDATION_ERROR');
+  expect(r.body.error.details.fields).toEqual({ 'variables.PORT': 'must be between 1024 and 65535', 'variables.MODE': 'must be one of survival,creative' });
+  // one good value beside a bad one is not saved either
+  expectError(await put(id, { PORT: '30000', MODE: '' }), 422, 'VALIDATION_ERROR');
+  expect(await stored(id)).toEqual({ PORT: '27015', MOTD: 'hi', SECRET: 'hunter2', MODE: 'survival' });
+  expectError(await put(id, { PORT: 30000 }), 422, 'VALIDATION_ERROR'); // values are strings
+  expectError(await p.request('PUT', startup(id), { token: owner.token, body: {} }), 422, 'VALIDATION_ERROR'); // `variables` is required
+});
+
+test('read-only, hidden and unknown keys: 422 naming the key, for administrators too', async () => {
+  const id = await newServer();
+  for (const token of [owner.token, admin]) {
+    const r = await put(id, { MOTD: 'changed', SECRET: 'x', NOPE: '1', PORT: '30000' }, token);
+    expectError(r, 422, 'VALIDATION_ERROR');
+    expect(r.body.error.details.fields).toEqual({
+      'variables.MOTD': 'is read-only: ask an administrator to change it',
+      'variables.SECRET': 'is not a startup variable of this server',
+      'variables.NOPE': 'is not a startup variable of this server',
+    });
+  }
+  expect(await stored(id)).toEqual({ PORT: '27015', MOTD: 'hi', SECRET: 'hunter2', MODE: 'survival' });
+  // the administrator changes the others through the server's update
+  expect((await p.request('PATCH', `/api/v1/servers/${id}`, { token: admin, body: { variables: { MOTD: 'by admin' } } })).status).toBe(200);
+  expect((await p.request('GET', startup(id), { token: owner.token })).body.data.variables[1].value).toBe('by admin');
+});
+
+test('subusers need startup.read to see and startup.update to change; strangers get 404', async () => {
+  const id = await newServer();
+  const reader = await subuser(id, ['startup.read']);
+  const writer = await subuser(id, ['startup.update']);
+  const none = await subuser(id, []);
+  expectError(await put(id, { PORT: '30000' }, reader), 403, 'FORBIDDEN');
+  expectError(await p.request('GET', startup(id), { token: writer }), 403, 'FORBIDDEN');
+  expectError(await p.request('GET', startup(id), { token: none }), 403, 'FORBIDDEN');
+  expectError(await put(id, { PORT: '30000' }, none), 403, 'FORBIDDEN');
+  expectError(await p.request('GET', startup(id), { token: stranger.token }), 404, 'NOT_FOUND');
+  expectError(await put(id, { PORT: '30000' }, stranger.token), 404, 'NOT_FOUND');
+  expectError(await p.request('GET', startup(id)), 401, 'UNAUTHORIZED');
+  expect(await stored(id)).toMatchObject({ PORT: '27015' });
+
+  const r = await put(id, { PORT: '31000' }, writer);
+  expect(r.status).toBe(200);
+  expect(await stored(id)).toMatchObject({ PORT: '31000' });
+  const log = await p.request('GET', `/api/v1/servers/${id}/activity?event=server:startup`, { token: owner.token });
+  expect(log.body.data[0].actor.id).not.toBe(owner.user.id); // the subuser's entry
+});
+
+test('GraphQL: serverStartup and updateServerStartup answer as REST does', async () => {
+  const id = await newServer();
+  const query = 'query($id: ID!) { serverStartup(serverId: $id) { startup variables { key name description default rules userEditable value } } }';
+  const got = expectData(await gql(p, query, { id }, { token: owner.token }));
+  expect(got.serverStartup).toEqual((await p.request('GET', startup(id), { token: owner.token })).body.data);
+
+  const mutation = 'mutation($id: ID!, $v: JSONObject!) { updateServerStartup(serverId: $id, variables: $v) { startup variables { key value } } }';
+  const changed = expectData(await gql(p, mutation, { id, v: { PORT: '40000' } }, { token: owner.token }));
+  expect(changed.updateServerStartup.variables[0]).toEqual({ key: 'PORT', value: '40000' });
+  expect(await stored(id)).toMatchObject({ PORT: '40000' });
+
+  const refused = await gql(p, mutation, { id, v: { PORT: 'x', MOTD: 'y' } }, { token: owner.token });
+  expect(refused.body.errors![0]!.extensions).toMatchObject({
+    code: 'VALIDATION_ERROR',
+    details: { fields: { 'variables.PORT': 'must be an integer', 'variables.MOTD': 'is read-only: ask an administrator to change it' } },
+  });
+  const forbidden = await gql(p, query, { id }, { token: await subuser(id, ['startup.update']) });
+  expect(forbidden.body.errors![0]!.extensions.code).toBe('FORBIDDEN');
+});
+
+/** The rules of PORT and MODE written out again, apart from the code: the test's oracle. */
+function allowed(key: 'PORT' | 'MODE', value: string): boolean {
+  if (key === 'MODE') return value === 'survival' || value === 'creative';
+  return /^-?\d+$/.test(value) && Number(value) >= 1024 && Number(value) <= 65535;
+}
+
+test('property: a random value either passes its rules and round-trips, or is a 422 that changes nothing', async () => {
+  const id = await newServer();
+  const value = fc.oneof(
+    fc.integer({ min: -100, max: 100_000 }).map(String),
+    fc.constantFrom('survival', 'creative', 'Survival', ' creative', '', '01024', '65535', '65536', '1e4', '2000.0'),
+    fc.string({ maxLength: 12 }),
+  );
+  await fc.assert(
+    fc.asyncProperty(fc.constantFrom('PORT' as const, 'MODE' as const), value, async (key, v) => {
+      const before = await stored(id);
+      const r = await put(id, { [key]: v });
+      if (allowed(key, v)) {
+        expect(r.status).toBe(200);
+        expect(r.body.data.variables.find((x: any) => x.key === key).value).toBe(v);
+        expect(await stored(id)).toEqual({ ...before, [key]: v });
+      } else {
+        expectError(r, 422, 'VALIDATION_ERROR');
+        expect(Object.keys(r.body.error.details.fields)).toEqual([`variables.${key}`]);
+        expect(await stored(id)).toEqual(before);
+      }
+    }),
+    { numRuns: 60 },
+  );
+}, 60_000);
+
+test("the node runs the server with the new value (the demo game's message of the day)", async () => {
+  const id = await createLocalDemoServer(p, admin, owner.token, 'startup demo');
+  const motd = `motd-${Date.now()}`;
+  expect((await put(id, { MOTD: motd })).status).toBe(200);
+  expect((await p.request('GET', startup(id), { token: owner.token })).body.data.startup).toContain(`--motd ${motd} `);
+  expect((await p.request('POST', `/api/v1/servers/${id}/start`, { token: owner.token })).status).toBe(200);
+  await waitForStatus(p, owner.token, id, 'running');
+  const ticket = (await p.request('GET', `/api/v1/servers/${id}/console-token`, { token: owner.token })).body.data;
+  const c = await ConsoleClient.connect(ticket.socket, ticket.token);
+  try {
+    await c.waitFor((m) => m.type === 'console_output' && String(m.data.line).includes(`Message of the day: ${motd}`));
+  } finally {
+    c.ws.close();
+    await p.request('POST', `/api/v1/servers/${id}/kill`, { token: owner.token });
+  }
+}, 60_000);
