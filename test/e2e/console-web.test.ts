@@ -2,8 +2,8 @@
  * The web console's terminal (xterm.js) in a real headless Chromium (Debian's /usr/bin/chromium
  * through playwright-core) against a real panel and its local node agent: the colours and cursor
  * movement a server prints are drawn, search finds and highlights a line, the selection is copied,
- * identical lines all show, and a burst of 20,000 lines keeps 10,000 lines of scrollback while the
- * page keeps answering.
+ * identical lines all show, the lines a node drops over its budget are counted on a dim line, and a
+ * burst of 20,000 lines keeps 10,000 lines of scrollback while the page keeps answering.
  * Needs web/dist (`npm run build:web`). Screenshots go to test-artifacts/web/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -45,8 +45,9 @@ maybe('web console terminal in headless Chromium', () => {
     p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
     tb = await TestBrowser.launch();
     admin = await p.admin();
-    // a node whose flood limit lets the whole burst through, so that the page is what is tested
-    floodNode = await startRemoteNode(p, admin.token, 'no-flood-limit', agentDir, { tuning: { floodLines: 1_000_000 } });
+    // a node whose line budget lets the whole burst through, so that the page is what is tested
+    // (the local node keeps the default budget, CONSOLE_MAX_LINES_PER_SECOND 2000)
+    floodNode = await startRemoteNode(p, admin.token, 'no-flood-limit', agentDir, { tuning: { consoleMaxLinesPerSecond: 1_000_000 } });
   }, 120_000);
 
   afterAll(async () => {
@@ -197,8 +198,30 @@ maybe('web console terminal in headless Chromium', () => {
     expect(tb.problems).toEqual([]);
   }, 90_000);
 
+  test('lines the node drops over its budget show as dim "skipped" lines, every line accounted for', async () => {
+    // the node's bucket refills in a second: the last line comes after it
+    const id = await shellServer('over budget', "seq -f 'burst %.0f' 1 20000; sleep 1.5; echo burst-done; exec sleep 1000");
+    const { page } = await openServer(id);
+    await start(id);
+    await waitForLine(page, 'burst-done');
+    const { lines } = await terminal(page);
+    const shown = lines.filter((l) => /^burst \d+$/.test(l)).length;
+    const skipped = lines.map((l) => /^… ([\d,]+) lines? skipped \(output over the limit\)$/.exec(l)).filter((m) => m !== null);
+    expect(skipped.length).toBeGreaterThan(0);
+    expect(shown).toBeLessThan(20_000);
+    expect(shown + skipped.reduce((n, m) => n + Number(m[1]!.replace(/,/g, '')), 0)).toBe(20_000);
+    // drawn dim
+    expect(await page.locator('.xterm-rows span', { hasText: /skipped \(output over the limit\)/ }).first().getAttribute('class')).toMatch(/xterm-dim/);
+    await shot(page, '33-console-skipped');
+    await kill(id);
+    expect(tb.problems).toEqual([]);
+  }, 90_000);
+
   test('a burst of 20,000 lines keeps 10,000 lines of scrollback and the page answers throughout', async () => {
-    const id = await shellServer('flood', "seq -f 'flood %.0f' 0 19999; echo flood-done; exec sleep 1000", floodNode.nodeId);
+    // 20,000 lines in about a second and a half, in chunks of 1,000: each of the node's 50 ms batches
+    // stays well under the 1 MiB a frame from a node to the gateway may carry
+    const burst = "for i in $(seq 0 19); do seq -f 'flood %.0f' $((i*1000)) $((i*1000+999)); sleep 0.06; done; echo flood-done; exec sleep 1000";
+    const id = await shellServer('flood', burst, floodNode.nodeId);
     const { page } = await openServer(id);
     await start(id);
     // the page's main thread answers within moments all through the burst
