@@ -82,6 +82,22 @@ export const Q_SERVER = `query Server($id: ID!) { server(id: $id) { ${SERVER} } 
 export const M_CREATE_SERVER = `mutation CreateServer($input: CreateServerInput!) { createServer(input: $input) { ${SERVER} } }`;
 export const M_DELETE_SERVER = `mutation DeleteServer($id: ID!) { deleteServer(id: $id) }`;
 
+/** One line of a server console. */
+export interface ConsoleLine {
+  line: string;
+  /** stdout, stderr, system (agent notices) or install (install script output) */
+  stream: string;
+  ts: string;
+  /** the node's line number (absent for the page's own notices) */
+  seq?: number | null;
+}
+
+/** Console lines as the node sends them: at most one batch per 50 ms; `skipped` lines were dropped by the node's flood limit. */
+export interface ConsoleBatch {
+  lines: ConsoleLine[];
+  skipped: number;
+}
+
 export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';
 export const M_POWER: Record<PowerAction, string> = {
   start: `mutation Start($id: ID!) { result: startServer(id: $id) { id status } }`,
@@ -105,7 +121,7 @@ export const Q_ADMIN_STATS = `query AdminStats { adminStats { users blueprints n
 export const Q_CONSOLE_TOKEN = `query ConsoleToken($serverId: ID!) { consoleToken(serverId: $serverId) { token socket expiresAt } }`;
 
 export const S_STATUS = `subscription Status($serverId: ID!) { serverStatus(serverId: $serverId) { serverId status } }`;
-export const S_CONSOLE = `subscription Console($serverId: ID!) { consoleOutput(serverId: $serverId) { line stream ts seq } }`;
+export const S_CONSOLE_BATCHES = `subscription ConsoleBatches($serverId: ID!) { consoleBatches(serverId: $serverId) { serverId lines { line stream ts seq } skipped } }`;
 export const S_STATS = `subscription Stats($serverId: ID!) { serverStats(serverId: $serverId) { cpu memory disk uptime } }`;
 
 export const STATUS_LABEL: Record<ServerStatus, string> = {

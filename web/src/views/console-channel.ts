@@ -2,7 +2,7 @@
  * The command side of a server console: the node agent's console WebSocket.
  * A short-lived token comes from GraphQL `consoleToken`; the socket is opened on the first command,
  * authenticated with `{type:"auth"}`, renewed on `token_expiring`, and reopened when it dropped.
- * (The output shown on the page comes from the GraphQL `consoleOutput` subscription, not from here.)
+ * (The output shown on the page comes from the GraphQL console subscriptions (console-feed.ts), not from here.)
  */
 import { ApiError, gql } from '../api';
 import { Q_CONSOLE_TOKEN } from '../queries';

@@ -1,24 +1,16 @@
 /** One server: status, power, resources, live stats and the live console. */
 import { ApiError, describe, gql, subscribe } from '../api';
 import { isAdmin, link, navigate, type View } from '../app';
-import { clear, duration, h, mib, messageBox } from '../dom';
-import { M_DELETE_SERVER, Q_SERVER, S_CONSOLE, S_STATS, type Server, type ServerStatus } from '../queries';
+import { duration, h, mib, messageBox } from '../dom';
+import { M_DELETE_SERVER, Q_SERVER, S_STATS, type ConsoleBatch, type Server, type ServerStatus } from '../queries';
 import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
 import { ConsoleChannel } from './console-channel';
+import { feedConsole } from './console-feed';
+import type { ConsoleTerminal } from './console-terminal';
 import { can, serverTabs } from './server-tabs';
 
 /** The permission key each power button needs. */
 const POWER_KEY = { start: 'control.start', stop: 'control.stop', restart: 'control.restart', kill: 'control.stop' } as const;
-
-const MAX_LINES = 1000;
-
-interface Line {
-  line: string;
-  stream: string;
-  ts: string;
-  /** the node's line number (absent for the page's own notices) */
-  seq?: number | null;
-}
 
 export const serverView: View = (main, params) => {
   const serverId = params.id!;
@@ -71,7 +63,7 @@ export const serverView: View = (main, params) => {
       h(
         'section',
         { className: 'card console', 'aria-labelledby': 'console-title' },
-        h('div', { className: 'console-head' }, h('h2', { id: 'console-title' }, 'Console'), output.clearButton),
+        h('h2', { id: 'console-title' }, 'Console'),
         output.el,
         commands ? commands.el : h('p', { className: 'hint' }, 'You can watch this console; sending commands needs the control.console permission.'),
       ),
@@ -156,52 +148,30 @@ function usageCard(server: Server): { el: HTMLElement; show(s: { cpu: number; me
 }
 
 /**
- * The console's output, from the consoleOutput subscription (history first, then live). Lines are
- * drawn once per frame, all of that frame's lines in one go: one line at a time (and a layout read for
- * each) capped a tab at about a thousand lines a second, and a fast server froze it.
+ * The console's output: batches from the panel (console-feed.ts) drawn by a terminal
+ * (console-terminal.ts, loaded with the console). Batches that arrive while it loads wait for it.
  */
-function consoleOutput(server: Server, cleanups: (() => void)[]): { el: HTMLElement; clearButton: HTMLButtonElement; notice: (text: string) => void } {
-  const out = h('div', {
-    className: 'console-output',
-    id: 'console-output',
-    role: 'log',
-    'aria-live': 'polite',
-    'aria-relevant': 'additions',
-    'aria-label': `Console output of ${server.name}`,
-    tabindex: '0',
-  });
-  const seen = new Set<string>();
-  let pending: HTMLElement[] = [];
-  let frame = 0;
-  const flush = () => {
-    frame = 0;
-    const atBottom = out.scrollHeight - out.scrollTop - out.clientHeight < 40;
-    out.append(...pending);
-    pending = [];
-    while (out.childElementCount > MAX_LINES) out.firstElementChild!.remove();
-    if (seen.size > MAX_LINES * 2) {
-      seen.clear();
-      for (const el of out.children) seen.add((el as HTMLElement).dataset.key ?? '');
-    }
-    if (atBottom) out.scrollTop = out.scrollHeight;
-  };
-  const addLine = (l: Line) => {
-    // the node numbers its lines: identical lines in one millisecond are still two lines
-    const key = l.seq != null ? `${l.seq}|${l.ts}` : `${l.ts}|${l.stream}|${l.line}`;
-    if (seen.has(key)) return; // history repeated after a reconnect
-    seen.add(key);
-    pending.push(h('div', { className: `line stream-${l.stream}`, 'data-key': key }, l.line));
-    // a hidden tab gets no frames: what waits is bounded to what the view would keep anyway
-    if (pending.length > MAX_LINES) pending = pending.slice(-MAX_LINES);
-    if (!frame) frame = requestAnimationFrame(flush);
-  };
-  const notice = (text: string) => addLine({ line: text, stream: 'notice', ts: new Date().toISOString() + Math.random() });
-  const clearButton = h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => (clear(out), seen.clear(), (pending = [])) }, 'Clear');
+function consoleOutput(server: Server, cleanups: (() => void)[]): { el: HTMLElement; notice: (text: string) => void } {
+  const el = h('div', { className: 'console-panel' }, h('p', { className: 'loading' }, 'Loading the console…'));
+  let term: ConsoleTerminal | null = null;
+  let early: ConsoleBatch[] = [];
+  const write = (batch: ConsoleBatch) => (term ? term.write(batch) : early.push(batch));
+  const notice = (text: string) => write({ lines: [{ line: text, stream: 'notice', ts: new Date().toISOString() }], skipped: 0 });
+  let disposed = false;
   cleanups.push(
-    () => frame && cancelAnimationFrame(frame),
-    subscribe<{ consoleOutput: Line }>(S_CONSOLE, { serverId: server.id }, (d) => addLine(d.consoleOutput), (err) => notice(`[panel] Live console unavailable: ${describe(err)}`)),
+    () => ((disposed = true), term?.dispose()),
+    feedConsole(server.id, write, (err) => notice(`[panel] Live console unavailable: ${describe(err)}`)),
   );
-  return { el: out, clearButton, notice };
+  import('./console-terminal')
+    .then(({ createConsoleTerminal }) => {
+      if (disposed) return;
+      term = createConsoleTerminal(`Console output of ${server.name}`);
+      el.replaceChildren(term.el);
+      early.forEach((b) => term!.write(b));
+      early = [];
+    })
+    .catch(() => el.replaceChildren(h('p', { className: 'field-error' }, 'The console could not be loaded. Reload the page to try again.')));
+  return { el, notice };
 }
 
 /** The command line: commands go over the node's console socket; Up and Down recall earlier ones. */
