@@ -1,3 +1,4 @@
+import { SendBudget } from '../shared/send-budget';
 import { promises as fsp, mkdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
@@ -61,6 +62,8 @@ export interface AgentOptions {
 export interface AgentTuning {
   consoleAuthTimeoutMs?: number; // 10000
   consoleMaxBufferedBytes?: number; // 4 MiB
+  /** what all console sockets may hold unsent together (each at most its share); default 64 MiB */
+  consoleSendBudgetBytes?: number;
   consoleInboundPerSecond?: number; // 20
   consoleMaxPayload?: number; // 64 KiB
   tokenExpiringLeadSeconds?: number; // 60
@@ -249,7 +252,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     consoleKey,
     manager,
     authTimeoutMs: t.consoleAuthTimeoutMs ?? 10000,
-    maxBufferedBytes: t.consoleMaxBufferedBytes ?? 4 * 1024 * 1024,
+    budget: new SendBudget(t.consoleMaxBufferedBytes ?? 4 * 1024 * 1024, t.consoleSendBudgetBytes ?? 64 * 1024 * 1024),
     inboundPerSecond: t.consoleInboundPerSecond ?? 20,
     maxPayload: t.consoleMaxPayload ?? 64 * 1024,
     expiringLeadSeconds: t.tokenExpiringLeadSeconds ?? 60,

@@ -134,3 +134,23 @@ test('lines over the output budget are counted in skipped: received + skipped = 
   await client.dispose();
   node.ws.close();
 }, 60_000);
+
+test('a burst of long lines reaches consoleBatches whole (the node splits it into frames the feed takes)', async () => {
+  const client = gqlWsClient(p.url, owner.token);
+  const sub = subscribe(client, BATCHES, { id: serverId });
+  await until(() => sub.items.length > 0, 10_000, 'the history');
+  await new Promise((r) => setTimeout(r, 1500)); // the output budget refills
+  const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
+  const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
+  const start = sub.items.length;
+  // 600 lines of 4,000 characters at once: 2.4 MB within one 50 ms batch of the node
+  node.send({ type: 'command', data: 'spam 600 4000' });
+  const long = () => sub.items.slice(start).flatMap((d) => d.consoleBatches.lines).filter((l: { line: string }) => l.line.length > 3000 && spamIndex(l.line) !== null);
+  await until(() => long().length >= 600, 20_000, '600 long lines');
+  const ks = long().map((l: { line: string }) => spamIndex(l.line)!);
+  expect(ks.slice(1).every((k: number, i: number) => k === ks[i]! + 1)).toBe(true);
+  expect(sub.items.slice(start).reduce((n, d) => n + d.consoleBatches.skipped, 0)).toBe(0);
+  sub.stop();
+  await client.dispose();
+  node.ws.close();
+}, 60_000);

@@ -12,7 +12,7 @@ import { CONSOLE_BATCH_EVERY_MS as BATCH_EVERY_MS } from '../../shared/node-prot
 /** What a batcher needs of a session. */
 export interface BatchReader {
   /** Writes a frame (the slow-client rule applies). */
-  sendFrame(frame: string): void;
+  sendFrame(frame: string | Buffer): void;
   /** The batcher now sends this session its lines: it stops taking per-line frames. */
   batchStarted(): void;
 }
@@ -22,9 +22,34 @@ function batchLine(e: ConsoleLine): { line: string; stream: string; ts: string; 
   return { line: e.line, stream: e.kind === 'install' ? 'install' : e.stream, ts: e.ts, seq: e.seq };
 }
 
-/** One `console_batch` frame. */
-export function batchFrame(lines: readonly ConsoleLine[], skipped: number): string {
-  return JSON.stringify({ type: 'console_batch', data: { lines: lines.map(batchLine), skipped } });
+/**
+ * A batch frame holds at most this much line text (JSON): a burst of long lines goes out as several
+ * frames, each well below what a reader accepts in one message (the panel's feed takes 1 MiB).
+ */
+export const MAX_BATCH_FRAME_BYTES = 256 * 1024;
+
+/**
+ * The `console_batch` frames of these lines: one, or several in order when the lines are long; the
+ * skip count rides on the last. Frames are Buffers, written as they are to every batch session (text
+ * frames that share one copy of their bytes, however many sockets still hold them).
+ */
+export function batchFrames(lines: readonly ConsoleLine[], skipped: number): Buffer[] {
+  const frames: Buffer[] = [];
+  let chunk: string[] = [];
+  let size = 0;
+  const out = (last: boolean): void => {
+    frames.push(Buffer.from(`{"type":"console_batch","data":{"lines":[${chunk.join(',')}],"skipped":${last ? skipped : 0}}}`));
+    chunk = [];
+    size = 0;
+  };
+  for (const l of lines) {
+    const json = JSON.stringify(batchLine(l));
+    if (size > 0 && size + json.length > MAX_BATCH_FRAME_BYTES) out(false);
+    chunk.push(json);
+    size += json.length + 1;
+  }
+  out(true);
+  return frames;
 }
 
 /** What a session leaving batch mode had not yet received: its per-line frames take over from here. */
@@ -88,10 +113,10 @@ export class ConsoleBatcher {
   private flush(): void {
     this.timer = null;
     this.lastSent = Date.now();
-    const frame = batchFrame(this.lines, this.skipped);
+    const frames = batchFrames(this.lines, this.skipped);
     this.lines = [];
     this.skipped = 0;
-    for (const r of this.readers) r.sendFrame(frame);
+    for (const r of this.readers) for (const f of frames) r.sendFrame(f);
     for (const r of this.joining) {
       this.readers.add(r);
       r.batchStarted();

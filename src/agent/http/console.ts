@@ -13,14 +13,18 @@ import type { Server } from '../server/server';
 import type { ConsoleLine } from '../server/console-buffer';
 import type { SkipReport } from '../server/line-budget';
 import type { ServerStats } from '../server/monitor';
-import { batchFrame, ConsoleBatchers, type BatchReader } from './console-batch';
+import { batchFrames, ConsoleBatchers, type BatchReader } from './console-batch';
+import type { SendBudget } from '../../shared/send-budget';
 
-/** A line's frame is serialised once, however many clients receive it. */
-const frames = new WeakMap<ConsoleLine, string>();
-function lineFrame(e: ConsoleLine): string {
+/**
+ * A line's frame is serialised once, however many clients receive it, as a Buffer: every socket that
+ * still holds it unsent holds the same bytes, not a copy of its own.
+ */
+const frames = new WeakMap<ConsoleLine, Buffer>();
+function lineFrame(e: ConsoleLine): Buffer {
   let f = frames.get(e);
   if (f === undefined) {
-    f = JSON.stringify({ type: e.kind === 'install' ? 'install_output' : 'console_output', data: { line: e.line, stream: e.stream, ts: e.ts, seq: e.seq } });
+    f = Buffer.from(JSON.stringify({ type: e.kind === 'install' ? 'install_output' : 'console_output', data: { line: e.line, stream: e.stream, ts: e.ts, seq: e.seq } }));
     frames.set(e, f);
   }
   return f;
@@ -48,8 +52,11 @@ export interface ConsoleOptions {
   manager: ServerManager;
   /** first `auth` must arrive within this time (default 10000 ms) */
   authTimeoutMs: number;
-  /** a client whose unsent data exceeds this is disconnected (default 4 MiB) */
-  maxBufferedBytes: number;
+  /**
+   * What a client may hold unsent before it is disconnected as too slow: its own limit (4 MiB by
+   * default) and its share of what all console sockets may hold together
+   */
+  budget: SendBudget;
   /** inbound messages per second per connection (default 20) */
   inboundPerSecond: number;
   /** inbound frame size limit (default 64 KiB) */
@@ -141,13 +148,14 @@ class ConsoleSession implements BatchReader {
     this.sendFrame(JSON.stringify({ type, data }));
   }
 
-  sendFrame(frame: string): void {
+  sendFrame(frame: string | Buffer): void {
     if (this.dropped || this.ws.readyState !== WebSocket.OPEN) return;
-    if (this.ws.bufferedAmount > this.opts.maxBufferedBytes) {
+    if (this.opts.budget.over(this.ws.bufferedAmount)) {
       this.dropSlow();
       return;
     }
-    this.ws.send(frame);
+    // always a text frame, also from a Buffer
+    this.ws.send(frame, { binary: false });
   }
 
   private dropSlow(): void {
@@ -265,7 +273,7 @@ class ConsoleSession implements BatchReader {
   /** The recent lines, in the session's mode: per-line frames, or one batch. */
   private sendHistory(entries: ConsoleLine[]): void {
     if (!this.batch) for (const e of entries) this.sendLine(e);
-    else if (entries.length > 0) this.sendFrame(batchFrame(entries, 0));
+    else if (entries.length > 0) for (const f of batchFrames(entries, 0)) this.sendFrame(f);
   }
 
   /** `options { batch }`: switches between per-line frames and batches; acknowledged with the mode. */
@@ -454,9 +462,13 @@ export class ConsoleGateway {
     this.wss.on('connection', (ws: WebSocket, req: IncomingMessage) => {
       const session = new ConsoleSession(ws, opts, req?.socket?.remoteAddress ?? null, this.batchers);
       this.sessions.set(ws, session);
+      opts.budget.opened();
       (ws as WebSocket & { isAlive?: boolean }).isAlive = true;
       ws.on('pong', () => ((ws as WebSocket & { isAlive?: boolean }).isAlive = true));
-      ws.on('close', () => this.sessions.delete(ws));
+      ws.on('close', () => {
+        this.sessions.delete(ws);
+        opts.budget.closed();
+      });
     });
     this.pingTimer = setInterval(() => {
       for (const ws of this.sessions.keys()) {
