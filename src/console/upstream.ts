@@ -2,6 +2,11 @@
  * The gateway's upstream feed of one server: a WebSocket client of the node's console channel,
  * authenticated with a console token the panel mints for itself, renewed before it expires, and
  * reconnected with backoff while it is wanted.
+ *
+ * The feed takes the node's per-line frames, not its batches: one socket at the node's output budget
+ * (CONSOLE_MAX_LINES_PER_SECOND) costs little, and a line reaches the per-line subscribers without
+ * waiting for a batch; the gateway batches for its batch subscribers itself (src/console/batcher.ts).
+ * `console_skipped` counts the lines the node dropped.
  */
 import WebSocket from 'ws';
 import { childLogger } from '../logger.js';
@@ -94,12 +99,8 @@ export class UpstreamFeed {
         this.lastSeq = 0;
       }
       this.onEvent({ type: 'status', data: { status: msg.data?.status } });
-      // one frame per 50 ms instead of one per line; a node that does not know batches answers with an
-      // error, and the feed goes on with its per-line frames
-      ws.send(JSON.stringify({ type: 'options', data: { batch: true } }));
       return;
     }
-    if (msg.type === 'console_batch') return this.onBatch(msg.data);
     if (msg.type === 'token_expiring' || msg.type === 'token_expired') {
       // Renew halfway to the expiry, and no earlier than 30 s before it: with a short token lifetime
       // (CONSOLE_TOKEN_TTL_SECONDS ≤ 60) the node says "expiring" as soon as a token is accepted, and
@@ -131,19 +132,6 @@ export class UpstreamFeed {
     if (seq <= this.lastSeq) return true;
     this.lastSeq = seq;
     return false;
-  }
-
-  /** A node batch becomes the per-line events the hub relays (install lines have stream `install`). */
-  private onBatch(data: unknown): void {
-    const { lines, skipped } = (data ?? {}) as { lines?: unknown; skipped?: unknown };
-    if (Array.isArray(lines)) {
-      for (const l of lines as Array<Record<string, unknown>>) {
-        if (!l || typeof l !== 'object' || this.relayed(l.seq)) continue;
-        const install = l.stream === 'install';
-        this.onEvent({ type: install ? 'install_output' : 'console_output', data: { line: l.line, stream: install ? 'stdout' : l.stream, ts: l.ts, seq: l.seq } });
-      }
-    }
-    if (typeof skipped === 'number' && skipped > 0) this.onEvent({ type: 'console_skipped', data: { skipped } });
   }
 
   close(): void {

@@ -15,6 +15,7 @@ import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'grap
 import type { WebSocket, WebSocketServer } from 'ws';
 import { childLogger } from '../logger.js';
 import type { SendBudget } from '../shared/send-budget.js';
+import { hold, rawSocket, settle } from '../shared/write-coalescer.js';
 
 const log = childLogger('graphql-ws');
 
@@ -35,7 +36,8 @@ export interface TransportOptions {
 /**
  * Hands a message to the socket, or closes the socket (1013) when the client has not read the last
  * `maxBufferedBytes` already sent to it. Every message of the GraphQL socket goes through here,
- * graphql-ws's and the subscriptions' pushed ones alike.
+ * graphql-ws's and the subscriptions' pushed ones alike; the messages of one turn of the event loop
+ * leave in one write (src/shared/write-coalescer.ts).
  */
 export function sendOrDrop(socket: WebSocket, data: string, budget: SendBudget): void {
   if (socket.readyState !== socket.OPEN) return;
@@ -44,7 +46,10 @@ export function sendOrDrop(socket: WebSocket, data: string, budget: SendBudget):
     socket.close(CLOSE_TOO_SLOW, 'client too slow');
     return;
   }
+  const raw = rawSocket(socket);
+  hold(raw);
   socket.send(data);
+  settle(raw);
 }
 
 /** `E` is the connection's `extra`: the socket and upgrade request, plus what the hooks add to it. */

@@ -121,21 +121,36 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
   /**
    * A connection lives as long as its credential: signing out, revoking the API token, a password
    * change that ends the session, or its expiry closes it with 4401 within CREDENTIAL_RECHECK_MS,
-   * on whichever gateway instance holds it (the check reads the database). A failed check (database
-   * unreachable) keeps the connection and tries again next time.
+   * on whichever gateway instance holds it (the check reads the database). The connections of one
+   * credential (a dashboard's many tabs, one integration's many sockets) share one check. A failed
+   * check (database unreachable) keeps them and tries again next time.
    */
+  const watched = new Map<string, { sockets: Set<WebSocket>; timer: NodeJS.Timeout }>();
+  const recheck = (secret: string) => {
+    const entry = watched.get(secret);
+    if (!entry) return;
+    authenticate(secret).then(
+      (still) => {
+        if (still) return;
+        for (const socket of entry.sockets) if (socket.readyState === socket.OPEN) socket.close(WS_UNAUTHORIZED, 'Your credentials are no longer valid');
+      },
+      (err: unknown) => log.warn({ err }, 'could not re-check a GraphQL connection\'s credential; trying again later'),
+    );
+  };
   const watchCredential = (socket: WebSocket, secret: string) => {
-    const timer = setInterval(() => {
-      if (socket.readyState !== socket.OPEN) return;
-      authenticate(secret).then(
-        (still) => {
-          if (!still && socket.readyState === socket.OPEN) socket.close(WS_UNAUTHORIZED, 'Your credentials are no longer valid');
-        },
-        (err: unknown) => log.warn({ err }, 'could not re-check a GraphQL connection\'s credential; trying again later'),
-      );
-    }, CREDENTIAL_RECHECK_MS);
-    timer.unref();
-    socket.once('close', () => clearInterval(timer));
+    let entry = watched.get(secret);
+    if (!entry) {
+      const timer = setInterval(() => recheck(secret), CREDENTIAL_RECHECK_MS);
+      timer.unref();
+      watched.set(secret, (entry = { sockets: new Set(), timer }));
+    }
+    entry.sockets.add(socket);
+    socket.once('close', () => {
+      entry.sockets.delete(socket);
+      if (entry.sockets.size) return;
+      clearInterval(entry.timer);
+      watched.delete(secret);
+    });
   };
 
   /** Runs one operation: fresh ORM context, re-authentication, rate limit, then graphql execute/subscribe. */

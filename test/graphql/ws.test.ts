@@ -119,10 +119,15 @@ test('an open connection is closed with 4401 once its credential is signed out o
   // an API token revoked while its connection is open
   const session = (await p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password: u.password } })).body.data.token;
   const apiToken = (await p.request('POST', '/api/v1/users/me/api-tokens', { token: session, body: { name: 'ws' } })).body.data;
+  // (three connections of one token: they share one credential check, and every one is closed)
   const second = client({ authorization: `Bearer ${apiToken.token}` });
-  expect((await run(second.c, '{ me { id } }')).data?.me?.id).toBe(u.user.id);
+  const more = [client({ authorization: `Bearer ${apiToken.token}` }), client({ authorization: `Bearer ${apiToken.token}` })];
+  for (const x of [second, ...more]) expect((await run(x.c, '{ me { id } }')).data?.me?.id).toBe(u.user.id);
+  // one of them leaves first: the others are still watched
+  await more[1]!.c.dispose();
   expect((await p.request('DELETE', `/api/v1/users/me/api-tokens/${apiToken.id}`, { token: session })).status).toBe(204);
   expect(await second.closed).toBe(4401);
+  expect(await more[0]!.closed).toBe(4401);
 }, 30_000);
 
 test('a frame over 1 MiB closes that connection with 1009 (message too big); other connections go on', async () => {

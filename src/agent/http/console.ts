@@ -15,6 +15,7 @@ import type { SkipReport } from '../server/line-budget';
 import type { ServerStats } from '../server/monitor';
 import { batchFrames, ConsoleBatchers, type BatchReader } from './console-batch';
 import type { SendBudget } from '../../shared/send-budget';
+import { hold, rawSocket, settle } from '../../shared/write-coalescer';
 
 /**
  * A line's frame is serialised once, however many clients receive it, as a Buffer: every socket that
@@ -154,8 +155,11 @@ class ConsoleSession implements BatchReader {
       this.dropSlow();
       return;
     }
-    // always a text frame, also from a Buffer
+    // always a text frame, also from a Buffer; the frames of one turn leave in one write
+    const raw = rawSocket(this.ws);
+    hold(raw);
     this.ws.send(frame, { binary: false });
+    settle(raw);
   }
 
   private dropSlow(): void {
