@@ -13,6 +13,8 @@
  *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
  *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [6]
  *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [3]
+ *   BENCH_ACTIVITY_ROUNDS   rounds of the activity scenario (list and power, recording on and off) [10]
+ *   BENCH_ACTIVITY_SECONDS  measured seconds per window of the activity scenario (after 1 s of warm-up) [2]
  *   BENCH_WARMUP_SECONDS    autocannon warm-up seconds per target [2]
  *   BENCH_SUBSCRIBERS       console readers [500]
  *   BENCH_READER_PROCESSES  processes the console readers are spread over [4]
@@ -57,6 +59,8 @@ const params = {
   servers: int('BENCH_SERVERS', 10_000),
   httpSeconds: int('BENCH_HTTP_SECONDS', 6),
   httpRounds: int('BENCH_HTTP_ROUNDS', 3),
+  activityRounds: int('BENCH_ACTIVITY_ROUNDS', 10),
+  activitySeconds: int('BENCH_ACTIVITY_SECONDS', 2),
   warmupSeconds: int('BENCH_WARMUP_SECONDS', 2),
   subscribers: int('BENCH_SUBSCRIBERS', 500),
   readerProcesses: int('BENCH_READER_PROCESSES', 4),
@@ -207,8 +211,20 @@ async function main() {
           }
           await apiOk(base, 'POST', `/api/v1/servers/${server.id}/start`, { token: owner.token });
           result.activity = await withTimeout(
-            runActivityScenario({ panelChild: panel.child, panelUrl: base, panelPid: ready.pid, userToken: owner.token, serverId: server.id, seconds: params.httpSeconds, warmupSeconds: params.warmupSeconds, quietWaitMs: params.quietWaitSeconds * 1000, rounds: 3, log }),
-            (params.httpSeconds + params.warmupSeconds + params.quietWaitSeconds + 2) * 12 * 1000 + 60_000,
+            runActivityScenario({
+              panelChild: panel.child,
+              panelUrl: base,
+              databaseUrl: db.url,
+              user: { id: owner.user.id, email: owner.user.email },
+              userToken: owner.token,
+              serverId: server.id,
+              seconds: params.activitySeconds,
+              warmupSeconds: 1,
+              quietWaitMs: params.quietWaitSeconds * 1000,
+              rounds: params.activityRounds,
+              log,
+            }),
+            ((params.activitySeconds + 2) * 4 + params.quietWaitSeconds + 2) * params.activityRounds * 1000 + 12 * 9 * 1000 + 60_000, // rounds, then 6 pairs of probes of at most 8 s
             'the activity scenario',
           );
           await apiOk(base, 'POST', `/api/v1/servers/${server.id}/kill`, { token: owner.token });

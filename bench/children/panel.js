@@ -30,10 +30,21 @@ async function close() {
 
 process.on('message', (m) => {
   if (m?.type === 'close') void close();
-  // the activity scenario compares the same requests with recording on and off (bench only)
+  // the activity scenario compares the same requests with recording on and off: off, this instance's
+  // `record` does nothing; on, the class's own method runs again (bench only: nothing in src/ checks)
   if (m?.type === 'activity') {
-    if (platform) platform.services.activity.enabled = Boolean(m.enabled);
+    const activity = platform?.services.activity;
+    if (activity && m.enabled) delete activity.record;
+    else if (activity) activity.record = async () => undefined;
     process.send({ type: 'activity_done' });
+  }
+  // this process's CPU time so far (µs, all its threads), finer than /proc's 10 ms ticks
+  if (m?.type === 'cpu') process.send({ type: 'cpu_done', usage: process.cpuUsage() });
+  if (m?.type === 'activity_probe') {
+    recordingProbe(m).then(
+      (res) => process.send({ type: 'activity_probe_done', ...res }),
+      (err) => process.send({ type: 'activity_probe_done', error: String(err?.stack || err) }),
+    );
   }
   if (m?.type === 'gc') {
     global.gc?.();
@@ -44,6 +55,32 @@ process.on('message', (m) => {
   if (m?.type === 'heap_snapshot') process.send({ type: 'heap_snapshot_done', file: v8.writeHeapSnapshot(m.file) });
 });
 process.on('disconnect', () => void close());
+
+/**
+ * What recording alone costs: the entry of a power action (`server:power.start` by a signed-in user)
+ * recorded `ratePerSec` times a second for `seconds`, through the service the power action calls,
+ * then the batch waiting written. With `record: false` the same pacing runs without recording (the
+ * baseline of the comparison). Returns the entries recorded and the process's CPU time meanwhile.
+ */
+async function recordingProbe({ serverId, user, ratePerSec, seconds, record }) {
+  const activity = platform.services.activity;
+  const actor = { user: { id: user.id, email: user.email }, via: 'session', credentialId: 'bench', credentialCreatedAt: new Date(), credentialExpiresAt: null, ip: '127.0.0.1' };
+  const tickMs = 5;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  let entries = 0;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, tickMs));
+    const due = Math.min(ratePerSec * seconds, Math.floor(((performance.now() - t0) / 1000) * ratePerSec));
+    for (; entries < due; entries++) {
+      if (record) await activity.record({ event: 'server:power.start', serverId, actor });
+    }
+    if (entries >= ratePerSec * seconds) break;
+  }
+  await activity.flush();
+  const cpu = process.cpuUsage(cpu0);
+  return { entries: record ? entries : 0, paced: entries, cpuMs: (cpu.user + cpu.system) / 1000, wallMs: performance.now() - t0 };
+}
 
 (async () => {
   const big = 10_000_000;

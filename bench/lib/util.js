@@ -66,6 +66,26 @@ function postgresCpuMs() {
   return (ticks * 1000) / 100; // USER_HZ = 100 on Linux
 }
 
+/**
+ * CPU (user + kernel, ms) used so far by one PostgreSQL server: its postmaster `rootPid`, the
+ * processes it started (backends, background workers) and those it has reaped. Other PostgreSQL
+ * servers on the machine (other people's tests) do not count.
+ */
+function postgresTreeCpuMs(rootPid) {
+  let ticks = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(pid)) continue;
+    try {
+      const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      if (pid === String(rootPid)) ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      else if (f[1] === String(rootPid)) ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return (ticks * 1000) / 100; // USER_HZ = 100 on Linux
+}
+
 /** Machine-wide CPU counters (jiffies) from /proc/stat: { busy, total }. */
 function machineCpu() {
   const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -280,4 +300,4 @@ class Histogram {
   }
 }
 
-module.exports = { procCpuMs, procCpuSplitMs, postgresCpuMs, machineCpu, busyCores, waitForQuiet, sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };
+module.exports = { procCpuMs, procCpuSplitMs, postgresCpuMs, postgresTreeCpuMs, machineCpu, busyCores, waitForQuiet, sleep, freePort, rssMiB, waitUntil, withTimeout, startChild, ask, stopChild, killAllChildren, api, apiOk, Histogram };
