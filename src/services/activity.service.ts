@@ -55,7 +55,13 @@ export interface NewActivity {
 const SECRET_KEY = /^(current|new)?password$|^(session|api|node|console)?token$|secret|cookie|authorization|hash$|^contents?$|^data$/i;
 export const PRUNE_BATCH = 1000;
 const MAX_QUEUED_ENTRIES = 1000;
-const INSERT_SQL = 'insert into activity (id, event, server_id, actor_id, actor_email, api_token_id, ip, properties, created_at) values';
+/**
+ * One text whatever the batch's size (a column of values per parameter), so the statement is prepared
+ * once per pooled connection and PostgreSQL never parses or plans a batch again.
+ */
+const INSERT_SQL =
+  'insert into activity (id, event, server_id, actor_id, actor_email, api_token_id, ip, properties, created_at) ' +
+  'select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::uuid[], $7::text[], $8::jsonb[], $9::timestamptz[])';
 const BATCH_MS = 50;
 const BATCH_ROWS = 200;
 
@@ -151,7 +157,7 @@ export class ActivityService implements ActivityRecorder {
 
   /**
    * Entries of actions without a transaction of their own (a power action, a console command) are
-   * written in batches: one multi-row INSERT at most every BATCH_MS or BATCH_ROWS entries, so the log
+   * written in batches: one INSERT of many rows at most every BATCH_MS or BATCH_ROWS entries, so the log
    * costs such an action a fraction of a millisecond. A list reads after the batch this instance has
    * waiting is written; an instance killed outright loses at most one batch window of such entries.
    */
@@ -170,14 +176,19 @@ export class ActivityService implements ActivityRecorder {
     const write = (async () => {
       await previous;
       if (!rows.length) return;
-      const values: unknown[] = [];
-      const tuples = rows.map((r, i) => {
-        values.push(r.id, r.event, r.serverId, r.actorId, r.actorEmail, r.apiTokenId, r.ip, JSON.stringify(r.properties), r.createdAt);
-        const b = i * 9;
-        return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, $${b + 8}::jsonb, $${b + 9})`;
-      });
+      const columns = [
+        rows.map((r) => r.id),
+        rows.map((r) => r.event),
+        rows.map((r) => r.serverId),
+        rows.map((r) => r.actorId),
+        rows.map((r) => r.actorEmail),
+        rows.map((r) => r.apiTokenId),
+        rows.map((r) => r.ip),
+        rows.map((r) => JSON.stringify(r.properties)),
+        rows.map((r) => r.createdAt),
+      ];
       try {
-        await readRows(this.orm, `${INSERT_SQL} ${tuples.join(', ')}`, values, { prepare: false });
+        await readRows(this.orm, INSERT_SQL, columns);
       } catch (err) {
         log.error({ err: (err as Error).message, entries: rows.length }, 'could not write activity entries');
       }

@@ -2,6 +2,9 @@
  * The activity log over REST: an entry for each state-changing action with its actor, token and
  * address; the three lists and their filters; permissions; and no secret anywhere in the table.
  */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { blueprintsByKey, createNode, expectError, expectFieldError } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
@@ -132,4 +135,27 @@ test('pruning deletes old entries in batches and keeps the recent ones', async (
   expect(await p.services.activity.prune(90)).toBe(2500);
   expect(Number((await conn.execute(`select count(*) as n from activity where event = 'test:old'`))[0].n)).toBe(0);
   expect(Number((await conn.execute(`select count(*) as n from activity`))[0].n)).toBe(before);
+});
+
+test('entries of actions without a transaction of their own are listed right after, intact, and written when an instance stops', async () => {
+  const owner = await p.newUser('batched');
+  const serverId = randomUUID(); // an entry outlives the server it names: any id will do
+  const properties = { command: 'say "hi", {a,b} \\ NULL é 🎮', nested: { list: [1, 'two', null], quote: "it's" } };
+  // the service a power action and a console command record through (it batches these entries)
+  await p.services.activity.record({ event: 'server:console.command', serverId, user: { id: owner.user.id, email: owner.email }, ip: '203.0.113.7', properties });
+  const listed = (await p.request('GET', `/api/v1/admin/activity?serverId=${serverId}`, { token: admin })).body.data;
+  expect(listed).toEqual([
+    { id: expect.any(String), event: 'server:console.command', serverId, actor: { id: owner.user.id, email: owner.email }, apiTokenId: null, ip: '203.0.113.7', properties, createdAt: expect.any(String) },
+  ]);
+
+  // a second instance on the same database writes the entries it holds when it stops
+  const masterKey = readFileSync(path.join(p.config.dataDir, 'keys', 'master.key'), 'utf8').trim();
+  const q = await startTestPlatform({}, { MASTER_KEY: masterKey }, { database: p.dbName });
+  try {
+    for (const action of ['start', 'stop', 'kill']) await q.services.activity.record({ event: `server:power.${action}`, serverId, user: { id: owner.user.id, email: owner.email } });
+  } finally {
+    await q.stop();
+  }
+  const after = (await p.request('GET', `/api/v1/admin/activity?serverId=${serverId}`, { token: admin })).body.data;
+  expect(after.map((e: any) => e.event).sort()).toEqual(['server:console.command', 'server:power.kill', 'server:power.start', 'server:power.stop']);
 });
