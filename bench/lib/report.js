@@ -39,6 +39,7 @@ function buildRows(r) {
       // by parts: entries per request × CPU of an entry (probe) ÷ CPU per request without recording
       add(label, 'panel + PostgreSQL CPU per request with recording, by parts (entries per request × CPU per entry; off = baseline)', `${fmt(a.cpuOff + a.costMs, ' ms')} (${fmt(a.entriesPerRequest)} × ${fmt(probe.usPerEntry.median, ' µs')})`, fmt(a.cpuOff, ' ms'), a.costRatio, '≤ 1.05× (cost ≤ 5%)', a.costRatio <= 1.05);
       add('', 'the same with the dearer quartile of an entry and the cheaper quartile of a request', '', '', a.costRatioUpper, '', null);
+      add('', "the same over the request's own CPU (without the idle panel's and PostgreSQL's share of each second)", fmt(a.cpuOffOwn + a.costMs, ' ms'), fmt(a.cpuOffOwn, ' ms'), a.costRatioOwn, '', null);
       add('', `end to end: panel + PostgreSQL CPU per request (median of ${r.activity.rounds} rounds; ratio: median of the per-round ratios)`, fmt(a.cpuOn, ' ms'), fmt(a.cpuOff, ' ms'), a.endToEnd.median, '', null);
       add('', 'end to end: per-round ratio, quartiles; range', `${fmt(a.endToEnd.p25)}–${fmt(a.endToEnd.p75)}; ${fmt(a.endToEnd.min)}–${fmt(a.endToEnd.max)}`, '', null, '', null);
       add('', 'requests/s (median of rounds)', fmt(a.requestsPerSecOn), fmt(a.requestsPerSecOff), ratio(a.requestsPerSecOn, a.requestsPerSecOff), '', null);
@@ -47,6 +48,7 @@ function buildRows(r) {
     }
     if (probe) {
       add(`5. Activity log cost: one entry (${probe.runs.length} probe pairs at ${probe.ratePerSec} entries/s, ${probe.seconds} s)`, 'CPU per entry: panel + PostgreSQL [quartiles]', `${q(probe.panelUsPerEntry, ' µs')} + ${q(probe.postgresUsPerEntry, ' µs')}`, '', null, '', null);
+      add('', 'CPU of the idle panel and PostgreSQL per second [quartiles]', q(probe.idleCpuMsPerSecond, ' ms'), '', null, '', null);
     }
   }
   if (r.files) {
