@@ -24,8 +24,8 @@ const { Client } = require('pg');
 const { ask, postgresTreeCpuMs, machineCpu, busyCores, waitForQuiet, sleep } = require('./util');
 
 const r3 = (x) => Math.round(x * 1000) / 1000;
-// the batch of entries waiting is written within 50 ms (src/services/activity.service.ts)
-const SETTLE_MS = 200;
+// the batch of entries waiting is written within 200 ms (src/services/activity.service.ts); a window ends after it
+const SETTLE_MS = 300;
 
 function cannon(opts) {
   return new Promise((resolve, reject) => {

@@ -62,7 +62,11 @@ const MAX_QUEUED_ENTRIES = 1000;
 const INSERT_SQL =
   'insert into activity (id, event, server_id, actor_id, actor_email, api_token_id, ip, properties, created_at) ' +
   'select * from unnest($1::uuid[], $2::text[], $3::uuid[], $4::uuid[], $5::text[], $6::uuid[], $7::text[], $8::jsonb[], $9::timestamptz[])';
-const BATCH_MS = 50;
+/**
+ * A batch's statement (its round trip and commit) costs as much as ten of its rows: at 50 ms a busy
+ * panel's power actions made batches of 3 and recording cost them 7% (bench/README.md).
+ */
+const BATCH_MS = 200;
 const BATCH_ROWS = 200;
 
 type ActivityRow = Activity;
