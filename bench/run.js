@@ -83,7 +83,8 @@ const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const t0 = Date.now();
 const log = (msg) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1).padStart(6)} s] ${msg}`);
 
-const WATCHDOG_MS = 12 * 60_000;
+// the activity scenario alone takes about 6 minutes (10 rounds of 4 windows, then 6 pairs of probes)
+const WATCHDOG_MS = 20 * 60_000;
 const watchdog = setTimeout(() => {
   console.error(`benchmark watchdog: the run took longer than ${WATCHDOG_MS / 60000} minutes; aborting`);
   killAllChildren();
