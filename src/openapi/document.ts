@@ -710,7 +710,7 @@ const OPERATIONS: Operation[] = [
     auth: 'admin',
     body: createBlueprintInput,
     success: { status: 201, description: 'The blueprint.', schema: envelope(BlueprintSchema) },
-    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR (`fields.variables.0.rules`, …), or ALREADY_EXISTS: a blueprint with this key exists.' },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR (`fields.variables.0.rules`, `fields["configFiles.0.find.<key>"]` for a placeholder outside the allow-list, …), or ALREADY_EXISTS: a blueprint with this key exists.' },
   },
   {
     method: 'post',

@@ -9,10 +9,11 @@ import type { ImportedBlueprint } from '../services/blueprints.service.js';
 import { parsePagination } from '../validation/pagination.js';
 import { plain } from './util.js';
 
-/** An input as REST would get it from JSON: absent fields left out, variables and defaults as plain objects. */
+/** An input as REST would get it from JSON: absent fields left out, variables, config files and defaults as plain objects. */
 function body(input: CreateBlueprintInput | UpdateBlueprintInput): Record<string, unknown> {
   const out = plain(input);
   if (Array.isArray(input.variables)) out.variables = input.variables.map((v) => plain(v));
+  if (Array.isArray(input.configFiles)) out.configFiles = input.configFiles.map((f) => plain(f));
   if (input.defaults) out.defaults = plain(input.defaults);
   return out;
 }

@@ -60,7 +60,7 @@ export class BlueprintsService {
       ready: data.ready ?? null,
       install: data.install ?? null,
       installShell: data.installShell ?? null,
-      configFiles: [],
+      configFiles: data.configFiles ?? [],
       variables: (data.variables ?? []).map(variableOf),
       fileDenylist: data.fileDenylist ?? [],
       defaults: data.defaults ?? { ...DEFAULTS },
