@@ -3,10 +3,11 @@
  * the keys it writes at each start (see src/shared/config-files.ts and src/agent/config-files/). The
  * checks are those of the administrators' input (src/shared/config-file-checks.ts). A malformed
  * entry is a 422 naming `config.files.<file>`; a parser the agent does not apply, a conditional
- * replacement (an object of match → value) and a placeholder outside the allow-list are warnings:
+ * replacement (an object of match → value), a key its parser cannot follow (`*` in an xml key) and
+ * a placeholder outside the allow-list are warnings:
  * skipped, or refused by the agent at start.
  */
-import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProblem, placeholderProblem } from '../shared/config-file-checks.js';
+import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProblem, parserKeyProblem, placeholderProblem } from '../shared/config-file-checks.js';
 import { CONFIG_PARSERS, type ConfigFile, type ConfigParser } from '../shared/config-files.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
 
@@ -45,15 +46,20 @@ function mapFile(name: string, entry: unknown, warnings: ImportWarning[]): Confi
   if (keys.length > CONFIG_LIMITS.keys) throw new EggError({ [`${field}.find`]: `at most ${CONFIG_LIMITS.keys} keys` });
   const find: Record<string, string> = {};
   for (const [key, value] of keys) {
-    const mapped = mapValue(`${field}.find.${key}`, key, value, warnings);
+    const mapped = mapValue(`${field}.find.${key}`, parser as ConfigParser, key, value, warnings);
     if (mapped !== null) find[key] = mapped;
   }
   return Object.keys(find).length ? { file: name, parser: parser as ConfigParser, find } : null;
 }
 
-function mapValue(field: string, key: string, value: unknown, warnings: ImportWarning[]): string | null {
+function mapValue(field: string, parser: ConfigParser, key: string, value: unknown, warnings: ImportWarning[]): string | null {
   const keyProblem = configKeyProblem(key);
   if (keyProblem) throw new EggError({ [field]: keyProblem });
+  const unsupported = parserKeyProblem(parser, key);
+  if (unsupported) {
+    warnings.push({ field, message: `${unsupported}: the key is not written` });
+    return null;
+  }
   if (isObject(value)) {
     warnings.push({ field, message: 'conditional replacements (an object of match → value) are not supported: the key is not written' });
     return null;

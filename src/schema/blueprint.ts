@@ -43,7 +43,7 @@ export class BlueprintConfigFileType {
   @Field({ description: "Relative to the server's directory." })
   file!: string;
 
-  @Field({ description: 'properties, file, ini, json or yaml.' })
+  @Field({ description: 'properties, file, ini, json, yaml or xml.' })
   parser!: string;
 
   @Field(() => GraphQLJSONObject, { description: 'Key → value; values may hold the allowed placeholders (docs/blueprints.md).' })
@@ -151,7 +151,7 @@ export class BlueprintConfigFileInput {
   @Field({ description: "Relative to the server's directory." })
   file!: string;
 
-  @Field({ description: 'properties, file, ini, json or yaml.' })
+  @Field({ description: 'properties, file, ini, json, yaml or xml.' })
   parser!: string;
 
   @Field(() => GraphQLJSONObject, { description: 'Key → value (strings); values may hold the allowed placeholders only (docs/blueprints.md).' })

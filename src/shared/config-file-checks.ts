@@ -4,7 +4,7 @@
  * the agent's copy of a server's settings (src/agent/http/validation.ts) use them. Each returns null
  * for a good value, else the message of the 422.
  */
-import { refusedPlaceholders } from './config-files';
+import { refusedPlaceholders, type ConfigParser } from './config-files';
 
 export const CONFIG_LIMITS = { files: 20, keys: 100, key: 255, value: 4096, file: 255 } as const;
 
@@ -24,6 +24,17 @@ export function configFileNameProblem(name: string): string | null {
 /** A key of any parser: 1-255 characters. */
 export function configKeyProblem(key: string): string | null {
   return key.trim() === '' || key.length > CONFIG_LIMITS.key ? `the key must be 1-${CONFIG_LIMITS.key} characters` : null;
+}
+
+const XML_NAME = /^[\p{L}_][\p{L}\p{N}_:-]*$/u;
+
+/** What a parser cannot do with a key: xml takes a dotted path of element names from the root, without `*`. */
+export function parserKeyProblem(parser: ConfigParser, key: string): string | null {
+  if (parser !== 'xml') return null;
+  const parts = key.split('.');
+  return parts.length >= 2 && parts.every((p) => XML_NAME.test(p))
+    ? null
+    : 'an xml key is a dotted path of element names from the root element, e.g. `Config.ServerPort` (no `*`, no `[0]`)';
 }
 
 /** One line of at most 4096 characters. */

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { splitTemplate } from '../agent/environment/template.js';
 import { rulesProblem } from '../blueprints/rules.js';
-import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProblem, placeholderProblem } from '../shared/config-file-checks.js';
+import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProblem, parserKeyProblem, placeholderProblem } from '../shared/config-file-checks.js';
 import { CONFIG_PARSERS } from '../shared/config-files.js';
 import { INSTALL_SHELLS } from '../shared/node-protocol.js';
 import { variableNameProblem } from '../shared/variable-names.js';
@@ -102,6 +102,12 @@ export const configFileInput = z
       .record(z.string(), z.string({ message: 'must be a string' }), { message: 'must be an object of key → value' })
       .superRefine(checkFind)
       .meta({ description: 'Key → value (one line); values may hold the allowed placeholders only (docs/blueprints.md).', example: { 'server-port': '{{server.build.default.port}}' } }),
+  })
+  .superRefine((f, ctx) => {
+    for (const key of Object.keys(f.find)) {
+      const message = parserKeyProblem(f.parser, key);
+      if (message) ctx.addIssue({ code: 'custom', path: ['find', key], message });
+    }
   })
   .meta({ id: 'BlueprintConfigFileInput' });
 

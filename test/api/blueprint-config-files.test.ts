@@ -69,6 +69,8 @@ describe('the checks of the egg import, as 422s naming configFiles.N.…', () =>
     ['a value over 4096 characters', [{ file: 'a.properties', parser: 'properties', find: { motd: 'x'.repeat(4097) } }], 'configFiles.0.find.motd'],
     ['a value that is an object (a conditional replacement)', [{ file: 'a.yml', parser: 'yaml', find: { 'servers.*.address': { '127.0.0.1': '{{server.build.default.ip}}' } } }], 'configFiles.0.find.servers.*.address'],
     ['a key over 255 characters', [{ file: 'a.properties', parser: 'properties', find: { ['k'.repeat(256)]: 'v' } }], `configFiles.0.find.${'k'.repeat(256)}`],
+    ['an xml key with `*`', [{ file: 'a.xml', parser: 'xml', find: { 'Config.*': 'x' } }], 'configFiles.0.find.Config.*'],
+    ['an xml key without the root element', [{ file: 'a.xml', parser: 'xml', find: { Port: '1' } }], 'configFiles.0.find.Port'],
     ['no keys', [{ file: 'a.properties', parser: 'properties', find: {} }], 'configFiles.0.find'],
     ['more than 100 keys', [{ file: 'a.properties', parser: 'properties', find: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, 'v'])) }], 'configFiles.0.find'],
     ['more than 20 files', Array.from({ length: 21 }, (_, i) => ({ file: `f${i}.properties`, parser: 'properties', find: { a: 'b' } })), 'configFiles'],
