@@ -67,6 +67,12 @@ maybe('the Blueprints screen of the administration', () => {
     expect(await row(page, 'paper').locator('td').nth(2).textContent()).toBe(`${imported.variables.length} variables`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'admin-blueprints-import.png'), fullPage: true });
 
+    // text that is not JSON is stopped in the page, next to the field
+    await page.getByLabel('Egg JSON').fill('not an egg');
+    await page.getByRole('button', { name: 'Import egg' }).click();
+    await page.locator('#egg-json-error').getByText('This is not valid JSON').waitFor();
+    expect(await page.getByLabel('Egg JSON').getAttribute('aria-invalid')).toBe('true');
+
     // an egg the panel refuses: its fields are listed
     await page.getByLabel('Egg JSON').fill('{"name": "Broken", "meta": {"version": "PTDL_v9"}}');
     await page.getByRole('button', { name: 'Import egg' }).click();
@@ -97,6 +103,11 @@ maybe('the Blueprints screen of the administration', () => {
     await page.getByLabel('Name', { exact: true }).fill('Paper (ours)');
     await page.getByLabel('SERVER_JARFILE default').fill('paper.jar');
     await page.getByLabel('File denylist').fill('server.jar\nconfig/');
+    await page.getByRole('button', { name: 'Add a variable' }).click();
+    await page.getByLabel(`new variable ${paper.variables.length + 1} key`).fill('MOTD');
+    await page.getByLabel('MOTD default').fill('Welcome');
+    await page.getByLabel('MOTD: users change it').uncheck();
+    await page.getByRole('button', { name: 'Remove DL_PATH' }).click();
     await page.getByRole('button', { name: 'Save' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
     expect(await page.locator('[aria-invalid="true"]').count()).toBe(0);
@@ -108,7 +119,8 @@ maybe('the Blueprints screen of the administration', () => {
     expect(saved.body.data.fileDenylist).toEqual(['server.jar', 'config/']);
     const jar = saved.body.data.variables.find((v: { key: string }) => v.key === 'SERVER_JARFILE');
     expect(jar).toMatchObject({ default: 'paper.jar', rules: 'required|string|max:64' });
-    expect(saved.body.data.variables.map((v: { key: string }) => v.key)).toEqual(paper.variables.map((v) => v.key));
+    expect(saved.body.data.variables.map((v: { key: string }) => v.key)).toEqual([...paper.variables.map((v) => v.key).filter((k) => k !== 'DL_PATH'), 'MOTD']);
+    expect(saved.body.data.variables.at(-1)).toMatchObject({ key: 'MOTD', name: 'MOTD', default: 'Welcome', userViewable: true, userEditable: false });
     expect(tb.problems).toEqual([]);
   });
 
