@@ -1,11 +1,13 @@
 /**
  * The Blueprints screen of the administration in headless Chromium, against a real panel and database:
- * a real Pterodactyl egg (Paper) imported from its file with its warnings shown, an edit saved (seen
+ * a real Pterodactyl egg (Paper) imported from its file with its warnings shown, and pasted as YAML, an edit saved (seen
  * over REST), refusals next to their fields, a blueprint in use that cannot be deleted, a created one
  * deleted; built-in blueprints read-only; the screen closed to users who are not administrators.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
+import { stringify } from 'yaml';
 import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
 import { EGGS_DIR } from '../support/eggs.js';
 import { createNode } from '../support/fixtures.js';
@@ -55,7 +57,7 @@ maybe('the Blueprints screen of the administration', () => {
     await builtin.waitFor();
     expect(await builtin.getByRole('button', { name: /^Delete/ }).count()).toBe(0);
 
-    await page.getByLabel('Or choose an egg file (.json)').setInputFiles(path.join(EGGS_DIR!, 'egg-paper.json'));
+    await page.getByLabel('Or choose an egg file (.json, .yaml)').setInputFiles(path.join(EGGS_DIR!, 'egg-paper.json'));
     await page.getByText('Read egg-paper.json.').waitFor();
     await page.getByRole('button', { name: 'Import egg' }).click();
     const image = page.locator('.import-warnings li[data-field="docker_images"]');
@@ -67,18 +69,32 @@ maybe('the Blueprints screen of the administration', () => {
     expect(await row(page, 'paper').locator('td').nth(2).textContent()).toBe(`${imported.variables.length} variables`);
     await page.screenshot({ path: path.join(ARTIFACTS, 'admin-blueprints-import.png'), fullPage: true });
 
-    // text that is not JSON is stopped in the page, next to the field
-    await page.getByLabel('Egg JSON').fill('not an egg');
+    // broken JSON is stopped in the page; text that is no egg in YAML either is refused by the panel, next to the field
+    await page.getByLabel('Egg (JSON or YAML)').fill('{ "name": ');
     await page.getByRole('button', { name: 'Import egg' }).click();
     await page.locator('#egg-json-error').getByText('This is not valid JSON').waitFor();
-    expect(await page.getByLabel('Egg JSON').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Egg (JSON or YAML)').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Egg (JSON or YAML)').fill('not an egg');
+    await page.getByRole('button', { name: 'Import egg' }).click();
+    await page.locator('#egg-json-error').getByText('must be a YAML mapping').waitFor();
+    await page.getByLabel('Egg (JSON or YAML)').fill('name: [unclosed\nmeta: 1');
+    await page.getByRole('button', { name: 'Import egg' }).click();
+    await page.locator('#egg-json-error').getByText('is not valid YAML').waitFor();
+
+    // the same egg pasted as YAML (as Pelican exports them) makes a second blueprint like the first
+    const egg = JSON.parse(readFileSync(path.join(EGGS_DIR!, 'egg-paper.json'), 'utf8'));
+    await page.getByLabel('Egg (JSON or YAML)').fill(stringify({ ...egg, name: 'Paper from YAML' }));
+    await page.getByRole('button', { name: 'Import egg' }).click();
+    await row(page, 'paper-from-yaml').waitFor();
+    const fromYaml = (await blueprintByKey('paper-from-yaml'))!;
+    expect(fromYaml.variables).toEqual(imported.variables);
 
     // an egg the panel refuses: its fields are listed
-    await page.getByLabel('Egg JSON').fill('{"name": "Broken", "meta": {"version": "PTDL_v9"}}');
+    await page.getByLabel('Egg (JSON or YAML)').fill('{"name": "Broken", "meta": {"version": "PTDL_v9"}}');
     await page.getByRole('button', { name: 'Import egg' }).click();
     await page.locator('.import-errors li').first().waitFor();
     await page.getByRole('alert').filter({ hasText: 'The egg was not imported' }).waitFor();
-    expect(await page.getByLabel('Egg JSON').inputValue()).toContain('PTDL_v9');
+    expect(await page.getByLabel('Egg (JSON or YAML)').inputValue()).toContain('PTDL_v9');
     expect(tb.problems).toEqual([]);
   });
 
@@ -121,6 +137,29 @@ maybe('the Blueprints screen of the administration', () => {
     expect(jar).toMatchObject({ default: 'paper.jar', rules: 'required|string|max:64' });
     expect(saved.body.data.variables.map((v: { key: string }) => v.key)).toEqual([...paper.variables.map((v) => v.key).filter((k) => k !== 'DL_PATH'), 'MOTD']);
     expect(saved.body.data.variables.at(-1)).toMatchObject({ key: 'MOTD', name: 'MOTD', default: 'Welcome', userViewable: true, userEditable: false });
+
+    // the install script, its shell and the configuration files: a placeholder outside the allow-list
+    // and broken JSON are refused next to the field; a good list is saved
+    const files = page.getByLabel('Configuration files (JSON)');
+    const original = JSON.parse(await files.inputValue());
+    expect(original).toEqual(saved.body.data.configFiles);
+    expect(original.map((f: { file: string }) => f.file)).toContain('server.properties');
+    await files.fill(JSON.stringify([{ file: 'server.properties', parser: 'properties', find: { 'server-ip': '{{config.docker.interface}}' } }]));
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.locator('#bp-config-files-error').getByText('{{config.docker.interface}} is not allowed').waitFor();
+    await files.fill('[ {');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.locator('#bp-config-files-error').getByText('This is not valid JSON').waitFor();
+    const added = { file: 'config/app.xml', parser: 'xml', find: { 'Config.Port': '{{server.build.default.port}}' } };
+    await files.fill(JSON.stringify([...original, added], null, 2));
+    await page.getByLabel('Install script', { exact: true }).fill('echo installed > done.txt');
+    await page.getByLabel('Install script shell').selectOption('bash');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await page.locator('[aria-invalid="true"]').count()).toBe(0);
+    const again = (await p.request('GET', `/api/v1/blueprints/${paper.id}`, { token: admin.token })).body.data;
+    expect(again.configFiles).toEqual([...original, added]);
+    expect(again).toMatchObject({ install: 'echo installed > done.txt', installShell: 'bash', name: 'Paper (ours)' });
     expect(tb.problems).toEqual([]);
   });
 

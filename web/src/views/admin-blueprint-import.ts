@@ -1,21 +1,24 @@
 /**
- * The egg import of the Blueprints screen: a Pterodactyl egg pasted or read from a .json file
- * (FileReader, nothing uploaded before "Import egg"), sent as it is; then the new blueprint and what
- * of the egg it does not do (the import's warnings), or the egg's refused fields.
+ * The egg import of the Blueprints screen: a Pterodactyl or Pelican egg in JSON or YAML, pasted or
+ * read from a file (FileReader, nothing uploaded before "Import egg"). Text that starts with `{` is
+ * JSON (checked here); anything else goes to the panel as YAML, which says where it does not parse.
+ * Then the new blueprint and what of the egg it does not do (the import's warnings), or the egg's
+ * refused fields.
  */
 import { ApiError, describe, gql } from '../api';
 import { link } from '../app';
 import { announce, clear, field, h, messageBox } from '../dom';
-import { M_IMPORT_BLUEPRINT, type ImportWarning } from '../queries';
+import { M_IMPORT_BLUEPRINT, M_IMPORT_BLUEPRINT_YAML, type ImportWarning } from '../queries';
 
 interface Imported {
   blueprint: { id: string; key: string; name: string; variables: { key: string }[] };
   warnings: ImportWarning[];
 }
 
-/** The pasted text as a JSON object, or the sentence saying what is wrong with it. */
-function parseEgg(text: string): { egg: Record<string, unknown> } | { problem: string } {
-  if (!text.trim()) return { problem: 'Paste the egg or choose its .json file first.' };
+/** The pasted text as a JSON object, as YAML text for the panel, or the sentence saying what is wrong with it. */
+function parseEgg(text: string): { egg: Record<string, unknown> } | { yaml: string } | { problem: string } {
+  if (!text.trim()) return { problem: 'Paste the egg or choose its file first.' };
+  if (!text.trimStart().startsWith('{')) return { yaml: text };
   let egg: unknown;
   try {
     egg = JSON.parse(text);
@@ -51,8 +54,8 @@ function refusalReport(err: ApiError): HTMLElement[] {
 export function importSection(pageMsg: ReturnType<typeof messageBox>, onImported: () => void): HTMLElement {
   const msg = messageBox();
   const result = h('div', { className: 'import-result', 'aria-live': 'polite' });
-  const text = field('Egg JSON', h('textarea', { id: 'egg-json', rows: '8', spellcheck: 'false' }), 'Paste a Pterodactyl egg (PTDL_v1 or PTDL_v2), or choose its file below.');
-  const file = field('Or choose an egg file (.json)', h('input', { type: 'file', id: 'egg-file', accept: '.json,application/json' }));
+  const text = field('Egg (JSON or YAML)', h('textarea', { id: 'egg-json', rows: '8', spellcheck: 'false' }), 'Paste a Pterodactyl egg (PTDL_v1, PTDL_v2) or a Pelican one (PLCN, JSON or YAML), or choose its file below.');
+  const file = field('Or choose an egg file (.json, .yaml)', h('input', { type: 'file', id: 'egg-file', accept: '.json,.yaml,.yml,application/json,application/yaml' }));
   const submit = h('button', { type: 'submit', className: 'btn btn-primary' }, 'Import egg');
   const form = h(
     'form',
@@ -93,14 +96,23 @@ export function importSection(pageMsg: ReturnType<typeof messageBox>, onImported
     }
     submit.disabled = true;
     try {
-      const d = await gql<{ importBlueprint: Imported }>(M_IMPORT_BLUEPRINT, { egg: parsed.egg });
+      const done =
+        'yaml' in parsed
+          ? (await gql<{ importBlueprintYaml: Imported }>(M_IMPORT_BLUEPRINT_YAML, { egg: parsed.yaml })).importBlueprintYaml
+          : (await gql<{ importBlueprint: Imported }>(M_IMPORT_BLUEPRINT, { egg: parsed.egg })).importBlueprint;
       area.value = '';
       (file.control as HTMLInputElement).value = '';
-      result.append(...importedReport(d.importBlueprint));
-      announce(`Egg imported as ${d.importBlueprint.blueprint.name}`);
+      result.append(...importedReport(done));
+      announce(`Egg imported as ${done.blueprint.name}`);
       onImported();
     } catch (err) {
-      if (err instanceof ApiError && Object.keys(err.fields).length) {
+      const whole = err instanceof ApiError ? err.fields.egg : undefined;
+      if (whole !== undefined) {
+        // the text as a whole (YAML that does not parse, not a mapping): said next to it
+        text.setError(String(whole));
+        area.focus();
+        msg.error('The egg was not imported: correct the text and import it again.');
+      } else if (err instanceof ApiError && Object.keys(err.fields).length) {
         result.append(...refusalReport(err));
         msg.error('The egg was not imported: see the refused fields below.');
       } else msg.error(`Could not import the egg: ${describe(err)}`);

@@ -11,6 +11,23 @@ import { variablesTable } from './admin-blueprint-variables';
 import { showRefusal, type ErrorTarget } from './field-errors';
 
 type Field = ReturnType<typeof field>;
+const SHELLS: [value: string, label: string][] = [
+  ['', '/bin/sh (default)'],
+  ['sh', 'sh'],
+  ['bash', 'bash'],
+  ['ash', 'ash'],
+];
+
+/** The configuration files' JSON as a list (the panel checks each entry), or what is wrong with it. */
+function parseConfigFiles(text: string): { list: unknown[] } | { problem: string } {
+  if (text.trim() === '') return { list: [] };
+  try {
+    const list: unknown = JSON.parse(text);
+    return Array.isArray(list) ? { list } : { problem: 'Must be a JSON list: [ { "file": …, "parser": …, "find": { … } } ] (or [] for none).' };
+  } catch (err) {
+    return { problem: `This is not valid JSON (${(err as Error).message}).` };
+  }
+}
 type TextField = 'name' | 'description' | 'startup' | 'stop' | 'ready';
 const DEFAULTS = ['memory', 'cpu', 'disk'] as const;
 
@@ -32,6 +49,16 @@ function blueprintForm(b: BlueprintDetail, msg: ReturnType<typeof messageBox>, o
     disk: field('Disk (MiB)', input('bp-disk', String(b.defaults.disk), ro, { type: 'number', min: '128', inputmode: 'numeric' })),
   };
   const denylist = field('File denylist', h('textarea', { id: 'bp-denylist', rows: '4', spellcheck: 'false', readonly: ro }, b.fileDenylist.join('\n')), "One pattern per line (gitignore style, e.g. server.jar or config/): files the server's users may not touch.");
+  const install = field('Install script', h('textarea', { id: 'bp-install', rows: '6', spellcheck: 'false', readonly: ro }, b.install ?? ''), 'Runs once in the server\'s folder when a server is created or reinstalled, as the server\'s own user. Empty: none.');
+  const shell = field(
+    'Install script shell',
+    h('select', { id: 'bp-install-shell', disabled: ro }, ...SHELLS.map(([v, label]) => h('option', { value: v, selected: (b.installShell ?? '') === v }, label))),
+  );
+  const configFiles = field(
+    'Configuration files (JSON)',
+    h('textarea', { id: 'bp-config-files', rows: '6', spellcheck: 'false', readonly: ro }, b.configFiles.length ? JSON.stringify(b.configFiles, null, 2) : '[]'),
+    'Keys written into the server\'s files at each start: [{ "file": "server.properties", "parser": "properties", "find": { "server-port": "{{server.build.default.port}}" } }]. Parsers: properties, file, ini, json, yaml, xml.',
+  );
   const vars = variablesTable(b.variables, ro);
   const form = h(
     'form',
@@ -40,6 +67,7 @@ function blueprintForm(b: BlueprintDetail, msg: ReturnType<typeof messageBox>, o
     h('fieldset', null, h('legend', null, 'Defaults of new servers'), h('div', { className: 'grid3' }, Object.values(defaults).map((f) => f.wrap))),
     vars.el,
     denylist.wrap,
+    h('fieldset', null, h('legend', null, 'Install and configuration files'), install.wrap, shell.wrap, configFiles.wrap),
     ro ? null : h('div', { className: 'actions' }, h('button', { type: 'submit', className: 'btn btn-primary' }, 'Save')),
   );
   if (ro) return form;
@@ -50,14 +78,24 @@ function blueprintForm(b: BlueprintDetail, msg: ReturnType<typeof messageBox>, o
     if (head === 'variables' && second !== undefined && third !== undefined) return vars.target(Number(second), third);
     if (head === 'defaults' && second !== undefined) return defaults[second as keyof typeof defaults] ?? null;
     if (head === 'fileDenylist') return denylist;
+    if (head === 'configFiles') return configFiles;
+    if (head === 'install') return install;
+    if (head === 'installShell') return shell;
     return Object.hasOwn(text, name) ? text[name as keyof typeof text] : null;
   };
 
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     msg.clear();
-    [...Object.values(text), ...Object.values(defaults), denylist].forEach((f) => f.setError(null));
+    [...Object.values(text), ...Object.values(defaults), denylist, install, shell, configFiles].forEach((f) => f.setError(null));
     vars.clearErrors();
+    const files = parseConfigFiles(value(configFiles));
+    if ('problem' in files) {
+      configFiles.setError(files.problem);
+      configFiles.control.focus();
+      msg.error('Could not save: correct the highlighted fields and try again.');
+      return;
+    }
     const submit = form.querySelector<HTMLButtonElement>('button[type="submit"]')!;
     submit.disabled = true;
     try {
@@ -73,6 +111,9 @@ function blueprintForm(b: BlueprintDetail, msg: ReturnType<typeof messageBox>, o
           .split('\n')
           .map((l) => l.trim())
           .filter(Boolean),
+        install: value(install).trim() === '' ? null : value(install),
+        installShell: value(shell) === '' ? null : value(shell),
+        configFiles: files.list,
       };
       const d = await gql<{ updateBlueprint: BlueprintDetail }>(M_UPDATE_BLUEPRINT, { id: b.id, input: patch });
       onSaved(d.updateBlueprint);
