@@ -10,8 +10,10 @@
  */
 const { execFile, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
+const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
+const { pipeline } = require('node:stream/promises');
 const { rssMiB, Histogram, sleep, procCpuSplitMs } = require('./util');
 
 const MIB = 1024 * 1024;
@@ -40,11 +42,11 @@ function childPids(pid) {
 /**
  * CPU (user and kernel, ms) that the panel (with its agent), its file worker and the client use
  * during `fn` (a timed transfer, whose value is the client's CPU): the cost of a transfer, which the
- * machine's load changes far less than it changes MiB/s.
+ * machine's load changes far less than it changes MiB/s. `withChildren` false: the process alone.
  */
-async function measureCpu(panelPid, fn) {
+async function measureCpu(panelPid, fn, withChildren = true) {
   const read = () => {
-    const pids = [panelPid, ...childPids(panelPid)];
+    const pids = [panelPid, ...(withChildren ? childPids(panelPid) : [])];
     return { each: Object.fromEntries(pids.map((p) => [p, procCpuSplitMs(p) ?? { user: 0, sys: 0 }])) };
   };
   const a = read();
@@ -100,9 +102,8 @@ async function upload(panelUrl, token, serverId, file) {
   return cpu;
 }
 
-/** Downloads into `out`; resolves with curl's CPU. */
-async function download(panelUrl, token, serverId, out) {
-  const url = new URL(`/api/v1/servers/${serverId}/files/download?path=/big.bin`, panelUrl);
+/** Downloads into `out` (from the panel, or from `url` when given); resolves with curl's CPU. */
+async function download(panelUrl, token, serverId, out, url = new URL(`/api/v1/servers/${serverId}/files/download?path=/big.bin`, panelUrl)) {
   const { output, cpu } = await curl(['-sS', '-o', out, '-w', '%{http_code}\n', '-H', `authorization: Bearer ${token}`, String(url)]);
   if (output.trim() !== '200') throw new Error(`download → ${output.trim()}`);
   return cpu;
@@ -158,7 +159,21 @@ async function timed(fn, syncAfter) {
 }
 
 /**
- * `rounds` rounds of cp, download, upload (each download and cp followed by `sync` in its time, the
+ * A bare Node HTTP server in this process that sends `file` (one read stream of 1 MiB chunks piped to
+ * the response, Content-Length set): the one-hop download that the panel's four hops are measured
+ * against, beside cp; resolves with its URL and a close function.
+ */
+function bareFileServer(file) {
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': fs.statSync(file).size });
+    pipeline(fs.createReadStream(file, { highWaterMark: MIB }), res).catch(() => res.destroy());
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() })));
+}
+
+/**
+ * `rounds` rounds of cp, the bare server's download (bareFileServer), download, upload (each download
+ * and cp followed by `sync` in its time, the
  * upload synced by the worker before it answers): the disk is shared and cp's own speed varies by a
  * third between runs, so each round's transfers are compared with that round's cp, and the figure
  * given is the median of the per-round ratios with their spread (min, max). MiB/s are the medians of
@@ -167,6 +182,9 @@ async function timed(fn, syncAfter) {
 async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, work, sizeMiB, rounds, log }) {
   const mbps = (s) => Math.round((sizeMiB / s) * 10) / 10;
   const copy = [];
+  const bare = [];
+  const bareCpu = [];
+  const server = await bareFileServer(src);
   const up = [];
   const down = [];
   const upRss = [];
@@ -178,8 +196,13 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     copy.push((await timed(() => execFileSync('cp', ['--reflink=never', src, path.join(work, 'copy.bin')]), true)).seconds);
     fs.rmSync(path.join(work, 'copy.bin'));
 
+    let m = await measureCpu(process.pid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), server.url), true), false);
+    bare.push(m.seconds);
+    bareCpu.push(m.cpu);
+    fs.rmSync(path.join(work, 'down.bin'));
+
     let stop = sampleRss(panelPid);
-    let m = await measureCpu(panelPid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin')), true));
+    m = await measureCpu(panelPid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin')), true));
     down.push(m.seconds);
     downCpu.push(m.cpu);
     downRss.push(stop());
@@ -191,8 +214,9 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     up.push(m.seconds);
     upCpu.push(m.cpu);
     upRss.push(stop());
-    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s, download ${mbps(down[i])} MiB/s (${round2(copy[i] / down[i])}x), upload ${mbps(up[i])} MiB/s (${round2(copy[i] / up[i])}x)`);
+    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s, bare server ${mbps(bare[i])} MiB/s (${round2(copy[i] / bare[i])}x), download ${mbps(down[i])} MiB/s (${round2(copy[i] / down[i])}x), upload ${mbps(up[i])} MiB/s (${round2(copy[i] / up[i])}x)`);
   }
+  server.close();
   const rss = (all) => ({ beforeMiB: all[0].beforeMiB, peakMiB: Math.max(...all.map((r) => r.peakMiB)) });
   const summary = (times) => {
     const ratios = times.map((t, i) => round2(copy[i] / t));
@@ -206,10 +230,11 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     copy: { seconds: median(copy), mibPerSec: mbps(median(copy)), secondsByRound: copy, mibPerSecMin: mbps(Math.max(...copy)), mibPerSecMax: mbps(Math.min(...copy)) },
     upload: { ...summary(up), rss: rss(upRss), cpuMs: cpuMedian(upCpu) },
     download: { ...summary(down), rss: rss(downRss), cpuMs: cpuMedian(downCpu) },
+    bare: { ...summary(bare), cpuMs: cpuMedian(bareCpu) },
   };
-  log(`  files: median of ${rounds} rounds: cp ${transfer.copy.mibPerSec} MiB/s, upload ${transfer.upload.mibPerSec} MiB/s (${transfer.upload.ratio}x, ${transfer.upload.ratioMin}–${transfer.upload.ratioMax}), download ${transfer.download.mibPerSec} MiB/s (${transfer.download.ratio}x, ${transfer.download.ratioMin}–${transfer.download.ratioMax})`);
+  log(`  files: median of ${rounds} rounds: cp ${transfer.copy.mibPerSec} MiB/s, upload ${transfer.upload.mibPerSec} MiB/s (${transfer.upload.ratio}x, ${transfer.upload.ratioMin}–${transfer.upload.ratioMax}), download ${transfer.download.mibPerSec} MiB/s (${transfer.download.ratio}x, ${transfer.download.ratioMin}–${transfer.download.ratioMax}), bare server ${transfer.bare.mibPerSec} MiB/s (${transfer.bare.ratio}x, ${transfer.bare.ratioMin}–${transfer.bare.ratioMax})`);
   const cpuText = (c) => ['panel', 'worker', 'client'].map((k) => `${k} ${c[k].user}+${c[k].sys}`).join(', ');
-  log(`  files: CPU ms (user+kernel) of the median round: download ${cpuText(transfer.download.cpuMs)}; upload ${cpuText(transfer.upload.cpuMs)}`);
+  log(`  files: CPU ms (user+kernel) of the median round: download ${cpuText(transfer.download.cpuMs)}; upload ${cpuText(transfer.upload.cpuMs)}; bare server (as panel) ${cpuText(transfer.bare.cpuMs)}`);
   return transfer;
 }
 
