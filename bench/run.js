@@ -10,6 +10,8 @@
  *   BENCH_SCENARIOS         comma list of http,console,activity,files,backups,startup [all]
  *   BENCH_BACKUP_MIB        size of the server backed up and restored in the backups scenario [512]
  *   BENCH_FILE_MIB          size of the file uploaded and downloaded in the files scenario [512]
+ *   BENCH_FILE_ROUNDS       rounds of cp, download, upload in the files scenario; each ratio is the median round's [3]
+ *   BENCH_FILE_SFTP=0       leave out the SFTP transfers of the files scenario
  *   BENCH_SERVERS           servers seeded for scenario 1/2 [10000]
  *   BENCH_HTTP_SECONDS      autocannon measured seconds per target [6]
  *   BENCH_HTTP_ROUNDS       rounds of the three HTTP targets (order turning); each reports its median round [3]
@@ -30,6 +32,7 @@
  *   BENCH_LOG_LEVEL         panel LOG_LEVEL [warn]
  *   BENCH_CPU_PROF=1        run the panel with --cpu-prof (profiles in bench/results/prof-<timestamp>/)
  *   BENCH_HEAP=1            after the console scenarios, write a heap snapshot of the panel (bench/results/prof-<timestamp>/)
+ *   BENCH_MEM_TRACE=<file>  the panel writes its memory figures (RSS, heap, external) to <file> every 250 ms, one JSON line each
  */
 const fs = require('node:fs');
 const os = require('node:os');
@@ -55,6 +58,8 @@ const int = (name, def) => {
 const params = {
   scenarios: list(env.BENCH_SCENARIOS || 'http,console,activity,files,backups,startup'),
   fileMiB: int('BENCH_FILE_MIB', 512),
+  fileRounds: int('BENCH_FILE_ROUNDS', 3),
+  fileSftp: env.BENCH_FILE_SFTP !== '0',
   backupMiB: int('BENCH_BACKUP_MIB', 512),
   servers: int('BENCH_SERVERS', 10_000),
   httpSeconds: int('BENCH_HTTP_SECONDS', 6),
@@ -244,7 +249,7 @@ async function main() {
           const sftp = details.port ? { port: details.port, username: details.username, password: OWNER_PASSWORD } : null;
           if (!sftp) log('  files: the node has not reported its SFTP server: no SFTP transfer');
           result.files = await withTimeout(
-            runFilesScenario({ panelUrl: base, panelPid: ready.pid, userToken: owner.token, serverId: server.id, serverDir: path.join(dataDir, 'agent', 'servers', server.id), sftp, sizeMiB: params.fileMiB, log }),
+            runFilesScenario({ panelUrl: base, panelPid: ready.pid, userToken: owner.token, serverId: server.id, serverDir: path.join(dataDir, 'agent', 'servers', server.id), sftp: params.fileSftp ? sftp : null, sizeMiB: params.fileMiB, rounds: params.fileRounds, log }),
             10 * 60_000,
             'the files scenario',
           ).catch((err) => Promise.reject(new Error(`${err.message}\npanel output:\n${panel.child.output().slice(-3000)}`)));

@@ -9,7 +9,7 @@ import helmet from 'helmet';
 import { pinoHttp } from 'pino-http';
 import type { Config } from './config.js';
 import { authenticate, checkOrigin } from './http/auth.js';
-import { jsonBody } from './http/body.js';
+import { jsonBody, yamlText } from './http/body.js';
 import { apiErrorHandler, apiNotFound } from './http/errors.js';
 import { rateLimit } from './http/limit-middleware.js';
 import type { RateLimiter } from './http/rate-limit.js';
@@ -105,6 +105,7 @@ export function createApp(deps: AppDeps): Express {
   // no CORS here: OPTIONS is a method no route has (Express would answer it with a plain-text list)
   api.use((req, res, next) => (req.method === 'OPTIONS' ? apiNotFound(req, res, next) : next()));
   api.use(fileWriteRoutes(services)); // raw bodies, streamed to the node: before the JSON parser
+  api.post('/admin/blueprints/import', yamlText()); // eggs in YAML too: read as text before the JSON parser
   api.use(jsonBody());
   api.get('/openapi.json', openApiDocument); // public; general rate-limit bucket
   api.use('/auth', authRoutes(services));

@@ -56,6 +56,17 @@ process.on('message', (m) => {
 });
 process.on('disconnect', () => void close());
 
+// BENCH_MEM_TRACE=<file>: the panel's memory figures every 250 ms, one JSON line each (what grows: heap or buffers)
+if (process.env.BENCH_MEM_TRACE) {
+  const fs = require('node:fs');
+  const out = fs.openSync(process.env.BENCH_MEM_TRACE, 'w');
+  setInterval(() => {
+    const m = process.memoryUsage();
+    const mib = (n) => Math.round(n / 1048576);
+    fs.writeSync(out, JSON.stringify({ t: Date.now(), rss: mib(m.rss), heapUsed: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers) }) + '\n');
+  }, 250).unref();
+}
+
 /**
  * What recording alone costs: the entry of a power action (`server:power.start` by a signed-in user)
  * recorded `ratePerSec` times a second for `seconds`, through the service the power action calls,

@@ -1,19 +1,20 @@
 'use strict';
 /**
  * The file manager's throughput: a 512 MiB file uploaded (multipart, POST /files/upload) and
- * downloaded (GET /files/download) through the panel and its node agent, against a plain copy of the
- * same file on the same disk (`cp`) in the same run, with the panel's RSS sampled during each; the
+ * downloaded (GET /files/download) through the panel and its node agent by curl, against a plain copy
+ * of the same file on the same disk (`cp`) in rounds of the same run (see transferRounds), with the
+ * panel's RSS and the CPU of each process sampled during each; the
  * same file up and down over the node's SFTP server (the ssh2 client's fastPut/fastGet, 64 requests
  * of 32 KiB in flight as OpenSSH's sftp has); and listing a folder of 10,000 files (p50/p99 of the
  * page of 1,000 the API gives at most).
  */
-const { execFileSync } = require('node:child_process');
+const { execFile, execFileSync } = require('node:child_process');
 const fs = require('node:fs');
 const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
 const { pipeline } = require('node:stream/promises');
-const { rssMiB, Histogram, sleep } = require('./util');
+const { rssMiB, Histogram, sleep, procCpuSplitMs } = require('./util');
 
 const MIB = 1024 * 1024;
 
@@ -23,6 +24,41 @@ function sampleRss(pid) {
   let peakMiB = beforeMiB;
   const t = setInterval(() => (peakMiB = Math.max(peakMiB, rssMiB(pid) ?? 0)), 100);
   return () => (clearInterval(t), { beforeMiB, peakMiB });
+}
+
+/** The processes below `pid` (the panel's file workers), from /proc. */
+function childPids(pid) {
+  const out = [];
+  try {
+    for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+      for (const c of fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').split(' ').filter(Boolean)) out.push(Number(c), ...childPids(Number(c)));
+    }
+  } catch {
+    // gone
+  }
+  return out;
+}
+
+/**
+ * CPU (user and kernel, ms) that the panel (with its agent), its file worker and the client use
+ * during `fn` (a timed transfer, whose value is the client's CPU): the cost of a transfer, which the
+ * machine's load changes far less than it changes MiB/s. `withChildren` false: the process alone.
+ */
+async function measureCpu(panelPid, fn, withChildren = true) {
+  const read = () => {
+    const pids = [panelPid, ...(withChildren ? childPids(panelPid) : [])];
+    return { each: Object.fromEntries(pids.map((p) => [p, procCpuSplitMs(p) ?? { user: 0, sys: 0 }])) };
+  };
+  const a = read();
+  const { seconds: elapsed, value } = await fn();
+  const b = read();
+  const sum = (pick) => Object.keys(b.each).filter(pick).reduce((acc, p) => ({ user: acc.user + b.each[p].user - (a.each[p]?.user ?? 0), sys: acc.sys + b.each[p].sys - (a.each[p]?.sys ?? 0) }), { user: 0, sys: 0 });
+  const cpu = {
+    panel: sum((p) => Number(p) === panelPid),
+    worker: sum((p) => Number(p) !== panelPid),
+    client: value,
+  };
+  return { seconds: elapsed, cpu };
 }
 
 /** Writes `mib` MiB of incompressible bytes to `file`. */
@@ -35,37 +71,42 @@ function makeFile(file, mib) {
 
 const seconds = (t0) => Number(process.hrtime.bigint() - t0) / 1e9;
 
-/** Streams `file` as one multipart part to the upload route; resolves with the status. */
-function upload(panelUrl, token, serverId, file) {
-  const boundary = 'hostpanelbench' + Date.now();
-  const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
-  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const size = fs.statSync(file).size;
-  const url = new URL(`/api/v1/servers/${serverId}/files/upload?path=/`, panelUrl);
+/**
+ * Runs curl with `args` (the client of the HTTP transfers: a lean C client, as a user's would be,
+ * where a Node client cost this machine's two shared cores more CPU than the panel, 1.3 s of user time
+ * for a 512 MiB download); resolves with curl's output and its CPU ({ user, sys } ms, from bash's
+ * `times`).
+ */
+function curl(args) {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': `multipart/form-data; boundary=${boundary}`, 'content-length': head.length + size + tail.length } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`upload → ${res.statusCode}: ${text.slice(0, 300)}`))));
+    execFile('bash', ['-c', 'curl "$@" && times', 'curl', ...args], { maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`curl: ${err.message} ${stderr.slice(0, 300)}`));
+      const lines = stdout.trimEnd().split('\n');
+      const ms = (t) => {
+        const m = /(\d+)m([\d.]+)s/.exec(t);
+        return m ? Math.round((Number(m[1]) * 60 + Number(m[2])) * 1000) : 0;
+      };
+      const [user, sys] = lines.pop().trim().split(/\s+/).map(ms); // the children's line
+      lines.pop(); // the shell's own
+      resolve({ output: lines.join('\n'), cpu: { user, sys } });
     });
-    req.on('error', reject);
-    req.write(head);
-    const rs = fs.createReadStream(file, { highWaterMark: MIB });
-    rs.on('error', reject);
-    rs.pipe(req, { end: false });
-    rs.on('end', () => req.end(tail));
   });
 }
 
-/** Downloads into `out` with node:http (the client's own cost kept low: fetch's web streams are slower than the panel). */
-function download(panelUrl, token, serverId, out) {
-  return new Promise((resolve, reject) => {
-    const req = http.get(new URL(`/api/v1/servers/${serverId}/files/download?path=/big.bin`, panelUrl), { headers: { authorization: `Bearer ${token}` } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`download → ${res.statusCode}`));
-      pipeline(res, fs.createWriteStream(out, { highWaterMark: MIB })).then(resolve, reject);
-    });
-    req.on('error', reject);
-  });
+/** Uploads `file` as one multipart part to the upload route; resolves with curl's CPU. */
+async function upload(panelUrl, token, serverId, file) {
+  const url = new URL(`/api/v1/servers/${serverId}/files/upload?path=/`, panelUrl);
+  // (no `Expect: 100-continue`: the body goes at once, as a browser's does)
+  const { output, cpu } = await curl(['-sS', '-o', '/dev/null', '-w', '%{http_code}\n', '-H', `authorization: Bearer ${token}`, '-H', 'expect:', '-F', `file=@${file};filename=big.bin;type=application/octet-stream`, String(url)]);
+  if (output.trim() !== '201') throw new Error(`upload → ${output.trim()}`);
+  return cpu;
+}
+
+/** Downloads into `out` (from the panel, or from `url` when given); resolves with curl's CPU. */
+async function download(panelUrl, token, serverId, out, url = new URL(`/api/v1/servers/${serverId}/files/download?path=/big.bin`, panelUrl)) {
+  const { output, cpu } = await curl(['-sS', '-o', out, '-w', '%{http_code}\n', '-H', `authorization: Bearer ${token}`, String(url)]);
+  if (output.trim() !== '200') throw new Error(`download → ${output.trim()}`);
+  return cpu;
 }
 
 /** Runs `fn(sftp)` on an SFTP session of `login` ({ port, username, password }). */
@@ -102,7 +143,102 @@ async function sftpTransfer(login, src, out, log) {
   return { up, down };
 }
 
-async function runFilesScenario({ panelUrl, panelPid, userToken, serverId, serverDir, sftp = null, sizeMiB = 512, listFiles = 10_000, listRequests = 100, log }) {
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const round2 = (x) => Math.round(x * 100) / 100;
+
+/** One timed step: `sync` first (untimed, so that nothing written before is flushed inside it), then `fn` and, when `syncAfter`, a timed `sync`. */
+async function timed(fn, syncAfter) {
+  execFileSync('sync');
+  const t0 = process.hrtime.bigint();
+  const value = await fn();
+  if (syncAfter) execFileSync('sync');
+  return { seconds: seconds(t0), value };
+}
+
+/**
+ * A bare Node HTTP server in this process that sends `file` (one read stream of 1 MiB chunks piped to
+ * the response, Content-Length set): the one-hop download that the panel's four hops are measured
+ * against, beside cp; resolves with its URL and a close function.
+ */
+function bareFileServer(file) {
+  const server = http.createServer((req, res) => {
+    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': fs.statSync(file).size });
+    pipeline(fs.createReadStream(file, { highWaterMark: MIB }), res).catch(() => res.destroy());
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() })));
+}
+
+/**
+ * `rounds` rounds of cp, the bare server's download (bareFileServer), download, upload (each download
+ * and cp followed by `sync` in its time, the
+ * upload synced by the worker before it answers): the disk is shared and cp's own speed varies by a
+ * third between runs, so each round's transfers are compared with that round's cp, and the figure
+ * given is the median of the per-round ratios with their spread (min, max). MiB/s are the medians of
+ * the rounds; the RSS is the panel's before the first round and its peak over all of them.
+ */
+async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, work, sizeMiB, rounds, log }) {
+  const mbps = (s) => Math.round((sizeMiB / s) * 10) / 10;
+  const copy = [];
+  const bare = [];
+  const bareCpu = [];
+  const server = await bareFileServer(src);
+  const up = [];
+  const down = [];
+  const upRss = [];
+  const downRss = [];
+  const upCpu = [];
+  const downCpu = [];
+  for (let i = 0; i < rounds; i++) {
+    // the plain copy: the same bytes read and written on the same disk (its page cache warm, as for the upload)
+    copy.push((await timed(() => execFileSync('cp', ['--reflink=never', src, path.join(work, 'copy.bin')]), true)).seconds);
+    fs.rmSync(path.join(work, 'copy.bin'));
+
+    let m = await measureCpu(process.pid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), server.url), true), false);
+    bare.push(m.seconds);
+    bareCpu.push(m.cpu);
+    fs.rmSync(path.join(work, 'down.bin'));
+
+    let stop = sampleRss(panelPid);
+    m = await measureCpu(panelPid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin')), true));
+    down.push(m.seconds);
+    downCpu.push(m.cpu);
+    downRss.push(stop());
+    if (fs.statSync(path.join(work, 'down.bin')).size !== sizeMiB * MIB) throw new Error('the download is not the size of the upload');
+    fs.rmSync(path.join(work, 'down.bin'));
+
+    stop = sampleRss(panelPid);
+    m = await measureCpu(panelPid, () => timed(() => upload(panelUrl, userToken, serverId, src), false));
+    up.push(m.seconds);
+    upCpu.push(m.cpu);
+    upRss.push(stop());
+    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s, bare server ${mbps(bare[i])} MiB/s (${round2(copy[i] / bare[i])}x), download ${mbps(down[i])} MiB/s (${round2(copy[i] / down[i])}x), upload ${mbps(up[i])} MiB/s (${round2(copy[i] / up[i])}x)`);
+  }
+  server.close();
+  const rss = (all) => ({ beforeMiB: all[0].beforeMiB, peakMiB: Math.max(...all.map((r) => r.peakMiB)) });
+  const summary = (times) => {
+    const ratios = times.map((t, i) => round2(copy[i] / t));
+    return { seconds: median(times), mibPerSec: mbps(median(times)), ratio: round2(median(ratios)), ratios, ratioMin: Math.min(...ratios), ratioMax: Math.max(...ratios), secondsByRound: times };
+  };
+  // the median round's CPU of each process, user + kernel
+  const cpuMedian = (all) => Object.fromEntries(['panel', 'worker', 'client'].map((k) => [k, { user: Math.round(median(all.map((c) => c[k].user))), sys: Math.round(median(all.map((c) => c[k].sys))) }]));
+  const transfer = {
+    sizeMiB,
+    rounds,
+    copy: { seconds: median(copy), mibPerSec: mbps(median(copy)), secondsByRound: copy, mibPerSecMin: mbps(Math.max(...copy)), mibPerSecMax: mbps(Math.min(...copy)) },
+    upload: { ...summary(up), rss: rss(upRss), cpuMs: cpuMedian(upCpu) },
+    download: { ...summary(down), rss: rss(downRss), cpuMs: cpuMedian(downCpu) },
+    bare: { ...summary(bare), cpuMs: cpuMedian(bareCpu) },
+  };
+  log(`  files: median of ${rounds} rounds: cp ${transfer.copy.mibPerSec} MiB/s, upload ${transfer.upload.mibPerSec} MiB/s (${transfer.upload.ratio}x, ${transfer.upload.ratioMin}–${transfer.upload.ratioMax}), download ${transfer.download.mibPerSec} MiB/s (${transfer.download.ratio}x, ${transfer.download.ratioMin}–${transfer.download.ratioMax}), bare server ${transfer.bare.mibPerSec} MiB/s (${transfer.bare.ratio}x, ${transfer.bare.ratioMin}–${transfer.bare.ratioMax})`);
+  const cpuText = (c) => ['panel', 'worker', 'client'].map((k) => `${k} ${c[k].user}+${c[k].sys}`).join(', ');
+  log(`  files: CPU ms (user+kernel) of the median round: download ${cpuText(transfer.download.cpuMs)}; upload ${cpuText(transfer.upload.cpuMs)}; bare server (as panel) ${cpuText(transfer.bare.cpuMs)}`);
+  return transfer;
+}
+
+async function runFilesScenario({ panelUrl, panelPid, userToken, serverId, serverDir, sftp = null, sizeMiB = 512, rounds = 3, listFiles = 10_000, listRequests = 100, log }) {
   const work = fs.mkdtempSync(path.join(path.dirname(serverDir), '..', 'bench-files-'));
   const result = {};
   try {
@@ -110,42 +246,16 @@ async function runFilesScenario({ panelUrl, panelPid, userToken, serverId, serve
     log(`  files: writing a ${sizeMiB} MiB file`);
     makeFile(src, sizeMiB);
 
-    // the plain copy: the same bytes read and written on the same disk (its page cache warm, as for the upload)
-    let t0 = process.hrtime.bigint();
-    execFileSync('cp', ['--reflink=never', src, path.join(work, 'copy.bin')]);
-    execFileSync('sync');
-    const copySeconds = seconds(t0);
-    fs.rmSync(path.join(work, 'copy.bin'));
-
-    log('  files: upload through the panel');
-    let stop = sampleRss(panelPid);
-    t0 = process.hrtime.bigint();
+    // the first upload puts the file on the server (the downloads read it); not counted
+    log('  files: first upload (not counted)');
     await upload(panelUrl, userToken, serverId, src);
-    const uploadSeconds = seconds(t0);
-    const uploadRss = stop();
-
-    log('  files: download through the panel');
-    stop = sampleRss(panelPid);
-    t0 = process.hrtime.bigint();
-    await download(panelUrl, userToken, serverId, path.join(work, 'down.bin'));
-    execFileSync('sync');
-    const downloadSeconds = seconds(t0);
-    const downloadRss = stop();
-    if (fs.statSync(path.join(work, 'down.bin')).size !== sizeMiB * MIB) throw new Error('the download is not the size of the upload');
-
+    result.transfer = await transferRounds({ panelUrl, panelPid, userToken, serverId, src, work, sizeMiB, rounds, log });
+    const copySeconds = result.transfer.copy.seconds;
     const mbps = (s) => Math.round((sizeMiB / s) * 10) / 10;
-    result.transfer = {
-      sizeMiB,
-      copy: { seconds: copySeconds, mibPerSec: mbps(copySeconds) },
-      upload: { seconds: uploadSeconds, mibPerSec: mbps(uploadSeconds), rss: uploadRss, ratio: Math.round((copySeconds / uploadSeconds) * 100) / 100 },
-      download: { seconds: downloadSeconds, mibPerSec: mbps(downloadSeconds), rss: downloadRss, ratio: Math.round((copySeconds / downloadSeconds) * 100) / 100 },
-    };
-    log(`  files: copy ${mbps(copySeconds)} MiB/s, upload ${mbps(uploadSeconds)} MiB/s (${result.transfer.upload.ratio}x), download ${mbps(downloadSeconds)} MiB/s (${result.transfer.download.ratio}x)`);
-    fs.rmSync(path.join(work, 'down.bin'));
 
     if (sftp) {
       const agentPid = panelPid; // the local agent runs in the panel's process
-      stop = sampleRss(agentPid);
+      const stop = sampleRss(agentPid);
       const { up, down } = await sftpTransfer(sftp, src, path.join(work, 'sftp-down.bin'), log);
       const rss = stop();
       const ratio = (s) => Math.round((copySeconds / s) * 100) / 100;

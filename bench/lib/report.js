@@ -55,8 +55,15 @@ function buildRows(r) {
     const t = r.files.transfer;
     const rssOf = (x) => `${fmt(x.rss.beforeMiB)} → ${fmt(x.rss.peakMiB)} MiB`;
     if (t) {
-      add(`6. Files: ${t.sizeMiB} MiB through the panel`, 'upload (multipart) MiB/s (baseline: cp on the same disk)', fmt(t.upload.mibPerSec), fmt(t.copy.mibPerSec), t.upload.ratio, '≥ 0.5× cp', t.upload.ratio >= 0.5);
-      add('', 'download MiB/s (baseline: cp)', fmt(t.download.mibPerSec), fmt(t.copy.mibPerSec), t.download.ratio, '≥ 0.5× cp', t.download.ratio >= 0.5);
+      // the ratios are the medians of the rounds' own (each transfer against the cp of its round)
+      const spread = (x) => (x.ratios ? `median of ${x.ratios.length} rounds (${x.ratios.join(', ')})` : '');
+      const cp = t.copy.mibPerSecMin === undefined ? fmt(t.copy.mibPerSec) : `${fmt(t.copy.mibPerSec)} (${fmt(t.copy.mibPerSecMin)}–${fmt(t.copy.mibPerSecMax)})`;
+      add(`6. Files: ${t.sizeMiB} MiB through the panel`, 'upload (multipart) MiB/s (baseline: cp on the same disk)', fmt(t.upload.mibPerSec), cp, t.upload.ratio, '≥ 0.5× cp', t.upload.ratio >= 0.5);
+      add('', 'download MiB/s (baseline: cp)', fmt(t.download.mibPerSec), cp, t.download.ratio, '≥ 0.5× cp', t.download.ratio >= 0.5);
+      if (t.upload.ratios) add('', 'per-round ratio to that round\'s cp: upload / download', `${spread(t.upload)} / ${spread(t.download)}`, '', null, '', null);
+      if (t.bare) add('', 'download from a bare Node server in one hop (same curl) MiB/s (baseline: cp)', fmt(t.bare.mibPerSec), cp, t.bare.ratio, '', null);
+      const cpuOf = (c) => `${c.panel.user}+${c.panel.sys} / ${c.worker.user}+${c.worker.sys} / ${c.client.user}+${c.client.sys}`;
+      if (t.download.cpuMs) add('', 'CPU ms (user+kernel) of the median round, panel / file worker / curl: download; upload', `${cpuOf(t.download.cpuMs)}; ${cpuOf(t.upload.cpuMs)}`, t.bare ? `${cpuOf(t.bare.cpuMs)} (bare server)` : '—', null, '', null);
       add('', 'panel + agent RSS during the upload / download (before → peak)', `${rssOf(t.upload)} / ${rssOf(t.download)}`, '—', null, 'flat', null);
     }
     const sf = r.files.sftp;

@@ -1,17 +1,15 @@
 /**
  * An egg's `config.files` as the blueprint's `configFiles`: per file, a parser the agent applies and
- * the keys it writes at each start (see src/shared/config-files.ts and src/agent/config-files/). A
- * malformed entry is a 422 naming `config.files.<file>`; a parser the agent does not apply (`xml`, an
- * unknown one), a conditional replacement (an object of match → value) and a placeholder outside the
- * allow-list are warnings: skipped, or refused by the agent at start.
+ * the keys it writes at each start (see src/shared/config-files.ts and src/agent/config-files/). The
+ * checks are those of the administrators' input (src/shared/config-file-checks.ts). A malformed
+ * entry is a 422 naming `config.files.<file>`; a parser the agent does not apply, a conditional
+ * replacement (an object of match → value), a key its parser cannot follow (`*` in an xml key) and
+ * a placeholder outside the allow-list are warnings:
+ * skipped, or refused by the agent at start.
  */
-import { CONFIG_PARSERS, refusedPlaceholders, type ConfigFile, type ConfigParser } from '../shared/config-files.js';
+import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProblem, parserKeyProblem, placeholderProblem } from '../shared/config-file-checks.js';
+import { CONFIG_PARSERS, type ConfigFile, type ConfigParser } from '../shared/config-files.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
-
-const MAX_FILES = 20;
-const MAX_KEYS = 100;
-const MAX_VALUE = 4096;
-const ALLOWED = '{{server.build.default.port}}, {{server.build.default.ip}}, {{server.build.memory}}, {{server.build.env.X}} and {{env.X}}';
 
 export function mapConfigFiles(files: unknown, warnings: ImportWarning[]): ConfigFile[] {
   if (files === null || files === undefined) return [];
@@ -20,7 +18,7 @@ export function mapConfigFiles(files: unknown, warnings: ImportWarning[]): Confi
     return [];
   }
   const entries = Object.entries(files as Record<string, unknown>);
-  if (entries.length > MAX_FILES) throw new EggError({ 'config.files': `at most ${MAX_FILES} files` });
+  if (entries.length > CONFIG_LIMITS.files) throw new EggError({ 'config.files': `at most ${CONFIG_LIMITS.files} files` });
   return entries.flatMap(([name, entry]) => {
     const mapped = mapFile(name, entry, warnings);
     return mapped ? [mapped] : [];
@@ -34,7 +32,7 @@ export function usesPort(files: ConfigFile[]): boolean {
 
 function mapFile(name: string, entry: unknown, warnings: ImportWarning[]): ConfigFile | null {
   const field = `config.files.${name}`;
-  const problem = fileNameProblem(name);
+  const problem = configFileNameProblem(name);
   if (problem) throw new EggError({ [field]: problem });
   if (!isObject(entry) || typeof entry.parser !== 'string' || !isObject(entry.find)) {
     throw new EggError({ [field]: 'must be an object with `parser` (a string) and `find` (an object of key → value)' });
@@ -45,33 +43,34 @@ function mapFile(name: string, entry: unknown, warnings: ImportWarning[]): Confi
     return null;
   }
   const keys = Object.entries(entry.find);
-  if (keys.length > MAX_KEYS) throw new EggError({ [`${field}.find`]: `at most ${MAX_KEYS} keys` });
+  if (keys.length > CONFIG_LIMITS.keys) throw new EggError({ [`${field}.find`]: `at most ${CONFIG_LIMITS.keys} keys` });
   const find: Record<string, string> = {};
   for (const [key, value] of keys) {
-    const mapped = mapValue(`${field}.find.${key}`, key, value, warnings);
+    const mapped = mapValue(`${field}.find.${key}`, parser as ConfigParser, key, value, warnings);
     if (mapped !== null) find[key] = mapped;
   }
   return Object.keys(find).length ? { file: name, parser: parser as ConfigParser, find } : null;
 }
 
-function mapValue(field: string, key: string, value: unknown, warnings: ImportWarning[]): string | null {
-  if (key.trim() === '' || key.length > 255) throw new EggError({ [field]: 'the key must be 1-255 characters' });
+function mapValue(field: string, parser: ConfigParser, key: string, value: unknown, warnings: ImportWarning[]): string | null {
+  const keyProblem = configKeyProblem(key);
+  if (keyProblem) throw new EggError({ [field]: keyProblem });
+  const unsupported = parserKeyProblem(parser, key);
+  if (unsupported) {
+    warnings.push({ field, message: `${unsupported}: the key is not written` });
+    return null;
+  }
   if (isObject(value)) {
     warnings.push({ field, message: 'conditional replacements (an object of match → value) are not supported: the key is not written' });
     return null;
   }
   if (typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean') throw new EggError({ [field]: 'must be a string' });
   const text = String(value);
-  if (text.length > MAX_VALUE || /[\u0000\r\n]/.test(text)) throw new EggError({ [field]: `must be one line of at most ${MAX_VALUE} characters` });
-  const refused = refusedPlaceholders(text);
-  if (refused.length) warnings.push({ field, message: `the placeholder ${refused[0]} is not allowed (only ${ALLOWED}): the key is not written at start` });
+  const valueProblem = configValueProblem(text);
+  if (valueProblem) throw new EggError({ [field]: valueProblem });
+  const refused = placeholderProblem(text);
+  if (refused) warnings.push({ field, message: `${refused}: the key is not written at start` });
   return text;
-}
-
-/** Null for a relative path inside the server's directory, else why not. */
-function fileNameProblem(name: string): string | null {
-  const ok = name.length > 0 && name.length <= 255 && !name.startsWith('/') && !/[\u0000\\]/.test(name) && name.split('/').every((p) => p !== '..' && p !== '');
-  return ok ? null : 'the file name must be a relative path inside the server\u2019s directory (no `..`, at most 255 characters)';
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,5 +1,6 @@
 /**
- * The shape of a Pterodactyl egg (PTDL_v1 and PTDL_v2 JSON exports), checked before anything is
+ * The shape of a Pterodactyl egg (PTDL_v1 and PTDL_v2 exports) or a Pelican one (PLCN_v1 to PLCN_v3:
+ * `startup_commands`, `tags`, `uuid`, `variables[].sort`, `config.*` as objects), checked before anything is
  * mapped: eggs come from anywhere, so every string has a length limit and every list a size limit. A
  * field of the wrong shape is a 422 naming it (`config.startup.done`, `variables.2.rules`, …).
  * Fields the mapping does not read are only bounded (they end up in the import's warnings).
@@ -41,6 +42,7 @@ export const eggVariable = z.object({
   user_editable: flag,
   rules: z.union([text(1000), z.array(text(1000)).max(50, 'at most 50 rules')], { message: 'must be a string (or a list of rules)' }).nullish(),
   field_type: text(50).nullish(),
+  sort: z.number({ message: 'must be a number' }).int('must be an integer').nullish(),
 });
 export type EggVariable = z.output<typeof eggVariable>;
 
@@ -51,16 +53,28 @@ const startupConfig = z.object({ done: done.nullish() }, { message: 'must be a J
 /** `config.files` / `config.logs`: any JSON object (not mapped yet), bounded by the string limit above. */
 const anyObject = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())], { message: 'must be a JSON object (or a string of one)' });
 
+export const EGG_VERSIONS = ['PTDL_v1', 'PTDL_v2', 'PLCN_v1', 'PLCN_v2', 'PLCN_v3'] as const;
+const VERSIONS = 'PTDL_v1, PTDL_v2, PLCN_v1, PLCN_v2 or PLCN_v3';
+
+const command = text(4096).refine((s) => s.trim() !== '', 'must not be empty');
+
 export const eggSchema = z.object({
-  meta: z.object({ version: z.enum(['PTDL_v1', 'PTDL_v2'], { message: 'must be PTDL_v1 or PTDL_v2' }) }, { message: 'must be an object with version PTDL_v1 or PTDL_v2' }),
+  meta: z.object({ version: z.enum(EGG_VERSIONS, { message: `must be ${VERSIONS}` }), update_url: text(2048).nullish() }, { message: `must be an object with version ${VERSIONS}` }),
   name: text(100).refine((s) => s.trim() !== '', 'must not be empty'),
+  uuid: text(64).nullish(),
   author: text(254).nullish(),
   description: text(2000).nullish(),
+  tags: z.array(text(100)).max(50, 'at most 50 tags').nullish(),
   features: z.array(text(100)).max(50, 'at most 50 features').nullish(),
   docker_images: z.record(text(200), text(500)).nullish(),
   images: z.array(text(500)).max(50, 'at most 50 images').nullish(),
   file_denylist: z.union([z.array(text(4096)).max(1000, 'at most 1000 entries'), text(65536)]).nullish(),
-  startup: text(4096).refine((s) => s.trim() !== '', 'must not be empty'),
+  startup: command.nullish(),
+  /** Pelican (PLCN_v3): name → command; the first one is imported. */
+  startup_commands: z
+    .record(text(100), command, { message: 'must be an object: name → command' })
+    .refine((c) => Object.keys(c).length <= 20, 'at most 20 commands')
+    .nullish(),
   config: z.object(
     {
       files: jsonOf(anyObject).nullish(),
@@ -77,5 +91,7 @@ export const eggSchema = z.object({
     })
     .nullish(),
   variables: z.array(eggVariable, { message: 'must be a list' }).max(100, 'at most 100 variables').nullish(),
+}).superRefine((egg, ctx) => {
+  if (!egg.startup && !Object.keys(egg.startup_commands ?? {}).length) ctx.addIssue({ code: 'custom', path: ['startup'], message: 'is required (a command, or Pelican\'s startup_commands)' });
 });
 export type Egg = z.output<typeof eggSchema>;

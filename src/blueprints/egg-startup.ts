@@ -28,21 +28,22 @@ const USUAL_PORTS: [RegExp, string][] = [
   [/ShooterGameServer/, '7777'],
 ];
 
-export function mapStartup(startup: string, variables: BlueprintVariable[], warnings: ImportWarning[]): { template: string; added: BlueprintVariable[] } {
+/** `field`: where the egg has the command (`startup`, or `startup_commands.<name>` in Pelican's eggs). */
+export function mapStartup(startup: string, variables: BlueprintVariable[], warnings: ImportWarning[], field = 'startup'): { template: string; added: BlueprintVariable[] } {
   const text = startup.trim();
   const shell = SHELL_SYNTAX.test(text.replace(PLACEHOLDER, ''));
-  const template = shell ? shellTemplate(text) : argvTemplate(text);
-  if (shell) warnings.push({ field: 'startup', message: 'the startup uses shell syntax: it runs with /bin/bash -c (bash must be on the node), variables given as environment variables' });
-  const added = addedVariables(text, variables, warnings);
+  const template = shell ? shellTemplate(text) : argvTemplate(text, field);
+  if (shell) warnings.push({ field, message: 'the startup uses shell syntax: it runs with /bin/bash -c (bash must be on the node), variables given as environment variables' });
+  const added = addedVariables(text, variables, warnings, field);
   return { template, added };
 }
 
-function argvTemplate(text: string): string {
+function argvTemplate(text: string, field: string): string {
   const template = text.replace(PLACEHOLDER, (_m, a: string | undefined, b: string | undefined) => `{{${a ?? b}}}`);
   try {
     splitTemplate(template);
   } catch (err) {
-    throw new EggError({ startup: (err as Error).message });
+    throw new EggError({ [field]: (err as Error).message });
   }
   return template;
 }
@@ -53,7 +54,7 @@ function shellTemplate(text: string): string {
   return `/bin/bash -c "${script.replace(/[\\"]/g, '\\$&')}"`;
 }
 
-function addedVariables(text: string, variables: BlueprintVariable[], warnings: ImportWarning[]): BlueprintVariable[] {
+function addedVariables(text: string, variables: BlueprintVariable[], warnings: ImportWarning[], field: string): BlueprintVariable[] {
   const declared = new Set(variables.map((v) => v.key));
   const used = new Set([...text.matchAll(PLACEHOLDER)].map((m) => (m[1] ?? m[2])!));
   const added: BlueprintVariable[] = [];
@@ -62,12 +63,12 @@ function addedVariables(text: string, variables: BlueprintVariable[], warnings: 
     if (name === 'SERVER_PORT') {
       const port = portVariable(text);
       added.push(port);
-      warnings.push({ field: 'startup', message: `SERVER_PORT: the panel allocates no ports, so it is a variable (default ${port.default}) that each server sets` });
+      warnings.push({ field, message: `SERVER_PORT: the panel allocates no ports, so it is a variable (default ${port.default}) that each server sets` });
     } else if (name === 'SERVER_IP') {
       added.push(allocationVariable('SERVER_IP', 'Server address', '0.0.0.0', 'required|ip'));
-      warnings.push({ field: 'startup', message: 'SERVER_IP: the panel allocates no addresses, so it is a variable (default 0.0.0.0) that each server sets' });
+      warnings.push({ field, message: 'SERVER_IP: the panel allocates no addresses, so it is a variable (default 0.0.0.0) that each server sets' });
     } else {
-      warnings.push({ field: 'startup', message: `${name} is used by the startup but is not a variable of the egg: it is empty` });
+      warnings.push({ field, message: `${name} is used by the startup but is not a variable of the egg: it is empty` });
     }
   }
   return added;

@@ -1,5 +1,5 @@
 /**
- * A Pterodactyl egg (checked by src/blueprints/egg-schema.ts) as a blueprint, with warnings for
+ * A Pterodactyl or Pelican egg (checked by src/blueprints/egg-schema.ts) as a blueprint, with warnings for
  * everything that is not mapped. Nothing of the egg is executed here: its startup becomes a
  * template, its install script and configuration files are stored for the agent (egg-install.ts,
  * egg-config-files.ts), its rules strings are parsed, its regular expressions compiled (never run on
@@ -38,7 +38,8 @@ export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings:
   const warnings: ImportWarning[] = [];
   const variables = (egg.variables ?? []).map((v, i) => mapVariable(v, `variables.${i}`, warnings));
   assertUniqueKeys(variables);
-  const startup = mapStartup(egg.startup, variables, warnings);
+  const command = startupOf(egg, warnings);
+  const startup = mapStartup(command.line, variables, warnings, command.field);
   const install = mapInstall(egg, warnings);
   const configFiles = mapConfigFiles(egg.config.files, warnings);
   const blueprint: BlueprintDraft = {
@@ -49,12 +50,29 @@ export function eggToBlueprint(egg: Egg): { blueprint: BlueprintDraft; warnings:
     ready: mapReady(egg.config.startup.done),
     ...install,
     configFiles,
-    variables: withPort([...variables, ...startup.added], configFiles, egg.startup, warnings),
+    variables: withPort([...sortedAsEgg(variables, egg.variables ?? []), ...startup.added], configFiles, command.line, warnings),
     fileDenylist: mapDenylist(egg.file_denylist),
     defaults: { ...IMPORT_DEFAULTS },
   };
   warnUnmapped(egg, warnings);
   return { blueprint, warnings };
+}
+
+/** The startup command: `startup`, or the first of Pelican's `startup_commands` (the others are warned about). */
+function startupOf(egg: Egg, warnings: ImportWarning[]): { line: string; field: string } {
+  const commands = Object.entries(egg.startup_commands ?? {});
+  if (!commands.length) return { line: egg.startup!, field: 'startup' };
+  const [[name, line], ...others] = commands as [[string, string], ...[string, string][]];
+  if (others.length) {
+    warnings.push({ field: 'startup_commands', message: `a blueprint has one startup command: "${name}" is imported, not ${others.map(([n]) => `"${n}"`).join(', ')}` });
+  }
+  return { line, field: `startup_commands.${name}` };
+}
+
+/** Pelican's variables carry `sort`: in that order (those without keep theirs, after the others). */
+function sortedAsEgg(variables: BlueprintVariable[], egg: EggVariable[]): BlueprintVariable[] {
+  const rank = (i: number) => egg[i]?.sort ?? Number.POSITIVE_INFINITY;
+  return variables.map((v, i) => ({ v, i })).sort((a, b) => rank(a.i) - rank(b.i) || a.i - b.i).map(({ v }) => v);
 }
 
 /** The egg's deny-list (a list, or one pattern a line) as patterns; blank lines and `#` comments left out. */
@@ -131,6 +149,7 @@ function warnUnmapped(egg: Egg, warnings: ImportWarning[]): void {
   }
   if (hasContent(egg.config.logs)) warnings.push({ field: 'config.logs', message: 'log settings are not used' });
   if (egg.features?.length) warnings.push({ field: 'features', message: `panel features are not supported: ${egg.features.join(', ')}` });
+  if (egg.tags?.length) warnings.push({ field: 'tags', message: `tags are not kept: ${egg.tags.join(', ')}` });
   if (egg.config.extends) warnings.push({ field: 'config.extends', message: 'configuration inherited from another egg is not imported' });
 }
 

@@ -19,6 +19,7 @@ import { adminUsersQuery } from '../validation/admin.js';
 import { createNodeInput } from '../validation/nodes.js';
 import { createBlueprintInput, updateBlueprintInput } from '../validation/blueprints.js';
 import { eggSchema } from '../blueprints/egg-schema.js';
+import { YAML_TYPES } from '../http/body.js';
 import { paginationQuery } from '../validation/pagination.js';
 import { newPlantBody } from '../validation/plants.js';
 import { createServerInput, deleteServerQuery, serverListQuery, updateServerInput } from '../validation/servers.js';
@@ -102,6 +103,8 @@ interface Operation {
   bodyDescription?: string;
   /** a body that is not JSON: its content types */
   rawBody?: string[];
+  /** `body` may come as YAML too (these content types, the same schema) */
+  yamlBody?: string[];
   /** `raw`: the answer is bytes of these content types rather than JSON */
   success: { status: 200 | 201 | 204; description: string; schema?: z.ZodType; raw?: string[] };
   /** answers besides the success and the errors (206 and 416 of a Range) */
@@ -710,21 +713,22 @@ const OPERATIONS: Operation[] = [
     auth: 'admin',
     body: createBlueprintInput,
     success: { status: 201, description: 'The blueprint.', schema: envelope(BlueprintSchema) },
-    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR (`fields.variables.0.rules`, …), or ALREADY_EXISTS: a blueprint with this key exists.' },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR (`fields.variables.0.rules`, `fields["configFiles.0.find.<key>"]` for a placeholder outside the allow-list, …), or ALREADY_EXISTS: a blueprint with this key exists.' },
   },
   {
     method: 'post',
     path: '/admin/blueprints/import',
     operationId: 'importBlueprint',
     tag: 'Admin',
-    summary: 'Import a Pterodactyl egg',
+    summary: 'Import a Pterodactyl or Pelican egg',
     description:
-      "The body is an egg (PTDL_v1 or PTDL_v2 JSON, as Pterodactyl exports it). It becomes a new blueprint (key: the egg's name as a slug, `-2`, `-3`… when taken); `meta.warnings` lists what of the egg the blueprint does not do (container images, install scripts, configuration file parsers, …). See docs/blueprints.md.",
+      "The body is an egg as Pterodactyl (`meta.version` PTDL_v1, PTDL_v2) or Pelican (PLCN_v1, PLCN_v2, PLCN_v3) exports it, in JSON (`Content-Type: application/json`) or YAML (`application/yaml`, `application/x-yaml`, `text/yaml`; at most 1 MiB, at most 100 aliases expanded, no key twice). It becomes a new blueprint (key: the egg's name as a slug, `-2`, `-3`… when taken); `meta.warnings` lists what of the egg the blueprint does not do (container images, install scripts, configuration file parsers, startup commands after the first, …). See docs/blueprints.md.",
     auth: 'admin',
     body: eggSchema,
-    bodyDescription: 'A Pterodactyl egg (JSON); fields not listed are ignored.',
+    yamlBody: YAML_TYPES,
+    bodyDescription: 'A Pterodactyl or Pelican egg, in JSON or YAML; fields not listed are ignored.',
     success: { status: 201, description: 'The new blueprint, and the warnings.', schema: ImportedBlueprintSchema },
-    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR naming the egg\'s field (`fields["config.startup.done"]`, `fields["variables.2.rules"]`, …).' },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 422: 'VALIDATION_ERROR naming the egg\'s field (`fields["config.startup.done"]`, `fields["variables.2.rules"]`, …), or `fields.egg` for YAML that does not parse (the message names the line and column), expands more than 100 aliases, or is not a mapping.' },
   },
   {
     method: 'patch',
@@ -834,7 +838,7 @@ function register(registry: OpenAPIRegistry, op: Operation): void {
     request: {
       ...(op.pathId ? { params: op.params ? idParam(op.pathId).extend(op.params.shape) : idParam(op.pathId) } : {}),
       ...(op.query ? { query: op.query } : {}),
-      ...(body ? { body: { required: true, description: op.bodyDescription ?? 'JSON object; unknown fields are ignored.', content: json(body) } } : {}),
+      ...(body ? { body: { required: true, description: op.bodyDescription ?? 'JSON object; unknown fields are ignored.', content: { ...json(body), ...Object.fromEntries((op.yamlBody ?? []).map((t) => [t, { schema: body }])) } } } : {}),
       ...(op.rawBody ? { body: { required: true, description: op.bodyDescription ?? 'The bytes.', content: binary(op.rawBody) } } : {}),
     },
     responses,

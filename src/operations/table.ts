@@ -101,7 +101,7 @@ const ROWS: Row[] = [
   ['GET', '/admin/stats', ['adminStats'], 'admin'],
   ['POST', '/admin/nodes/:id/token', ['createNodeToken'], 'admin'],
   ['POST', '/admin/blueprints', ['createBlueprint'], 'admin'],
-  ['POST', '/admin/blueprints/import', ['importBlueprint'], 'admin'],
+  ['POST', '/admin/blueprints/import', ['importBlueprint', 'importBlueprintYaml'], 'admin'],
   ['PATCH', '/admin/blueprints/:id', ['updateBlueprint'], 'admin'],
   ['DELETE', '/admin/blueprints/:id', ['deleteBlueprint'], 'admin'],
   ['GET', '/admin/activity', ['adminActivity'], 'admin'],

@@ -9,10 +9,11 @@ import type { ImportedBlueprint } from '../services/blueprints.service.js';
 import { parsePagination } from '../validation/pagination.js';
 import { plain } from './util.js';
 
-/** An input as REST would get it from JSON: absent fields left out, variables and defaults as plain objects. */
+/** An input as REST would get it from JSON: absent fields left out, variables, config files and defaults as plain objects. */
 function body(input: CreateBlueprintInput | UpdateBlueprintInput): Record<string, unknown> {
   const out = plain(input);
   if (Array.isArray(input.variables)) out.variables = input.variables.map((v) => plain(v));
+  if (Array.isArray(input.configFiles)) out.configFiles = input.configFiles.map((f) => plain(f));
   if (input.defaults) out.defaults = plain(input.defaults);
   return out;
 }
@@ -49,8 +50,13 @@ export class BlueprintsResolver {
     return true;
   }
 
-  @Mutation(() => ImportedBlueprintType, { description: 'POST /admin/blueprints/import (administrators only): a Pterodactyl egg (PTDL_v1/PTDL_v2) as a new blueprint, with warnings for what is not mapped.' })
+  @Mutation(() => ImportedBlueprintType, { description: 'POST /admin/blueprints/import (administrators only): a Pterodactyl or Pelican egg (PTDL_v1, PTDL_v2, PLCN_v1 to PLCN_v3) as a new blueprint, with warnings for what is not mapped.' })
   importBlueprint(@Arg('egg', () => GraphQLJSONObject) egg: Record<string, unknown>, @Ctx() ctx: GraphQLContext): Promise<ImportedBlueprint> {
     return ctx.services.blueprints.importEgg(ctx.actor, egg);
+  }
+
+  @Mutation(() => ImportedBlueprintType, { description: 'POST /admin/blueprints/import with a YAML body (administrators only): the egg as YAML text, as Pelican exports it (at most 1 MiB; VALIDATION_ERROR `fields.egg` with the line when it does not parse).' })
+  importBlueprintYaml(@Arg('egg', () => String) egg: string, @Ctx() ctx: GraphQLContext): Promise<ImportedBlueprint> {
+    return ctx.services.blueprints.importEggYaml(ctx.actor, egg);
   }
 }

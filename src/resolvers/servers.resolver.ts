@@ -5,11 +5,11 @@
  */
 import type { GraphQLResolveInfo } from 'graphql';
 import { Arg, Ctx, FieldResolver, ID, Info, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
 import type { Server } from '../entities/Server.js';
-import type { ServerRecord } from '../services/records.js';
 import { AppError } from '../errors.js';
 import type { GraphQLContext, RecordLoader } from '../graphql/context.js';
-import type { BlueprintRecord, NodeRecord, UserRecord } from '../services/records.js';
+import { shownVariables, type BlueprintRecord, type NodeRecord, type ServerRecord, type UserRecord } from '../services/records.js';
 import { selectedFields } from '../graphql/selection.js';
 import { BlueprintType } from '../schema/blueprint.js';
 import { ServerStatus } from '../schema/enums.js';
@@ -83,6 +83,11 @@ export class ServersResolver {
   ): Promise<boolean> {
     await ctx.services.servers.remove(ctx.actor, id, { force: force ?? false });
     return true;
+  }
+
+  @FieldResolver(() => GraphQLJSONObject, { description: 'Values of the blueprint variables (strings); for everyone but administrators, without the variables the blueprint hides from users.' })
+  variables(@Root() server: ServerRecord): Record<string, string> {
+    return shownVariables(server);
   }
 
   @FieldResolver(() => UserType)

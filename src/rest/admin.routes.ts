@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { isYaml } from '../http/body.js';
 import type { Services } from '../services/index.js';
 import { presentBlueprint, presentUser } from './presenters.js';
 import { sendData, sendDataWithMeta, sendList, sendNoContent } from './respond.js';
@@ -12,7 +13,8 @@ export function adminRoutes(services: Services): Router {
   r.post('/nodes/:id/token', async (req, res) => sendData(res, await services.nodes.rotateToken(req.actor ?? null, req.params.id), 201));
   r.post('/blueprints', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.create(req.actor ?? null, req.body)), 201));
   r.post('/blueprints/import', async (req, res) => {
-    const { blueprint, warnings } = await services.blueprints.importEgg(req.actor ?? null, req.body);
+    const actor = req.actor ?? null;
+    const { blueprint, warnings } = isYaml(req) ? await services.blueprints.importEggYaml(actor, req.body) : await services.blueprints.importEgg(actor, req.body);
     sendDataWithMeta(res, presentBlueprint(blueprint), { warnings }, 201);
   });
   r.patch('/blueprints/:id', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.update(req.actor ?? null, req.params.id, req.body))));

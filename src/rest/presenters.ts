@@ -11,7 +11,7 @@ import type { SubuserView } from '../services/subusers.service.js';
 import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { NodeChoice, NodeView } from '../services/nodes.service.js';
-import type { ServerRecord, UserRecord } from '../services/records.js';
+import { shownVariables, type ServerRecord, type UserRecord } from '../services/records.js';
 
 /** A User entity or a UserRecord (same shape). */
 export const presentUser = (u: UserRecord): UserOut => ({
@@ -45,7 +45,7 @@ export const presentServer = (s: ServerRecord): ServerOut => ({
   disk: s.disk,
   backupLimit: s.backupLimit,
   status: s.status,
-  variables: s.variables,
+  variables: shownVariables(s),
   autoRestart: s.autoRestart,
   lastExitCode: s.lastExitCode,
   lastCrashAt: s.lastCrashAt,

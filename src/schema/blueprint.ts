@@ -43,7 +43,7 @@ export class BlueprintConfigFileType {
   @Field({ description: "Relative to the server's directory." })
   file!: string;
 
-  @Field({ description: 'properties, file, ini, json or yaml.' })
+  @Field({ description: 'properties, file, ini, json, yaml or xml.' })
   parser!: string;
 
   @Field(() => GraphQLJSONObject, { description: 'Key → value; values may hold the allowed placeholders (docs/blueprints.md).' })
@@ -79,7 +79,7 @@ export class BlueprintType {
   @Field(() => String, { nullable: true, description: 'The interpreter of install (sh, bash, ash); null: /bin/sh.' })
   installShell!: string | null;
 
-  @Field(() => [BlueprintConfigFileType], { description: 'Set by an egg import.' })
+  @Field(() => [BlueprintConfigFileType], { description: "Keys written into the server's files before each start (an egg's config.files)." })
   configFiles!: BlueprintConfigFileType[];
 
   @Field(() => [BlueprintVariableType])
@@ -146,6 +146,18 @@ export class BlueprintVariableInput {
   userEditable?: boolean;
 }
 
+@InputType('BlueprintConfigFileInput')
+export class BlueprintConfigFileInput {
+  @Field({ description: "Relative to the server's directory." })
+  file!: string;
+
+  @Field({ description: 'properties, file, ini, json, yaml or xml.' })
+  parser!: string;
+
+  @Field(() => GraphQLJSONObject, { description: 'Key → value (strings); values may hold the allowed placeholders only (docs/blueprints.md).' })
+  find!: Record<string, unknown>;
+}
+
 @InputType('ResourceDefaultsInput')
 export class ResourceDefaultsInput {
   @Field(() => Int)
@@ -190,6 +202,9 @@ export class CreateBlueprintInput {
   @Field(() => [String], { nullable: true, description: 'gitignore-style patterns of files users may not touch; default none.' })
   fileDenylist?: string[];
 
+  @Field(() => [BlueprintConfigFileInput], { nullable: true, description: 'Default none.' })
+  configFiles?: BlueprintConfigFileInput[];
+
   @Field(() => ResourceDefaultsInput, { nullable: true })
   defaults?: ResourceDefaultsInput;
 }
@@ -225,6 +240,9 @@ export class UpdateBlueprintInput {
 
   @Field(() => [String], { nullable: true, description: 'Replaces the whole list.' })
   fileDenylist?: string[];
+
+  @Field(() => [BlueprintConfigFileInput], { nullable: true, description: 'Replaces the whole list.' })
+  configFiles?: BlueprintConfigFileInput[];
 
   @Field(() => ResourceDefaultsInput, { nullable: true })
   defaults?: ResourceDefaultsInput;

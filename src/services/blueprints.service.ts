@@ -3,6 +3,7 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { eggToBlueprint, type BlueprintDraft, type ImportWarning } from '../blueprints/egg.js';
 import { EggError } from '../blueprints/egg-errors.js';
 import { eggSchema } from '../blueprints/egg-schema.js';
+import { parseEggYaml } from '../blueprints/egg-yaml.js';
 import { Blueprint, type BlueprintVariable } from '../entities/Blueprint.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
@@ -60,7 +61,7 @@ export class BlueprintsService {
       ready: data.ready ?? null,
       install: data.install ?? null,
       installShell: data.installShell ?? null,
-      configFiles: [],
+      configFiles: data.configFiles ?? [],
       variables: (data.variables ?? []).map(variableOf),
       fileDenylist: data.fileDenylist ?? [],
       defaults: data.defaults ?? { ...DEFAULTS },
@@ -104,17 +105,21 @@ export class BlueprintsService {
     }
   }
 
-  /** A Pterodactyl egg (PTDL_v1/PTDL_v2) as a new blueprint, with what could not be mapped. */
+  /** A Pterodactyl or Pelican egg (PTDL_v1/v2, PLCN_v1/v2/v3) as a new blueprint, with what could not be mapped. */
   async importEgg(actor: Actor | null, input: unknown): Promise<ImportedBlueprint> {
     requireAdmin(actor);
+    return this.importParsed(actor, input);
+  }
+
+  /** The same egg as YAML text (422 `fields.egg` when it does not parse). */
+  async importEggYaml(actor: Actor | null, text: unknown): Promise<ImportedBlueprint> {
+    requireAdmin(actor);
+    return this.importParsed(actor, eggInput(() => parseEggYaml(text)));
+  }
+
+  private async importParsed(actor: Actor | null, input: unknown): Promise<ImportedBlueprint> {
     const egg = parseInput(eggSchema, input);
-    let draft: { blueprint: BlueprintDraft; warnings: ImportWarning[] };
-    try {
-      draft = eggToBlueprint(egg);
-    } catch (err) {
-      if (err instanceof EggError) throw AppError.validation(err.fields, err.message);
-      throw err;
-    }
+    const draft: { blueprint: BlueprintDraft; warnings: ImportWarning[] } = eggInput(() => eggToBlueprint(egg));
     const key = await this.freeKey(slugOf(draft.blueprint.name));
     const blueprint = await this.insert(actor, { key, ...draft.blueprint }, 'blueprint:import', { warnings: draft.warnings.length });
     return { blueprint, warnings: draft.warnings };
@@ -148,6 +153,16 @@ export class BlueprintsService {
       const key = i === 1 ? slug : `${slug.slice(0, 58)}-${i}`;
       if (!taken.has(key)) return key;
     }
+  }
+}
+
+/** `step`'s result; an EggError is the 422 it names. */
+function eggInput<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (err) {
+    if (err instanceof EggError) throw AppError.validation(err.fields, err.message);
+    throw err;
   }
 }
 

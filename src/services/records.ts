@@ -36,6 +36,15 @@ export interface ServerRecord {
   updatedAt: Date;
   /** The keys the caller holds on the server (`["*"]`: every key); set for the caller by the service. */
   permissions?: string[];
+  /** The variables the caller may not see; set for the caller by the service (absent: none). */
+  hiddenVariables?: string[];
+}
+
+/** The server's variables as the caller may see them. */
+export function shownVariables(s: Pick<ServerRecord, 'variables' | 'hiddenVariables'>): Record<string, string> {
+  if (!s.hiddenVariables?.length) return s.variables;
+  const hidden = new Set(s.hiddenVariables);
+  return Object.fromEntries(Object.entries(s.variables).filter(([k]) => !hidden.has(k)));
 }
 
 export type UserRecord = Pick<User, 'id' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt'>;
@@ -53,7 +62,7 @@ export interface RecordTable<T = Record<string, unknown>> {
   dates: (keyof T & string)[];
 }
 
-export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions'>> = {
+export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions' | 'hiddenVariables'>> = {
   table: 'servers',
   columns: {
     id: 'id',

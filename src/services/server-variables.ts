@@ -1,12 +1,33 @@
 /**
  * A server's variable values against its blueprint: each value checked by its variable's rules
- * (src/blueprints/rules.ts). Server create/update (all variables) and the startup endpoint (the
- * user-editable ones) both check values here, so a value means the same everywhere.
+ * (src/blueprints/rules.ts), and what the server's users may see and change (the blueprint's
+ * `userViewable` / `userEditable`). Server create/update and the startup endpoint both ask here, so a
+ * value and a variable's visibility mean the same everywhere.
  */
 import { validateVariable } from '../blueprints/builtin.js';
 import type { Blueprint, BlueprintVariable } from '../entities/Blueprint.js';
 
 const has = (o: Record<string, string>, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+
+/** The server's users (everyone but administrators) see it. */
+export const viewable = (v: BlueprintVariable): boolean => v.userViewable ?? true;
+/** The server's users change it. */
+export const editable = (v: BlueprintVariable): boolean => viewable(v) && (v.userEditable ?? true);
+
+/** Who sets the values: administrators set every variable, the server's users the editable ones. */
+export type Setter = 'admin' | 'user';
+
+/** The keys of the variables a server's users do not see (shown to administrators only). */
+export function hiddenKeys(blueprint: Pick<Blueprint, 'variables'>): string[] {
+  return (blueprint.variables ?? []).filter((v) => !viewable(v)).map((v) => v.key);
+}
+
+/** Why a server's user may not set the variable (unknown, hidden, read-only), or null. */
+export function userMayNotSet(v: BlueprintVariable | undefined, unknown: string): string | null {
+  if (!v || !viewable(v)) return unknown;
+  if (!editable(v)) return 'is read-only: ask an administrator to change it';
+  return null;
+}
 
 /** What is wrong with `value` for the variable, or null when its rules allow it. */
 export function variableProblem(v: BlueprintVariable, value: string): string | null {
@@ -24,22 +45,30 @@ export function valueOf(v: BlueprintVariable, current: Record<string, string>): 
 
 /**
  * Blueprint defaults, then the current values, then the given ones; every value checked against
- * its variable's rules. Unknown keys are errors (a typo would otherwise be silently ignored).
- * Problems go into `fields` as `variables.<KEY>`.
+ * its variable's rules. Unknown keys are errors (a typo would otherwise be silently ignored). A
+ * server's user (`setter` 'user') may not set hidden variables, and may give a read-only one only
+ * its current value (a record sent back as read changes nothing). Problems go into `fields`
+ * as `variables.<KEY>`.
  */
 export function resolveVariables(
   blueprint: Blueprint,
   current: Record<string, string>,
   given: Record<string, string>,
   fields: Record<string, string>,
+  setter: Setter = 'admin',
 ): Record<string, string> {
   const defs = blueprint.variables ?? [];
-  const known = new Set(defs.map((v) => v.key));
-  for (const key of Object.keys(given)) {
-    if (!known.has(key)) fields[`variables.${key}`] = 'is not a variable of this blueprint';
+  const byKey = new Map(defs.map((v) => [v.key, v]));
+  const unknown = 'is not a variable of this blueprint';
+  for (const [key, value] of Object.entries(given)) {
+    const v = byKey.get(key);
+    const refused = setter === 'user' ? userMayNotSet(v, unknown) : v ? null : unknown;
+    // a read-only value sent back unchanged passes; a hidden one never does (no guessing its value)
+    if (refused && !(v && viewable(v) && value === valueOf(v, current))) fields[`variables.${key}`] = refused;
   }
   const out: Record<string, string> = {};
   for (const v of defs) {
+    if (fields[`variables.${v.key}`]) continue;
     const value = has(given, v.key) ? given[v.key]! : valueOf(v, current);
     const problem = variableProblem(v, value);
     if (problem) fields[`variables.${v.key}`] = problem;

@@ -19,7 +19,7 @@ import { createServerInput, updateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
-import { resolveVariables } from './server-variables.js';
+import { hiddenKeys, resolveVariables, type Setter } from './server-variables.js';
 import { assertMayChangeVariables, assertMayUseBlueprint, assertWithinQuota, OPEN_RULES, type ServerRules } from './server-rules.js';
 import {
   BLUEPRINT_RECORDS,
@@ -119,8 +119,10 @@ export class ServersService {
     const n = params.length;
     // the caller's keys on a shared server ride on its row; null on the servers they own
     const shared = admin ? '' : `, (select su.permissions from subusers su where su.server_id = s.id and su.user_id = $1 and s.owner_id <> $1) as "$permissions"`;
+    // and the variables its blueprint hides from the server's users (hiddenKeys in SQL)
+    const hidden = admin ? '' : `, (select array_agg(bv->>'key') from blueprints b, jsonb_array_elements(b.variables) bv where b.id = s.blueprint_id and bv->>'userViewable' = 'false') as "$hidden"`;
     // the page is cut first (index walk + limit); included relations are read for the page's ids only
-    const pageSql = `select ${selectList(SERVER_RECORDS, 's')}${shared}, (select count(*) from servers c ${where('c')}) as "$total"
+    const pageSql = `select ${selectList(SERVER_RECORDS, 's')}${shared}${hidden}, (select count(*) from servers c ${where('c')}) as "$total"
       from servers s ${where('s')} order by s.created_at asc, s.id asc limit $${n + 1} offset $${n + 2}`;
     const wanted = INCLUDABLE.filter(([key]) => include[key]);
     // Included rows ride on the page's first row only, as one JSON array per relation: each a sub-select
@@ -151,9 +153,10 @@ export class ServersService {
     }
     const items = rows.map((row) => {
       // a new object without the extra columns (`delete` would leave V8 a slow dictionary object)
-      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, $permissions: keys, ...record } = row;
+      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, $permissions: keys, $hidden: hiddenVariables, ...record } = row;
       const server = reviveDates(SERVER_RECORDS, record) as ServerRecord;
       server.permissions = (keys as string[] | null | undefined) ?? [ALL_PERMISSIONS];
+      if (hiddenVariables) server.hiddenVariables = hiddenVariables as string[];
       return server;
     });
     return {
@@ -175,6 +178,7 @@ export class ServersService {
     const shared = isAdmin(a) || server.owner.id === a.user.id ? null : await this.em.findOne(Subuser, { server: serverId, user: a.user.id });
     const access = accessOf(a.user, server.id, server.owner.id, shared?.permissions ?? null, shared?.paths ?? null);
     server.permissions = keysOf(access);
+    if (access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
     return { server, access };
   }
 
@@ -199,7 +203,7 @@ export class ServersService {
     else assertMayUseBlueprint(a, blueprint, this.rules);
     if (!(await this.em.count(Node, { id: data.nodeId }))) fields.nodeId = 'no node with this id';
     let variables: Record<string, string> = {};
-    if (blueprint) variables = resolveVariables(blueprint, {}, data.variables ?? {}, fields);
+    if (blueprint) variables = resolveVariables(blueprint, {}, data.variables ?? {}, fields, setterOf(a));
     if (Object.keys(fields).length || !blueprint) throw AppError.validation(fields);
 
     const server = await this.em.transactional(async (em) => {
@@ -233,7 +237,9 @@ export class ServersService {
       await this.activity.record({ event: 'server:create', serverId: server.id, actor: a, properties }, em);
       return server;
     });
-    return this.afterWrite(server.id);
+    const created = await this.afterWrite(server.id);
+    if (!isAdmin(a)) created.hiddenVariables = hiddenKeys(created.blueprint);
+    return created;
   }
 
   async update(actor: Actor | null, id: string, input: unknown): Promise<Server> {
@@ -252,7 +258,7 @@ export class ServersService {
       const server = await em.findOne(Server, { id: current.id }, { refresh: true });
       if (!node || !server) throw AppError.notFound('Server'); // deleted meanwhile
       const fields: Record<string, string> = {};
-      const variables = data.variables ? resolveVariables(current.blueprint, server.variables, data.variables, fields) : undefined;
+      const variables = data.variables ? resolveVariables(current.blueprint, server.variables, data.variables, fields, setterOf(a)) : undefined;
       if (Object.keys(fields).length) throw AppError.validation(fields);
       if (data.cpu !== undefined && data.cpu !== server.cpu && data.cpu > maxCpuOf(node)) {
         const maxCpu = maxCpuOf(node);
@@ -312,6 +318,7 @@ export class ServersService {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
     if (!server) throw AppError.notFound('Server');
     server.permissions = access ? keysOf(access) : [ALL_PERMISSIONS];
+    if (access && access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
     try {
       await this.provisioner.sync(server);
     } catch (err) {
@@ -339,4 +346,9 @@ async function assertFits(em: EntityManager, node: Node, want: Allocation, had: 
       fields,
     });
   }
+}
+
+/** Administrators set every variable of a server; its owner and subusers what the blueprint lets them. */
+function setterOf(actor: Actor): Setter {
+  return isAdmin(actor) ? 'admin' : 'user';
 }

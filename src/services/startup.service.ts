@@ -8,7 +8,7 @@
 import { LockMode } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { startupLine } from '../blueprints/startup-line.js';
-import type { Blueprint, BlueprintVariable } from '../entities/Blueprint.js';
+import type { Blueprint } from '../entities/Blueprint.js';
 import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
@@ -18,7 +18,7 @@ import { updateStartupInput } from '../validation/startup.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, type Actor } from './actor.js';
 import { assertMayChangeVariables, type ServerRules } from './server-rules.js';
-import { valueOf, variableProblem } from './server-variables.js';
+import { editable, userMayNotSet, valueOf, variableProblem, viewable } from './server-variables.js';
 import type { ServersService } from './servers.service.js';
 
 export interface StartupVariable {
@@ -36,8 +36,6 @@ export interface StartupView {
   variables: StartupVariable[];
 }
 
-const viewable = (v: BlueprintVariable) => v.userViewable ?? true;
-const editable = (v: BlueprintVariable) => viewable(v) && (v.userEditable ?? true);
 
 /** The users' view of a server's startup: viewable variables only, their values in the command. */
 export function startupView(blueprint: Blueprint, values: Record<string, string>): StartupView {
@@ -60,11 +58,7 @@ function problemsOf(blueprint: Blueprint, given: Record<string, string>): Record
   const fields: Record<string, string> = {};
   for (const [key, value] of Object.entries(given)) {
     const v = byKey.get(key);
-    const problem = !v || !viewable(v)
-      ? 'is not a startup variable of this server'
-      : !editable(v)
-        ? 'is read-only: ask an administrator to change it'
-        : variableProblem(v, value);
+    const problem = userMayNotSet(v, 'is not a startup variable of this server') ?? variableProblem(v!, value);
     if (problem) fields[`variables.${key}`] = problem;
   }
   return fields;

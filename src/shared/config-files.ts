@@ -5,15 +5,15 @@
  * every other placeholder is refused and its key is not written.
  */
 
-/** The parsers the agent applies; eggs may name others (`xml`), which the import skips. */
-export const CONFIG_PARSERS = ['properties', 'file', 'ini', 'json', 'yaml'] as const;
+/** The parsers the agent applies; eggs may name others, which the import skips. */
+export const CONFIG_PARSERS = ['properties', 'file', 'ini', 'json', 'yaml', 'xml'] as const;
 export type ConfigParser = (typeof CONFIG_PARSERS)[number];
 
 export interface ConfigFile {
   /** relative to the server's directory, e.g. `server.properties`, `config/app.yml` */
   file: string;
   parser: ConfigParser;
-  /** key (a line prefix for `file`, a dotted path for `json`/`yaml`, `section.key` for `ini`) → value */
+  /** key (a line prefix for `file`, a dotted path for `json`/`yaml`/`xml`, `section.key` for `ini`) → value */
   find: Record<string, string>;
 }
 

@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { splitTemplate } from '../agent/environment/template.js';
 import { rulesProblem } from '../blueprints/rules.js';
+import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProblem, parserKeyProblem, placeholderProblem } from '../shared/config-file-checks.js';
+import { CONFIG_PARSERS } from '../shared/config-files.js';
 import { INSTALL_SHELLS } from '../shared/node-protocol.js';
 import { variableNameProblem } from '../shared/variable-names.js';
 import { displayName, isWellFormed, UNICODE_MESSAGE } from './common.js';
@@ -81,6 +83,39 @@ const fileDenylist = z
   .max(1000, 'at most 1000 patterns')
   .meta({ description: "Files the server's users may not touch through the file manager or SFTP: gitignore-style patterns (`server.jar`, `config/`, `*.sh`). Default none; replaces the whole list on PATCH.", example: ['server.jar'] });
 
+/** Every key of `find` passes the checks of src/shared/config-file-checks.ts; a refused placeholder is a 422 here. */
+function checkFind(find: Record<string, string>, ctx: z.RefinementCtx): void {
+  const keys = Object.keys(find);
+  if (!keys.length) ctx.addIssue({ code: 'custom', message: 'must name at least one key' });
+  if (keys.length > CONFIG_LIMITS.keys) ctx.addIssue({ code: 'custom', message: `at most ${CONFIG_LIMITS.keys} keys` });
+  for (const key of keys) {
+    const message = configKeyProblem(key) ?? configValueProblem(find[key]!) ?? placeholderProblem(find[key]!);
+    if (message) ctx.addIssue({ code: 'custom', path: [key], message });
+  }
+}
+
+export const configFileInput = z
+  .object({
+    file: z.string({ message: 'must be a string' }).superRefine(problem(configFileNameProblem)).meta({ description: "Relative to the server's directory.", example: 'server.properties' }),
+    parser: z.enum(CONFIG_PARSERS, { message: `must be one of ${CONFIG_PARSERS.join(', ')}` }),
+    find: z
+      .record(z.string(), z.string({ message: 'must be a string' }), { message: 'must be an object of key → value' })
+      .superRefine(checkFind)
+      .meta({ description: 'Key → value (one line); values may hold the allowed placeholders only (docs/blueprints.md).', example: { 'server-port': '{{server.build.default.port}}' } }),
+  })
+  .superRefine((f, ctx) => {
+    for (const key of Object.keys(f.find)) {
+      const message = parserKeyProblem(f.parser, key);
+      if (message) ctx.addIssue({ code: 'custom', path: ['find', key], message });
+    }
+  })
+  .meta({ id: 'BlueprintConfigFileInput' });
+
+const configFiles = z
+  .array(configFileInput, { message: 'must be a list of { file, parser, find }' })
+  .max(CONFIG_LIMITS.files, `at most ${CONFIG_LIMITS.files} files`)
+  .meta({ description: "Keys the node writes into the server's files before each start (as an egg's `config.files`). Default none; replaces the whole list on PATCH." });
+
 const defaults = z.object({ memory, cpu, disk }, { message: 'must be an object with memory, cpu and disk' });
 
 export const createBlueprintInput = z.object({
@@ -98,6 +133,7 @@ export const createBlueprintInput = z.object({
     .meta({ description: 'The interpreter of `install`: `sh`, `bash` or `ash` (an egg\'s entrypoint); null: /bin/sh.' }),
   variables: variableList.optional(),
   fileDenylist: fileDenylist.optional(),
+  configFiles: configFiles.optional(),
   defaults: defaults.optional().meta({ description: 'For servers created without memory/cpu/disk; default 1024 MiB, 100, 4096 MiB.' }),
 });
 export type CreateBlueprintInput = z.output<typeof createBlueprintInput>;

@@ -47,7 +47,8 @@ const HOSTILE_EGG = {
       'conf/settings.json': { parser: 'json', find: { 'net.port': '{{server.build.default.port}}', 'net.public': 'true', 'net.bind': '{{config.docker.interface}}' } },
       'conf/app.yml': { parser: 'yaml', find: { 'listeners[0].port': '{{server.build.env.SERVER_PORT}}' } },
       'murmur.ini': { parser: 'ini', find: { port: '{{server.build.default.port}}', 'Ice.host': '127.0.0.1' } },
-      'plugins.xml': { parser: 'xml', find: { 'a.b': 'c' } },
+      'plugins.xml': { parser: 'xml', find: { 'a.b': 'c', 'a.*': 'all' } },
+      'notes.toml': { parser: 'toml', find: { a: 'b' } },
     }),
   },
   variables: [
@@ -83,15 +84,18 @@ const readFile = (id: string, file: string) => p.request('GET', `/api/v1/servers
 const linesOf = (text: string) => text.split('\n').filter(Boolean).sort();
 const paperEgg = () => JSON.parse(readFileSync(path.join(EGGS_DIR!, 'egg-paper.json'), 'utf8'));
 
-test('the import keeps the files of known parsers; xml and disallowed placeholders are warnings', async () => {
+test('the import keeps the files of known parsers; other parsers, `*` in xml keys and disallowed placeholders are warnings', async () => {
   const { data, warnings } = await importEgg(HOSTILE_EGG);
   expect(data.configFiles.map((f: any) => [f.file, f.parser])).toEqual([
     ['game.properties', 'properties'],
     ['conf/settings.json', 'json'],
     ['conf/app.yml', 'yaml'],
     ['murmur.ini', 'ini'],
+    ['plugins.xml', 'xml'],
   ]);
-  expect(warnings).toContainEqual({ field: 'config.files.plugins.xml.parser', message: 'the parser "xml" is not supported: plugins.xml is not changed at start' });
+  expect(data.configFiles[4].find).toEqual({ 'a.b': 'c' });
+  expect(warnings).toContainEqual({ field: 'config.files.notes.toml.parser', message: 'the parser "toml" is not supported: notes.toml is not changed at start' });
+  expect(warnings.find((w) => w.field === 'config.files.plugins.xml.find.a.*')?.message).toMatch(/^an xml key is a dotted path of element names/);
   expect(warnings.find((w) => w.field === 'config.files.game.properties.find.token')?.message).toMatch(/^the placeholder \{\{config\.token\}\} is not allowed/);
   expect(warnings.find((w) => w.field === 'config.files.conf/settings.json.find.net.bind')?.message).toMatch(/\{\{config\.docker\.interface\}\} is not allowed/);
 });
@@ -118,7 +122,7 @@ test('at start, the allowed placeholders are written as the server\'s user; {{co
   expect(JSON.parse((await readFile(id, '/conf/settings.json')).text)).toEqual({ net: { port: 28123, public: true } });
   expect((await readFile(id, '/conf/app.yml')).text).toBe('listeners:\n  - port: 28123\n');
   expect((await readFile(id, '/murmur.ini')).text).toBe('database=\nport=28123\n[Ice]\nhost=127.0.0.1\n');
-  expect((await readFile(id, '/plugins.xml')).status).toBe(404);
+  expect((await readFile(id, '/plugins.xml')).text).toBe('<?xml version="1.0" encoding="UTF-8"?>\n<a>\n    <b>c</b>\n</a>\n');
   const owner = statSync(dirOf(id)).uid;
   expect(owner).not.toBe(0);
   expect(statSync(path.join(dirOf(id), 'conf/settings.json')).uid).toBe(owner);
@@ -159,4 +163,45 @@ withEggs('Paper: a server.properties that links outside the server\'s directory 
   } finally {
     rmSync(outside, { force: true });
   }
+}, 60_000);
+
+/** As the Space Engineers egg writes SpaceEngineers-Dedicated.cfg. */
+const XML_EGG = {
+  meta: { version: 'PTDL_v2' },
+  name: 'Xml config egg',
+  startup: 'sleep 60',
+  config: {
+    startup: { done: 'never printed' },
+    stop: '^C',
+    files: { 'config/Dedicated.cfg': { parser: 'xml', find: { 'MyConfigDedicated.ServerPort': '{{server.build.default.port}}', 'MyConfigDedicated.IP': '{{server.build.default.ip}}' } } },
+  },
+  variables: [],
+};
+const DEDICATED_CFG = '<?xml version="1.0"?>\n<MyConfigDedicated xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n  <!-- the game\'s -->\n  <ServerPort>27016</ServerPort>\n  <ServerName>Mine</ServerName>\n</MyConfigDedicated>\n';
+
+test('xml: an imported egg\'s file gets the server\'s port at start; a file with entity declarations is left as it is and the start goes on', async () => {
+  const { data, warnings } = await importEgg(XML_EGG);
+  expect(data.configFiles).toEqual([{ file: 'config/Dedicated.cfg', parser: 'xml', find: XML_EGG.config.files['config/Dedicated.cfg'].find }]);
+  expect(warnings.some((w) => w.field.startsWith('config.files.config/Dedicated.cfg'))).toBe(false);
+  const id = await createServer(data.id, { SERVER_PORT: '27555' });
+  const write = async (text: string) => {
+    const r = await p.request('PUT', `/api/v1/servers/${id}/files/contents?path=${encodeURIComponent('/config/Dedicated.cfg')}`, { token: admin, raw: text, headers: { 'content-type': 'text/plain' } });
+    expect(r.status).toBe(200);
+  };
+  expect((await p.request('POST', `/api/v1/servers/${id}/files/directory`, { token: admin, body: { path: '/config' } })).status).toBe(201);
+  await write(DEDICATED_CFG);
+  await start(id);
+  await waitForStatus(p, admin, id, 'starting');
+  expect((await readFile(id, '/config/Dedicated.cfg')).text).toBe(DEDICATED_CFG.replace('27016', '27555').replace('  <ServerName>Mine</ServerName>\n', '  <ServerName>Mine</ServerName>\n  <IP>0.0.0.0</IP>\n'));
+  expect((await p.request('POST', `/api/v1/servers/${id}/kill`, { token: admin })).status).toBe(200);
+  await waitForStatus(p, admin, id, 'offline');
+
+  const bomb = '<?xml version="1.0"?>\n<!DOCTYPE MyConfigDedicated [\n <!ENTITY a "aaaaaaaaaa">\n <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">\n <!ENTITY x SYSTEM "file:///etc/passwd">\n]>\n<MyConfigDedicated><ServerPort>&b;</ServerPort><ServerName>&x;</ServerName></MyConfigDedicated>\n';
+  await write(bomb);
+  await start(id);
+  await waitForStatus(p, admin, id, 'starting');
+  await until(() => consoleLines[id]!.some((l) => l.includes('Configuration file config/Dedicated.cfg is not changed: it has a DOCTYPE')), 10_000, 'the refusal in the console');
+  expect((await readFile(id, '/config/Dedicated.cfg')).text).toBe(bomb);
+  expect((await p.request('POST', `/api/v1/servers/${id}/kill`, { token: admin })).status).toBe(200);
+  await waitForStatus(p, admin, id, 'offline');
 }, 60_000);

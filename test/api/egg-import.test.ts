@@ -34,8 +34,8 @@ afterAll(async () => p?.stop(), 60_000);
 
 const importEgg = (body: unknown, token = admin) => p.request('POST', '/api/v1/admin/blueprints/import', { token, body });
 const variable = (bp: any, key: string) => bp.variables.find((v: any) => v.key === key);
-const createServer = (blueprintId: string, variables: Record<string, string> = {}) =>
-  p.request('POST', '/api/v1/servers', { token: user, body: { name: 'egg server', nodeId, blueprintId, memory: 64, cpu: 10, disk: 128, variables } });
+const createServer = (blueprintId: string, variables: Record<string, string> = {}, token = user) =>
+  p.request('POST', '/api/v1/servers', { token, body: { name: 'egg server', nodeId, blueprintId, memory: 64, cpu: 10, disk: 128, variables } });
 
 (EGGS_DIR ? test : test.skip)('the 14 eggs of Pterodactyl are there', () => {
   expect(FILES).toHaveLength(14);
@@ -121,8 +121,16 @@ eachEgg('%s: a server takes the defaults (or exactly the variables whose default
   }
   expectError(r, 422, 'VALIDATION_ERROR');
   expect(Object.keys(r.body.error.details.fields).sort()).toEqual(broken.map((k) => `variables.${k}`).sort());
-  const fixed = await createServer(data.id, Object.fromEntries(broken.map((k) => [k, FIXES[k]!])));
+  // the egg's users set what it lets them edit; an administrator sets the rest (the Source egg's game id)
+  const fixes = Object.fromEntries(broken.map((k) => [k, FIXES[k]!]));
+  const editable = (k: string) => variable(data, k).userEditable;
+  const fixed = await createServer(data.id, fixes, broken.every(editable) ? user : admin);
   expect(fixed.status).toBe(201);
+  if (!broken.every(editable)) {
+    const refused = await createServer(data.id, fixes);
+    expectError(refused, 422, 'VALIDATION_ERROR');
+    for (const k of broken.filter((k) => !editable(k))) expect(refused.body.error.details.fields[`variables.${k}`]).toBe('is read-only: ask an administrator to change it');
+  }
 });
 
 test.each([

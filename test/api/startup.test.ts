@@ -214,3 +214,63 @@ test("the node runs the server with the new value (the demo game's message of th
     await p.request('POST', `/api/v1/servers/${id}/kill`, { token: owner.token });
   }
 }, 60_000);
+
+describe("server create and update follow the blueprint's visibility (only administrators set or see what it hides)", () => {
+  const patch = (id: string, variables: unknown, token = owner.token) => p.request('PATCH', `/api/v1/servers/${id}`, { token, body: { variables } });
+
+  test('the owner may not create a server with a read-only or a hidden value; an administrator may', async () => {
+    const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'locked', nodeId, blueprintId, memory: 64, cpu: 10, disk: 128, variables: { MOTD: 'mine', SECRET: 'x' } } });
+    expectError(r, 422, 'VALIDATION_ERROR');
+    expect(r.body.error.details.fields).toEqual({
+      'variables.MOTD': 'is read-only: ask an administrator to change it',
+      'variables.SECRET': 'is not a variable of this blueprint',
+    });
+    const byAdmin = await p.request('POST', '/api/v1/servers', { token: admin, body: { name: 'locked', ownerId: owner.user.id, nodeId, blueprintId, memory: 64, cpu: 10, disk: 128, variables: { MOTD: 'set', SECRET: 'x' } } });
+    expect(byAdmin.status).toBe(201);
+    expect(await stored(byAdmin.body.data.id)).toEqual({ PORT: '27015', MOTD: 'set', SECRET: 'x', MODE: 'survival' });
+  });
+
+  test('PATCH /servers/:id: the owner changes editable values, sends read-only ones back unchanged, and cannot guess a hidden one', async () => {
+    const id = await newServer();
+    const record = (await p.request('GET', `/api/v1/servers/${id}`, { token: owner.token })).body.data;
+    // the record as read, sent back: nothing refused
+    const same = await patch(id, { ...record.variables, PORT: '26000' });
+    expect(same.status).toBe(200);
+    const locked = await patch(id, { MOTD: 'changed' });
+    expectError(locked, 422, 'VALIDATION_ERROR');
+    expect(locked.body.error.details.fields).toEqual({ 'variables.MOTD': 'is read-only: ask an administrator to change it' });
+    // the hidden value's right guess is refused like a wrong one: the answer tells nothing
+    for (const guess of ['hunter2', 'wrong']) {
+      const r = await patch(id, { SECRET: guess });
+      expectError(r, 422, 'VALIDATION_ERROR');
+      expect(r.body.error.details.fields).toEqual({ 'variables.SECRET': 'is not a variable of this blueprint' });
+    }
+    expect(await stored(id)).toEqual({ PORT: '26000', MOTD: 'hi', SECRET: 'hunter2', MODE: 'survival' });
+    expect((await patch(id, { SECRET: 'by admin', MOTD: 'by admin' }, admin)).status).toBe(200);
+    expect(await stored(id)).toEqual({ PORT: '26000', MOTD: 'by admin', SECRET: 'by admin', MODE: 'survival' });
+  });
+
+  test('server records show hidden variables to administrators only (REST list and read, GraphQL, the answers of create and update)', async () => {
+    const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'records', nodeId, blueprintId, memory: 64, cpu: 10, disk: 128 } });
+    expect(created.status).toBe(201);
+    const id = created.body.data.id;
+    const shown = { PORT: '27015', MOTD: 'hi', MODE: 'survival' };
+    expect(created.body.data.variables).toEqual(shown);
+    expect((await patch(id, { PORT: '27016' })).body.data.variables).toEqual({ ...shown, PORT: '27016' });
+    const sub = await subuser(id, ['control.console']);
+    for (const token of [owner.token, sub]) {
+      expect((await p.request('GET', `/api/v1/servers/${id}`, { token })).body.data.variables).toEqual({ ...shown, PORT: '27016' });
+      const list = await p.request('GET', '/api/v1/servers?limit=100', { token });
+      expect(list.body.data.find((s: any) => s.id === id).variables).toEqual({ ...shown, PORT: '27016' });
+      expect(list.text).not.toContain('hunter2');
+      const q = expectData(await gql(p, 'query ($id: ID!) { server(id: $id) { variables } servers(limit: 100) { items { id variables } } }', { id }, { token }));
+      expect(q.server.variables).toEqual({ ...shown, PORT: '27016' });
+      expect(q.servers.items.find((s: any) => s.id === id).variables).toEqual({ ...shown, PORT: '27016' });
+    }
+    const asAdmin = { ...shown, PORT: '27016', SECRET: 'hunter2' };
+    expect((await p.request('GET', `/api/v1/servers/${id}`, { token: admin })).body.data.variables).toEqual(asAdmin);
+    const list = await p.request('GET', '/api/v1/servers?limit=100', { token: admin });
+    expect(list.body.data.find((s: any) => s.id === id).variables).toEqual(asAdmin);
+    expect(expectData(await gql(p, 'query ($id: ID!) { server(id: $id) { variables } }', { id }, { token: admin })).server.variables).toEqual(asAdmin);
+  });
+});

@@ -57,10 +57,15 @@ test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps 
 
   const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
   const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
-  for (let i = 0; i < 25; i++) {
+  // flood until the live subscriber has had 16 MB (far more than the kernel's socket buffers hold):
+  // the gateway wrote the same lines to the stalled socket, however slow this machine is
+  const flooded = 4_000;
+  const deadline = Date.now() + 60_000;
+  while (live.items.length < flooded && Date.now() < deadline) {
     node.send({ type: 'command', data: 'spam 250 4000' }); // about 1 MB of output each
     await sleep(100);
   }
+  expect(live.items.length).toBeGreaterThanOrEqual(flooded);
   (stalled.ws as unknown as { _socket: { resume(): void } })._socket.resume();
   const code = await within(stalled.closed, 20_000, -1);
   expect(code).toBe(1013);

@@ -7,6 +7,8 @@ import { isAdmin, link, navigate, setNavigateHandler, state, type Cleanup, type 
 import { clear, h } from './dom';
 import { M_SIGN_OUT, Q_SESSION, type User } from './queries';
 import { adminView } from './views/admin';
+import { adminBlueprintView } from './views/admin-blueprint';
+import { adminBlueprintsView } from './views/admin-blueprints';
 import { createServerView } from './views/create-server';
 import { serverView } from './views/server';
 import { serverActivityView } from './views/server-activity';
@@ -35,6 +37,8 @@ const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/activity\/?$/, view: serverActivityView, title: 'Activity', auth: true },
   { pattern: /^\/admin\/?$/, view: adminView, title: 'Administration', auth: true, admin: true },
   { pattern: /^\/admin\/activity\/?$/, view: adminActivityView, title: 'Activity', auth: true, admin: true },
+  { pattern: /^\/admin\/blueprints\/?$/, view: adminBlueprintsView, title: 'Blueprints', auth: true, admin: true },
+  { pattern: /^\/admin\/blueprints\/(?<id>[0-9a-fA-F-]{8,})\/?$/, view: adminBlueprintView, title: 'Blueprint', auth: true, admin: true },
 ];
 
 let cleanup: Cleanup | void;

@@ -235,3 +235,42 @@ export const M_DELETE_FILES = `mutation DeleteFiles($serverId: ID!, $paths: [Str
 export const M_CREATE_DIRECTORY = `mutation CreateDirectory($serverId: ID!, $path: String!) { createDirectory(serverId: $serverId, path: $path) { ${ENTRY} } }`;
 export const M_COMPRESS_FILES = `mutation CompressFiles($serverId: ID!, $paths: [String!]!) { compressFiles(serverId: $serverId, paths: $paths) { ${ENTRY} } }`;
 export const M_DECOMPRESS_FILE = `mutation DecompressFile($serverId: ID!, $path: String!) { decompressFile(serverId: $serverId, path: $path) { ${ENTRY} } }`;
+
+/** Blueprint management (administrators): every field the admin screen shows and edits. */
+export interface BlueprintVariable {
+  key: string;
+  name: string;
+  description: string;
+  default: string;
+  rules: string;
+  userViewable: boolean;
+  userEditable: boolean;
+}
+export interface BlueprintDetail {
+  id: string;
+  key: string;
+  name: string;
+  description: string;
+  startup: string;
+  stop: string;
+  ready: string | null;
+  builtin: boolean;
+  variables: BlueprintVariable[];
+  fileDenylist: string[];
+  defaults: { memory: number; cpu: number; disk: number };
+  install: string | null;
+  installShell: string | null;
+  configFiles: { file: string; parser: string; find: Record<string, string> }[];
+}
+export interface ImportWarning {
+  field: string;
+  message: string;
+}
+const BLUEPRINT_DETAIL = 'id key name description startup stop ready builtin fileDenylist install installShell configFiles { file parser find } defaults { memory cpu disk } variables { key name description default rules userViewable userEditable }';
+export const Q_BLUEPRINT_PAGE = `query BlueprintPage($page: Int!) { blueprints(page: $page, limit: 100) { total items { id key name builtin variables { key } } } }`;
+export const Q_BLUEPRINT = `query Blueprint($id: ID!) { blueprint(id: $id) { ${BLUEPRINT_DETAIL} } }`;
+export const M_CREATE_BLUEPRINT = `mutation CreateBlueprint($input: CreateBlueprintInput!) { createBlueprint(input: $input) { id key name } }`;
+export const M_UPDATE_BLUEPRINT = `mutation UpdateBlueprint($id: ID!, $input: UpdateBlueprintInput!) { updateBlueprint(id: $id, input: $input) { ${BLUEPRINT_DETAIL} } }`;
+export const M_DELETE_BLUEPRINT = `mutation DeleteBlueprint($id: ID!) { deleteBlueprint(id: $id) }`;
+export const M_IMPORT_BLUEPRINT = `mutation ImportBlueprint($egg: JSONObject!) { importBlueprint(egg: $egg) { blueprint { id key name variables { key } } warnings { field message } } }`;
+export const M_IMPORT_BLUEPRINT_YAML = `mutation ImportBlueprintYaml($egg: String!) { importBlueprintYaml(egg: $egg) { blueprint { id key name variables { key } } warnings { field message } } }`;

@@ -9,13 +9,16 @@
  * - `json`, `yaml`: dotted paths (`listeners[0].host`, `servers.*.address`: `*` is every existing
  *   child); missing objects on the way are created. `true`/`false` and integers are written as such.
  *   yaml keeps the file's comments; json is written again with 4-space indentation.
+ * - `xml`: `root.child.leaf` sets the leaf element's text (xml.ts).
  *
- * A file that does not parse (json, yaml) throws ConfigParseError and is left as it is.
+ * A file that does not parse (json, yaml, xml) throws ConfigParseError and is left as it is.
  */
 import { parseDocument } from 'yaml';
 import type { ConfigParser } from '../../shared/config-files';
+import { ConfigParseError } from './errors';
+import { editXml } from './xml';
 
-export class ConfigParseError extends Error {}
+export { ConfigParseError };
 
 type Entries = [key: string, value: string][];
 
@@ -31,6 +34,8 @@ export function editConfig(parser: ConfigParser, text: string, entries: Entries)
       return editJson(text, entries);
     case 'yaml':
       return editYaml(text, entries);
+    case 'xml':
+      return editXml(text, entries);
   }
 }
 

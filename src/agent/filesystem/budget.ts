@@ -27,18 +27,21 @@ export class DiskBudget {
     return this.measured;
   }
 
-  /** Reserves what is left; `done(written)` records the bytes actually written and frees the rest. */
+  /**
+   * Reserves what is left; `done(grown)` records how much more the disk holds after the write (the
+   * bytes written less those of a file it replaced: negative when a file shrank) and frees the rest.
+   */
   async reserve(): Promise<{ allowance: number; done: (written: number) => void }> {
     const left = Math.max(0, this.limitBytes() - (await this.usage()) - this.reserved);
     this.reserved += left;
     let released = false;
     return {
       allowance: left,
-      done: (written) => {
+      done: (grown) => {
         if (released) return;
         released = true;
         this.reserved -= left;
-        this.measured += Math.max(0, written);
+        this.measured = Math.max(0, this.measured + grown);
       },
     };
   }

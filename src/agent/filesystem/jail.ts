@@ -226,9 +226,10 @@ export class Jail {
    * Writes `data` to `parts` atomically: into a new temporary file beside it, then renamed over it (a
    * reader sees the old file or the new one). At most `allowance` bytes are written: past that the
    * write stops with DISK_LIMIT and the temporary file is removed. An existing file keeps its mode.
-   * Returns the entry and whether the file is new.
+   * Returns the entry, whether the file is new, and the disk space of the file it replaced (`replaced`,
+   * bytes of blocks as the disk budget measures them; 0 when new).
    */
-  async writeFile(parts: readonly string[], data: AsyncIterable<Buffer> | Buffer, allowance: number, mode = 0o644): Promise<{ entry: Entry; created: boolean }> {
+  async writeFile(parts: readonly string[], data: AsyncIterable<Buffer> | Buffer, allowance: number, mode = 0o644): Promise<{ entry: Entry; created: boolean; replaced: number }> {
     const shown = displayPath(parts);
     return this.inParent(parts, async (dir, name) => {
       const before = await fsp.lstat(this.at(dir, name)).catch(() => null);
@@ -263,7 +264,7 @@ export class Jail {
         throw err;
       }
       const st = await fsp.lstat(this.at(dir, name));
-      return { entry: entryOf(parts, st), created: !before };
+      return { entry: entryOf(parts, st), created: !before, replaced: before ? before.blocks * 512 : 0 };
     });
   }
 

@@ -31,7 +31,7 @@ export type FileRequest =
 
 export type FileResult =
   | { entries: Entry[]; total: number }
-  | { entry: Entry; created?: boolean }
+  | { entry: Entry; created?: boolean; replaced?: number }
   | { size: number; entry?: Entry; length?: number }
   | { done: true }
   | { target: string };

@@ -52,15 +52,16 @@ export class ServerFiles {
   /** Writes `body` to `path` (atomically, see Jail.writeFile) within the disk budget and at most `max` bytes. */
   async write(server: Server, path: string, body: Readable, max = Infinity): Promise<FileResponse> {
     const { allowance, done } = await budgetOf(server).reserve();
-    let written = 0;
+    let grown = 0;
     try {
       const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(allowance, max) }, body);
       asked.body.destroy();
-      if (asked.res.ok && 'entry' in asked.res.result) written = asked.res.result.entry?.size ?? 0;
+      // what the disk holds more: the new file less the one it replaced
+      if (asked.res.ok && 'entry' in asked.res.result) grown = (asked.res.result.entry?.size ?? 0) - ('replaced' in asked.res.result ? (asked.res.result.replaced ?? 0) : 0);
       return asked.res;
     } finally {
       // a write that failed any way (a body cut off, the worker gone) gives its reservation back
-      done(written);
+      done(grown);
     }
   }
 

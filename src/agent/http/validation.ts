@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ServerSpec } from '../../shared/node-protocol';
 import { CONFIG_PARSERS } from '../../shared/config-files';
+import { CONFIG_LIMITS } from '../../shared/config-file-checks';
 import { INSTALL_SHELLS, POWER_ACTIONS } from '../../shared/node-protocol';
 import { AgentError } from '../errors';
 import { VARIABLE_KEY_RE } from '../environment/env';
@@ -35,12 +36,12 @@ export const serverSpecSchema = z.object({
   configFiles: z
     .array(
       z.object({
-        file: z.string().min(1).max(255),
+        file: z.string().min(1).max(CONFIG_LIMITS.file),
         parser: z.enum(CONFIG_PARSERS),
-        find: z.record(z.string().min(1).max(255), z.string().max(4096)).refine((f) => Object.keys(f).length <= 100, 'at most 100 keys'),
+        find: z.record(z.string().min(1).max(CONFIG_LIMITS.key), z.string().max(CONFIG_LIMITS.value)).refine((f) => Object.keys(f).length <= CONFIG_LIMITS.keys, `at most ${CONFIG_LIMITS.keys} keys`),
       }),
     )
-    .max(20)
+    .max(CONFIG_LIMITS.files)
     .default([]),
   variables: z
     .record(z.string().regex(VARIABLE_KEY_RE, 'invalid variable name'), z.union([z.string().max(65536), z.number(), z.boolean()]).nullable())
