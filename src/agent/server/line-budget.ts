@@ -71,8 +71,8 @@ export class SkipCounter {
 
   constructor(private readonly report: (r: SkipReport) => void) {}
 
-  add(): void {
-    this.pending++;
+  add(count = 1): void {
+    this.pending += count;
     if (this.timer) return;
     const wait = Math.max(0, this.lastReport + SKIP_REPORT_EVERY_MS - Date.now());
     this.timer = setTimeout(() => this.flush(), wait);
