@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { childLogger } from '../logger.js';
+import { PacedQueue } from '../shared/paced-queue.js';
 import type { ConsoleBus } from './bus.js';
 import { batchEvent, batchLine, ConsoleBatcher } from './batcher.js';
 import type { ConsoleEvent } from './types.js';
@@ -17,6 +18,12 @@ import { UpstreamFeed, type UpstreamTicket } from './upstream.js';
 
 const log = childLogger('console-hub');
 const LOCK_TTL_MS = 6000;
+/**
+ * Longest a line waits for this instance's subscribers (src/shared/paced-queue.ts): the hand-out gets
+ * a share of each turn of the event loop, and a line that waited this long is dropped and counted to
+ * the batch subscribers' `skipped`, as the node does (per-line subscribers see the gap in `seq`).
+ */
+export const FANOUT_MAX_WAIT_MS = 250;
 
 type Listener = (e: ConsoleEvent) => void;
 
@@ -82,6 +89,8 @@ interface Entry {
   replay: Promise<ReplayFilter | null> | null;
   /** The batches of the batch subscribers (one of `listeners` while there are any). */
   batcher: ConsoleBatcher | null;
+  /** The events on their way to `listeners`: lines that waited too long are dropped and counted. */
+  fanout: PacedQueue<ConsoleEvent>;
 }
 
 export class ConsoleHub {
@@ -109,10 +118,21 @@ export class ConsoleHub {
   private async entry(serverId: string): Promise<Entry> {
     let entry = this.entries.get(serverId);
     if (!entry) {
-      const e: Entry = { listeners: new Set(), recent: new RecentLines(RECENT_LINES), unsubscribeBus: Promise.resolve(async () => undefined), timer: null, feed: null, replay: null, batcher: null };
+      const deliver = (ev: ConsoleEvent) => e.listeners.forEach((l) => l(ev));
+      const dropped = (skipped: number) => deliver({ type: 'console_skipped', data: { skipped, ts: new Date().toISOString() } });
+      const e: Entry = {
+        listeners: new Set(),
+        recent: new RecentLines(RECENT_LINES),
+        unsubscribeBus: Promise.resolve(async () => undefined),
+        timer: null,
+        feed: null,
+        replay: null,
+        batcher: null,
+        fanout: new PacedQueue(deliver, FANOUT_MAX_WAIT_MS, dropped),
+      };
       e.unsubscribeBus = this.bus.subscribe(serverId, (ev) => {
         if (isLine(ev) && e.recent.seen(lineKey(ev))) return;
-        e.listeners.forEach((l) => l(ev));
+        e.fanout.push(ev, !isLine(ev));
       });
       this.entries.set(serverId, e);
       entry = e;

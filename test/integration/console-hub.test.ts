@@ -48,6 +48,46 @@ describe('the console hub', () => {
   });
 });
 
+describe('the console hub under a flood its subscribers cannot take', () => {
+  test('the event loop turns between slices of the hand-out; late lines are dropped and counted to batch subscribers, none repeated, in order', async () => {
+    const bus = new LocalBus();
+    const hub = new ConsoleHub(bus, () => Promise.reject(new Error('no node in this test')));
+    const serverId = randomUUID();
+    const N = 2000;
+    const perLine: number[] = [];
+    // a subscriber as costly as hundreds of sockets: 2 ms a line (4 s for the flood, far past FANOUT_MAX_WAIT_MS)
+    const unsubscribe = await hub.subscribe(serverId, (e) => {
+      if (e.type !== 'console_output') return;
+      const end = performance.now() + 2;
+      while (performance.now() < end);
+      perLine.push(e.data.seq as number);
+    });
+    let batchLines = 0;
+    let batchSkipped = 0;
+    const unbatch = await hub.subscribeBatches(serverId, (e) => {
+      if (e.type !== 'console_batch') return;
+      batchLines += e.data.lines.length;
+      batchSkipped += e.data.skipped;
+    });
+    let timerSawLines = -1;
+    setTimeout(() => (timerSawLines = perLine.length), 0);
+    for (let seq = 1; seq <= N; seq++) void bus.publish(serverId, line(seq));
+    await bus.publish(serverId, { type: 'status', data: { status: 'running' } });
+    const deadline = Date.now() + 20_000;
+    while (batchLines + batchSkipped < N && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(timerSawLines).toBeGreaterThanOrEqual(0);
+    expect(timerSawLines).toBeLessThan(N / 4);
+    expect(batchLines + batchSkipped).toBe(N);
+    expect(batchSkipped).toBeGreaterThan(0);
+    expect(perLine.length).toBe(batchLines);
+    expect(perLine.every((q, i) => i === 0 || q > perLine[i - 1]!)).toBe(true);
+    unsubscribe();
+    unbatch();
+    await hub.close();
+    await bus.close();
+  }, 30_000);
+});
+
 describe('the GraphQL subscriber queue', () => {
   /** An iterator fed by hand: `push` plays the hub delivering events. */
   function fedIterator() {

@@ -1,9 +1,9 @@
 import { ConsoleBuffer, type ConsoleLine, type ConsoleStream } from './console-buffer';
 import { FloodNotices, SkipCounter, TokenBucket, type SkipReport } from './line-budget';
-import { PacedQueue } from './paced-queue';
+import { PacedQueue } from '../../shared/paced-queue';
 
 /**
- * Longest a line waits for its readers (src/agent/server/paced-queue.ts): a line that could not be
+ * Longest a line waits for its readers (src/shared/paced-queue.ts): a line that could not be
  * handed to them by then is dropped and counted, like a line over the budget.
  */
 export const FANOUT_MAX_WAIT_MS = 250;
