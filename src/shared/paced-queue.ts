@@ -2,9 +2,12 @@
  * Work that must not hold the event loop: a console's lines on their way to its readers. Each turn of
  * the event loop spends at most SLICE_MS on it; what is left waits for the next turn (setImmediate),
  * so that timers, other sockets and the process's pipe get their turn in between and the pipe is
- * read however many readers there are. An item that has waited longer than `maxWaitMs` is dropped
- * (counted to `onDrop`) unless it is marked to keep: when the readers cost more than the output
- * leaves time for, lines are dropped and counted instead of piling up in memory and arriving late.
+ * read however many readers there are. When the hand-out itself is what falls behind (a turn's slice
+ * ran out with items left), an item that has waited longer than `maxWaitMs` is dropped (counted to
+ * `onDrop`) unless it is marked to keep: when the readers cost more than the output leaves time for,
+ * lines are dropped and counted instead of piling up in memory and arriving late. Items that waited
+ * only because the machine was busy with other work are all handed out: dropping them would save
+ * nothing.
  *
  * With the fan-out keeping up, an item is handled at once, in the caller's turn.
  */
@@ -25,6 +28,8 @@ export class PacedQueue<T> {
   private turnStart = 0;
   private turnOpen = false;
   private drainScheduled = false;
+  /** The last slice ran out with items left: the hand-out is slower than what comes. */
+  private behind = false;
 
   constructor(
     private readonly handle: (item: T) => void,
@@ -64,7 +69,7 @@ export class PacedQueue<T> {
   private drain(): void {
     this.drainScheduled = false;
     const start = performance.now();
-    const tooOld = Date.now() - this.maxWaitMs;
+    const tooOld = this.behind ? Date.now() - this.maxWaitMs : -Infinity;
     let dropped = 0;
     while (this.head < this.waiting.length) {
       const w = this.waiting[this.head]!;
@@ -84,6 +89,7 @@ export class PacedQueue<T> {
       this.waiting = this.waiting.slice(this.head);
       this.head = 0;
     }
+    this.behind = this.length > 0;
     if (dropped) this.onDrop(dropped);
     if (this.length) this.scheduleDrain();
   }
