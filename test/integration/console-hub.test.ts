@@ -8,6 +8,7 @@ import { LocalBus } from '../../src/console/bus.js';
 import { ConsoleHub } from '../../src/console/hub.js';
 import { eventIterator, SUBSCRIBER_TOO_SLOW } from '../../src/console/iterator.js';
 import { MAX_BATCH_EVENTS, type ConsoleEvent } from '../../src/console/types.js';
+import { until } from '../support/wait.js';
 
 const line = (seq: number, text = `line ${seq}`): ConsoleEvent => ({
   type: 'console_output',
@@ -36,12 +37,16 @@ describe('the console hub', () => {
     for (const seq of [2, 3, 4]) await bus.publish(serverId, line(seq));
     // the same text at another moment is another line
     await bus.publish(serverId, line(5, 'line 1'));
+    // the hand-out is paced (src/shared/paced-queue.ts): on a busy machine it may finish a turn later
+    await until(() => got.length >= 5 || null, 5_000, 'the lines');
+    await new Promise((r) => setTimeout(r, 100)); // and nothing more after them
     expect(got).toEqual(['1:line 1', '2:line 2', '3:line 3', '4:line 4', '5:line 1']);
     // status and stats are not lines: repeated ones still go out
     const statuses: string[] = [];
     const second = await hub.subscribe(serverId, (e) => e.type === 'status' && statuses.push(e.data.status));
     await bus.publish(serverId, { type: 'status', data: { status: 'running' } });
     await bus.publish(serverId, { type: 'status', data: { status: 'running' } });
+    await until(() => statuses.length >= 2 || null, 5_000, 'the statuses');
     expect(statuses).toEqual(['running', 'running']);
     unsubscribe();
     second();
