@@ -168,7 +168,10 @@ describe('batched frames', () => {
     const live = await reader(id, true);
     (stalled.c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     await power(h, id, 'start');
-    await waitFor(() => live.c.messages.filter((m) => m.type === 'console_batch').length > 20, 'batches to the live reader', 20_000);
+    // 6,000 lines of 3 KB (18 MB) to the live reader: past the kernel's socket buffers and the send budget
+    // for the stalled one too, however slow this machine is
+    const linesRead = () => live.c.messages.filter((m) => m.type === 'console_batch').reduce((n, m) => n + m.data.lines.length, 0);
+    await waitFor(() => linesRead() >= 6000 || null, 'lines to the live reader', 45_000);
     (stalled.c.ws as unknown as { _socket: { resume(): void } })._socket.resume();
     expect([4408, 1006]).toContain((await stalled.c.waitClosed(20_000)).code);
     const before = live.c.messages.length;
@@ -177,7 +180,7 @@ describe('batched frames', () => {
     await power(h, id, 'kill');
     await waitStatus(h, id, 'offline');
     live.c.close();
-  }, 60_000);
+  }, 90_000);
 });
 
 describe('switching modes while lines flow', () => {
