@@ -128,7 +128,7 @@ export class ConsoleHub {
         feed: null,
         replay: null,
         batcher: null,
-        fanout: new PacedQueue(deliver, FANOUT_MAX_WAIT_MS, dropped),
+        fanout: new PacedQueue(deliver, FANOUT_MAX_WAIT_MS, dropped, () => e.listeners.size),
       };
       e.unsubscribeBus = this.bus.subscribe(serverId, (ev) => {
         if (isLine(ev) && e.recent.seen(lineKey(ev))) return;

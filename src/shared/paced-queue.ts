@@ -3,11 +3,13 @@
  * the event loop spends at most SLICE_MS on it; what is left waits for the next turn (setImmediate),
  * so that timers, other sockets and the process's pipe get their turn in between and the pipe is
  * read however many readers there are. When the hand-out itself is what falls behind (a turn's slice
- * ran out with items left, at more than COSTLY_ITEM_MS an item: about a hundred per-line readers), an
- * item that has waited longer than `maxWaitMs` is dropped (counted to `onDrop`) unless it is marked to
+ * ran out with items left while each item goes to WIDE_FANOUT or more readers one by one), an item
+ * that has waited longer than `maxWaitMs` is dropped (counted to `onDrop`) unless it is marked to
  * keep: when the readers cost more than the output leaves time for, lines are dropped and counted
- * instead of piling up in memory and arriving late. Cheap items that waited only because the machine
- * was busy with other work are all handed out: dropping them would save nothing.
+ * instead of piling up in memory and arriving late. A narrow hand-out (a batcher, a few readers)
+ * drops nothing: when it falls behind, the machine is busy with other work, and dropping would save
+ * next to nothing. The width is counted, not timed, so that a loaded machine never makes a cheap
+ * hand-out look costly.
  *
  * With the fan-out keeping up, an item is handled at once, in the caller's turn.
  */
@@ -15,8 +17,8 @@ import { setImmediate } from 'node:timers';
 
 /** Time one turn of the event loop spends handling items. */
 export const SLICE_MS = 10;
-/** An item that costs more than this to hand out makes a hand-out that falls behind drop late items. */
-export const COSTLY_ITEM_MS = 0.1;
+/** A hand-out to this many readers one by one (or more) drops late items when it falls behind. */
+export const WIDE_FANOUT = 16;
 
 interface Waiting<T> {
   item: T;
@@ -30,13 +32,18 @@ export class PacedQueue<T> {
   private turnStart = 0;
   private turnOpen = false;
   private drainScheduled = false;
-  /** The last slice ran out with items left, at more than COSTLY_ITEM_MS an item: the hand-out is slower than what comes. */
+  /** The last slice ran out with items left: the hand-out is slower than what comes. */
   private behind = false;
 
+  /**
+   * @param width how many readers an item goes to one by one now (a batcher that takes it for many
+   *   counts as one)
+   */
   constructor(
     private readonly handle: (item: T) => void,
     private readonly maxWaitMs: number,
     private readonly onDrop: (count: number) => void,
+    private readonly width: () => number,
   ) {}
 
   /** How many items wait. */
@@ -71,10 +78,8 @@ export class PacedQueue<T> {
   private drain(): void {
     this.drainScheduled = false;
     const start = performance.now();
-    const cpuStart = process.cpuUsage();
-    const tooOld = this.behind ? Date.now() - this.maxWaitMs : -Infinity;
+    const tooOld = this.behind && this.width() >= WIDE_FANOUT ? Date.now() - this.maxWaitMs : -Infinity;
     let dropped = 0;
-    let handled = 0;
     while (this.head < this.waiting.length) {
       const w = this.waiting[this.head]!;
       if (!w.keep && w.at < tooOld) {
@@ -84,12 +89,8 @@ export class PacedQueue<T> {
       }
       if (performance.now() - start >= SLICE_MS) break;
       this.head++;
-      handled++;
       this.handle(w.item);
     }
-    // CPU time, not wall time: a process that the machine's other work keeps waiting is not costly
-    const cpu = process.cpuUsage(cpuStart);
-    const costly = handled > 0 && (cpu.user + cpu.system) / 1000 / handled > COSTLY_ITEM_MS;
     if (this.head === this.waiting.length) {
       this.waiting = [];
       this.head = 0;
@@ -97,7 +98,7 @@ export class PacedQueue<T> {
       this.waiting = this.waiting.slice(this.head);
       this.head = 0;
     }
-    this.behind = this.length > 0 && costly;
+    this.behind = this.length > 0;
     if (dropped) this.onDrop(dropped);
     if (this.length) this.scheduleDrain();
   }

@@ -36,11 +36,12 @@ export class ServerConsole {
     private readonly maxLinesPerSecond: number,
     private readonly onLine: (entry: ConsoleLine) => void,
     onSkipped: (report: SkipReport) => void,
+    readers: () => number,
   ) {
     this.buffer = new ConsoleBuffer(historyLines);
     this.budget = new TokenBucket(maxLinesPerSecond);
     this.skips = new SkipCounter(onSkipped);
-    this.fanout = new PacedQueue((p) => this.append(p), FANOUT_MAX_WAIT_MS, (n) => this.fanoutDropped(n));
+    this.fanout = new PacedQueue((p) => this.append(p), FANOUT_MAX_WAIT_MS, (n) => this.fanoutDropped(n), readers);
   }
 
   /** A line of the panel's own (never dropped). */

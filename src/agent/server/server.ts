@@ -158,6 +158,7 @@ export class Server extends EventEmitter {
       opts.consoleMaxLinesPerSecond,
       (entry) => this.emit('console', entry),
       (report) => this.emit('skipped', report),
+      () => this.listenerCount('console'),
     );
     this.crashes = new CrashGuard(opts.crashLoopWindowMs, opts.autoRestartDelayMs);
     this.monitor = new ResourceMonitor(this.dir, opts, {
