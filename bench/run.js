@@ -39,7 +39,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { openBenchDatabase } = require('./lib/database');
-const { runHttpScenarios, seedServers } = require('./lib/http-bench');
+const { runHttpScenarios, seedServers, unseedServers } = require('./lib/http-bench');
 const { runConsoleScenarios } = require('./lib/console-bench');
 const { runStartupScenario } = require('./lib/startup-bench');
 const { runActivityScenario } = require('./lib/activity-bench');
@@ -205,6 +205,8 @@ async function main() {
             );
           } finally {
             await stopChild(baseline.child, 5000);
+            // half the seeded servers are the owner's: the next scenarios create theirs within its quota
+            await unseedServers(db.url, node.id);
           }
         });
       }

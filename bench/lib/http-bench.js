@@ -76,6 +76,17 @@ async function seedServers(databaseUrl, { count, ownerIds, nodeId, blueprintId }
   }
 }
 
+/** Deletes the servers seeded on `nodeId`, so that the scenarios after the list start from the users' own quotas. */
+async function unseedServers(databaseUrl, nodeId) {
+  const c = new Client({ connectionString: databaseUrl });
+  await c.connect();
+  try {
+    await c.query('delete from servers where node_id = $1', [nodeId]);
+  } finally {
+    await c.end();
+  }
+}
+
 const GRAPHQL_PAGE = `query Page($limit: Int, $page: Int) {
   servers(limit: $limit, page: $page) {
     total page limit
@@ -144,4 +155,4 @@ async function runHttpScenarios({ panelUrl, panelPid, baselineUrl, baselinePid, 
   };
 }
 
-module.exports = { runHttpScenarios, seedServers, measure, GRAPHQL_PAGE };
+module.exports = { runHttpScenarios, seedServers, unseedServers, measure, GRAPHQL_PAGE };

@@ -53,11 +53,20 @@ describe('the console hub', () => {
   });
 });
 
+/** A hub on an in-process bus with no node to reach, and a server id; `close` ends both. */
+function floodedHub() {
+  const bus = new LocalBus();
+  const hub = new ConsoleHub(bus, () => Promise.reject(new Error('no node in this test')));
+  const close = async () => {
+    await hub.close();
+    await bus.close();
+  };
+  return { bus, hub, serverId: randomUUID(), close };
+}
+
 describe('the console hub under a flood its subscribers cannot take', () => {
   test('the event loop turns between slices of the hand-out; late lines are dropped and counted to batch subscribers, none repeated, in order', async () => {
-    const bus = new LocalBus();
-    const hub = new ConsoleHub(bus, () => Promise.reject(new Error('no node in this test')));
-    const serverId = randomUUID();
+    const { bus, hub, serverId, close } = floodedHub();
     const N = 2000;
     // twenty per-line subscribers at 0.1 ms a line each: 2 ms a line (4 s for the flood, far past FANOUT_MAX_WAIT_MS)
     const perLine: number[] = [];
@@ -92,16 +101,13 @@ describe('the console hub under a flood its subscribers cannot take', () => {
     expect(perLine.every((q, i) => i === 0 || q > perLine[i - 1]!)).toBe(true);
     unsubscribes.forEach((u) => u());
     unbatch();
-    await hub.close();
-    await bus.close();
+    await close();
   }, 30_000);
 });
 
 describe('the console hub with one costly subscriber (the machine busy elsewhere)', () => {
   test('its hand-out falls behind but drops nothing: every line comes, in order', async () => {
-    const bus = new LocalBus();
-    const hub = new ConsoleHub(bus, () => Promise.reject(new Error('no node in this test')));
-    const serverId = randomUUID();
+    const { bus, hub, serverId, close } = floodedHub();
     const N = 1000;
     const got: number[] = [];
     const unsubscribe = await hub.subscribe(serverId, (e) => {
@@ -118,8 +124,7 @@ describe('the console hub with one costly subscriber (the machine busy elsewhere
     expect(skipped).toBe(0);
     unsubscribe();
     unbatch();
-    await hub.close();
-    await bus.close();
+    await close();
   }, 30_000);
 });
 
