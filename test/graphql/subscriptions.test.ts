@@ -57,21 +57,28 @@ test('consoleOutput and serverStatus carry a real server’s lines and the statu
   const stats = subscribe(c, 'subscription($id: ID!) { serverStats(serverId: $id) { cpu memory uptime } }', { id: serverId });
   await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
 
-  const started = await gql(p, 'mutation($id: ID!) { startServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
-  expect(['starting', 'running']).toContain(started.body.data.startServer.status);
-  await until(() => lines.items.some((d) => /Done \(/.test(d.consoleOutput.line)), 20_000, 'the ready line');
-  expect(lines.items[0].consoleOutput).toMatchObject({ serverId, stream: expect.any(String), ts: expect.any(String) });
-  await until(() => statuses.items.some((d) => d.serverStatus.status === 'running'), 10_000, 'running');
-  await until(() => stats.items.length > 0, 10_000, 'a stats event');
-  expect(stats.items[0].serverStats.memory).toBeGreaterThan(0);
+  try {
+    const started = await gql(p, 'mutation($id: ID!) { startServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+    expect(['starting', 'running']).toContain(started.body.data.startServer.status);
+    await until(() => lines.items.some((d) => /Done \(/.test(d.consoleOutput.line)), 20_000, 'the ready line');
+    expect(lines.items[0].consoleOutput).toMatchObject({ serverId, stream: expect.any(String), ts: expect.any(String) });
+    await until(() => statuses.items.some((d) => d.serverStatus.status === 'running'), 10_000, 'running');
+    await until(() => stats.items.length > 0, 10_000, 'a stats event');
+    // the first stats of a run are measured ones (the agent pushes none before its first poll)
+    expect(stats.items[0].serverStats.memory).toBeGreaterThan(0);
 
-  await gql(p, 'mutation($id: ID!) { stopServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
-  await until(() => statuses.items.some((d) => d.serverStatus.status === 'offline'), 20_000, 'offline');
-  const seen = statuses.items.map((d) => d.serverStatus.status);
-  expect(seen.indexOf('stopping')).toBeGreaterThan(seen.indexOf('running'));
-  lines.stop();
-  statuses.stop();
-  stats.stop();
+    await gql(p, 'mutation($id: ID!) { stopServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+    await until(() => statuses.items.some((d) => d.serverStatus.status === 'offline'), 20_000, 'offline');
+    const seen = statuses.items.map((d) => d.serverStatus.status);
+    expect(seen.indexOf('stopping')).toBeGreaterThan(seen.indexOf('running'));
+  } finally {
+    // a failure here leaves the next tests a stopped server and no feed
+    lines.stop();
+    statuses.stop();
+    stats.stop();
+    await gql(p, 'mutation($id: ID!) { killServer(id: $id) { status } }', { id: serverId }, { token: owner.token });
+    await waitForStatus(p, owner.token, serverId, 'offline', 20_000);
+  }
   await until(() => p.services.console.hub.upstreamCount === 0, 10_000, 'the upstream to close');
 });
 

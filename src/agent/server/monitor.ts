@@ -66,8 +66,13 @@ export class ResourceMonitor {
     this.limitHit = false;
     this.timers.push(setInterval(() => void this.poll(), this.opts.statsIntervalMs));
     this.timers.push(setInterval(() => void this.pollDisk(), this.opts.diskCheckIntervalMs));
-    this.timers.push(setInterval(() => this.hooks.onStats(this.snapshot(this.startedAt)), this.opts.statsPushIntervalMs));
+    // nothing is pushed before the first poll has measured the process: not yet measured is not 0
+    this.timers.push(setInterval(() => this.pushStats(), this.opts.statsPushIntervalMs));
     void this.poll();
+  }
+
+  private pushStats(): void {
+    if (this.lastCpu) this.hooks.onStats(this.snapshot(this.startedAt));
   }
 
   stop(): void {
