@@ -56,14 +56,20 @@ process.on('message', (m) => {
 });
 process.on('disconnect', () => void close());
 
-// BENCH_MEM_TRACE=<file>: the panel's memory figures every 250 ms, one JSON line each (what grows: heap or buffers)
+// BENCH_MEM_TRACE=<file>: the panel's memory figures every 250 ms, one JSON line each (what grows: heap or
+// buffers), with the longest event-loop delay of those 250 ms (`loopMaxMs`: what held the loop)
 if (process.env.BENCH_MEM_TRACE) {
   const fs = require('node:fs');
+  const { monitorEventLoopDelay } = require('node:perf_hooks');
   const out = fs.openSync(process.env.BENCH_MEM_TRACE, 'w');
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   setInterval(() => {
     const m = process.memoryUsage();
     const mib = (n) => Math.round(n / 1048576);
-    fs.writeSync(out, JSON.stringify({ t: Date.now(), rss: mib(m.rss), heapUsed: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers) }) + '\n');
+    const loopMaxMs = Math.round(loop.max / 1e6);
+    loop.reset();
+    fs.writeSync(out, JSON.stringify({ t: Date.now(), rss: mib(m.rss), heapUsed: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers), loopMaxMs }) + '\n');
   }, 250).unref();
 }
 
