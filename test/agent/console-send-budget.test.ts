@@ -25,8 +25,9 @@ test('stalled readers are dropped at their share of the shared budget; a reading
   const stalled = await Promise.all(Array.from({ length: STALLED }, () => h.console(id)));
   for (const c of stalled) (c.ws as unknown as { _socket: { pause(): void } })._socket.pause();
   const reading = await h.console(id);
-  // about 12 MB of output to each: past what the kernel's socket buffers take, far below 256 MiB
-  for (let i = 0; i < 12; i++) {
+  // about 40 MB of output to each, far below 256 MiB and past what the kernel's buffers of a loopback
+  // connection can take (a receive buffer may grow to tcp_rmem's maximum, 32 MiB here)
+  for (let i = 0; i < 40; i++) {
     await h.request('POST', `/api/servers/${id}/commands`, { command: 'spam 250 4000' });
     await sleep(150);
   }

@@ -53,8 +53,11 @@ test('stalled subscribers are closed at their share of the shared budget', async
   const closed = await Promise.all(Array.from({ length: STALLED }, () => stalledSubscriber()));
   const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
   const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
-  // about 12 MB of output to each: past what the kernel's socket buffers take, far below 256 MiB
-  for (let i = 0; i < 12; i++) {
+  // about 40 MB of output to each, far below 256 MiB and past what the kernel's buffers of a loopback
+  // connection can take (Linux lets a receive buffer grow to tcp_rmem's maximum, 32 MiB here, and a
+  // send buffer to 4 MiB): with 12 MB, a busy machine's kernel once took it all, and no socket held
+  // anything unsent
+  for (let i = 0; i < 40; i++) {
     node.send({ type: 'command', data: 'spam 250 4000' });
     await sleep(150);
   }
