@@ -5,7 +5,7 @@
  * sockets.
  */
 import WebSocket from 'ws';
-import { ConsoleClient } from '../support/console-client.js';
+import { consoleCommander } from '../support/console-commander.js';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { within, sleep } from '../support/wait.js';
@@ -51,19 +51,18 @@ async function stalledSubscriber(): Promise<{ closed: Promise<number>; resume: (
 
 test('stalled subscribers are closed at their share of the shared budget', async () => {
   const closed = await Promise.all(Array.from({ length: STALLED }, () => stalledSubscriber()));
-  const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
-  const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
+  const node = consoleCommander(p, owner.token, serverId);
   // about 40 MB of output to each, far below 256 MiB and past what the kernel's buffers of a loopback
   // connection can take (Linux lets a receive buffer grow to tcp_rmem's maximum, 32 MiB here, and a
   // send buffer to 4 MiB): with 12 MB, a busy machine's kernel once took it all, and no socket held
   // anything unsent
   for (let i = 0; i < 40; i++) {
-    node.send({ type: 'command', data: 'spam 250 4000' });
+    await node.send('spam 250 4000');
     await sleep(150);
   }
   // reading again, each finds the close frame behind what was sent before it
   for (const c of closed) c.resume();
   const codes = await Promise.all(closed.map((c) => within(c.closed, 20_000, -1)));
   expect(codes).toEqual(Array(STALLED).fill(1013));
-  node.ws.close();
+  node.close();
 }, 90_000);

@@ -4,7 +4,7 @@
  * that keeps reading goes on receiving lines. Real demo server, real sockets.
  */
 import WebSocket from 'ws';
-import { ConsoleClient } from '../support/console-client.js';
+import { consoleCommander } from '../support/console-commander.js';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -55,14 +55,13 @@ test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps 
   await until(() => p.services.console.hub.upstreamCount === 1, 10_000, 'the upstream feed');
   (stalled.ws as unknown as { _socket: { pause(): void } })._socket.pause();
 
-  const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: owner.token });
-  const node = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
+  const node = consoleCommander(p, owner.token, serverId);
   // flood until the live subscriber has had 16 MB (far more than the kernel's socket buffers hold):
   // the gateway wrote the same lines to the stalled socket, however slow this machine is
   const flooded = 4_000;
   const deadline = Date.now() + 60_000;
   while (live.items.length < flooded && Date.now() < deadline) {
-    node.send({ type: 'command', data: 'spam 250 4000' }); // about 1 MB of output each
+    await node.send('spam 250 4000'); // about 1 MB of output each
     await sleep(100);
   }
   expect(live.items.length).toBeGreaterThanOrEqual(flooded);
@@ -70,10 +69,10 @@ test('a stalled GraphQL subscriber is disconnected (1013); one that reads keeps 
   const code = await within(stalled.closed, 20_000, -1);
   expect(code).toBe(1013);
 
-  node.send({ type: 'command', data: 'say still-flowing' });
+  await node.send('say still-flowing');
   await until(() => live.items.some((d) => String(d.consoleOutput.line).endsWith('[Server] still-flowing')), 20_000, 'the live subscriber to get the line after the flood');
   expect(live.errors).toEqual([]);
   live.stop();
   await client.dispose();
-  node.ws.close();
+  node.close();
 }, 90_000);
