@@ -27,8 +27,10 @@ const STREAM_BUFFER_BYTES = 1024 * 1024;
 async function streamedWrite<T>(req: Request<{ id: string }>, run: (body: Readable) => Promise<T>): Promise<T> {
   const body = new PassThrough({ highWaterMark: STREAM_BUFFER_BYTES });
   req.pipe(body);
-  // a client that goes away half way cuts the write off (a pipe alone would leave it waiting)
-  finished(req, (err) => err && body.destroy(err));
+  // a client that goes away half way cuts the write off (a pipe alone would leave it waiting). The
+  // stream is closed without an error: nothing may listen to it yet (the write first asks the node
+  // about the file), and whatever reads it later sees it closed early
+  finished(req, (err) => err && body.destroy());
   try {
     return await run(body);
   } catch (err) {
@@ -121,6 +123,10 @@ async function upload(services: Services, req: Request<{ id: string }>): Promise
   // bound to this request's context (its database session): busboy emits a part from whichever later
   // read of the socket holds its headers, outside that context
   parser.on('file', AsyncResource.bind((_field: string, stream: Readable & { truncated?: boolean }, info: busboy.FileInfo) => {
+    stream.on('limit', () => stream.destroy(tooLarge(max)));
+    // the part's write reads its error too; this listener holds one that comes while the part waits
+    // for the parts before it, or while its write asks the node about the file first
+    stream.on('error', (err) => void (failure ??= err));
     chain = chain.then(async () => {
       if (failure) return void stream.resume();
       const name = info.filename?.split(/[\\/]/).pop() ?? '';
@@ -128,7 +134,6 @@ async function upload(services: Services, req: Request<{ id: string }>): Promise
         failure = new AppError('INVALID_PATH', 'Every uploaded file needs a name.', { fields: { file: 'has no name' } });
         return void stream.resume();
       }
-      stream.on('limit', () => stream.destroy(tooLarge(max)));
       try {
         written.push((await services.files.write(req.actor ?? null, req.params.id, `${dir}/${name}`, stream, 'upload')).entry);
       } catch (err) {
@@ -141,6 +146,8 @@ async function upload(services: Services, req: Request<{ id: string }>): Promise
     parser.on('close', resolve);
     parser.on('error', (err: Error) => reject(AppError.badRequest(`The upload is not valid multipart/form-data: ${err.message}`)));
     req.pipe(parser);
+    // a client gone half way ends the part being written, so that the node drops its half file
+    finished(req, (err) => err && parser.destroy(new Error('the client closed the connection')));
   });
   await chain;
   if (failure) throw failure;

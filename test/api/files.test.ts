@@ -136,6 +136,36 @@ test('a write the client cuts off half way leaves nothing behind, and the node s
   expect(list.body.data.map((e: any) => e.name)).not.toContain('cut.bin');
 });
 
+test('a write the client cuts off before the panel has begun passing it on leaves the panel running and nothing behind', async () => {
+  // the panel asks the node whether the file exists before it streams the body on: a client gone in
+  // that moment must not reach anything as an unhandled error
+  const dir = path.join(p.config.dataDir, 'agent', 'servers', serverId);
+  for (let round = 0; round < 8; round++) {
+    await new Promise<void>((resolve) => {
+      const req = httpRequest(p.url + F('/contents', `path=/early-${round}.bin`), { method: 'PUT', headers: { authorization: `Bearer ${owner.token}`, 'content-length': String(8 * 1024 * 1024) } });
+      req.on('error', () => resolve());
+      req.on('close', () => resolve());
+      req.write(Buffer.alloc(64 * 1024, 1), () => setImmediate(() => req.destroy()));
+    });
+  }
+  await until(() => !readdirSync(dir).some((n) => n.startsWith('.hostpanel-tmp-') || n.startsWith('early-')), 10_000, 'the half files to go');
+  expect((await p.request('GET', F('', 'path=/'), { token: owner.token })).status).toBe(200);
+});
+
+test('an upload the client cuts off half way leaves nothing behind on the node', async () => {
+  const dir = path.join(p.config.dataDir, 'agent', 'servers', serverId);
+  const boundary = 'cut-upload';
+  await new Promise<void>((resolve) => {
+    const req = httpRequest(p.url + F('/upload', 'path=/'), { method: 'POST', headers: { authorization: `Bearer ${owner.token}`, 'content-type': `multipart/form-data; boundary=${boundary}` } });
+    req.on('error', () => resolve());
+    req.on('close', () => resolve());
+    req.write(`--${boundary}\r\nContent-Disposition: form-data; name="f"; filename="cut-upload.bin"\r\n\r\n`);
+    req.write(Buffer.alloc(2 * 1024 * 1024, 1), () => setTimeout(() => req.destroy(), 300));
+  });
+  await until(() => !readdirSync(dir).some((n) => n.startsWith('.hostpanel-tmp-') || n === 'cut-upload.bin'), 10_000, 'the half upload to go');
+  expect((await p.request('GET', F('', 'path=/'), { token: owner.token })).status).toBe(200);
+});
+
 test('an upload whose file part arrives a moment after the request began is written (not a 500)', async () => {
   // the part's 'file' event then comes from a later read of the socket, outside the request's context
   const boundary = 'late-part';
