@@ -81,4 +81,28 @@ maybe('the Backups tab', () => {
     expect(await row(page, 'Shared view').getByRole('link').count()).toBe(0);
     expect(tb.problems).toEqual([]);
   });
+
+  test('a backup made while the page loaded, before its live updates began, shows as it ends', async () => {
+    // the page's WebSocket is held before its first message: the list loads, a backup is made and
+    // completes, and only then does the socket come up
+    const page = await tb.signedInPage(p.url, owner.email, owner.password, { dialogs: 'manual' });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.routeWebSocket(/\/graphql$/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage(async (message) => {
+        await held;
+        server.send(message);
+      });
+    });
+    await page.goto(`${p.url}/servers/${serverId}/backups`);
+    await row(page, 'Shared view').waitFor();
+    const made = await p.request('POST', `/api/v1/servers/${serverId}/backups`, { token: owner.token, body: { name: 'Made meanwhile' } });
+    expect(made.status).toBe(201);
+    await until(async () => (await p.request('GET', `/api/v1/servers/${serverId}/backups/${made.body.data.id}`, { token: owner.token })).body.data.status === 'completed', 20_000, 'the backup');
+    expect(await row(page, 'Made meanwhile').count()).toBe(0);
+    release();
+    await row(page, 'Made meanwhile').and(page.locator('[data-status="completed"]')).waitFor({ timeout: 10_000 });
+    expect(tb.problems).toEqual([]);
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * Shared access in the web page, in headless Chromium: the owner invites a friend from the Users tab
  * with a few permissions; the friend's page shows only what those keys allow; the owner's Activity tab
- * lists the invitation and shows new entries live; the admin sees the whole log.
+ * lists the invitation and shows new entries live, including one recorded before its subscription was
+ * live; the admin sees the whole log.
  */
 import path from 'node:path';
 import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
@@ -62,17 +63,31 @@ maybe('shared access in the web page', () => {
 
   test('the Activity tab lists what happened and shows new entries live; admins see the whole log', async () => {
     const page = await signedInPage(owner.email, owner.password);
+    // the page's WebSocket is held before its first message, so that the list loads before the
+    // subscription is live, and a change is made in between: it must show once the socket is up
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.routeWebSocket(/\/graphql$/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage(async (message) => {
+        await held;
+        server.send(message);
+      });
+    });
     await page.goto(`${p.url}/servers/${serverId}/activity`);
     await page.locator('tr[data-event="server:subuser.create"]').waitFor();
     await page.locator('tr[data-event="server:create"]').waitFor();
-    // a change made elsewhere appears without a reload; the page subscribes after its list has loaded,
-    // and a change made before the subscription is live shows only on the next load: change again
-    // until one arrives (each is a new entry)
     const updated = page.locator('tr[data-event="server:update"]');
-    for (let i = 0; (await updated.count()) === 0; i++) {
+    expect(await updated.count()).toBe(0);
+    expect((await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { description: 'while the socket was held' } })).status).toBe(200);
+    release();
+    await updated.first().waitFor({ timeout: 10_000 });
+    // and a change made elsewhere afterwards appears without a reload (changed again until one arrives:
+    // the subscription may go live a moment after the socket is up; each change is a new entry)
+    for (let i = 0; (await updated.count()) < 2; i++) {
       expect(i).toBeLessThan(10);
       expect((await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { description: `live ${i}` } })).status).toBe(200);
-      await updated.first().waitFor({ timeout: 2_000 }).catch(() => undefined);
+      await page.waitForFunction(() => (globalThis as any).document.querySelectorAll('tr[data-event="server:update"]').length >= 2, null, { timeout: 2_000 }).catch(() => undefined);
     }
     // filter by area
     await page.getByLabel('Show').selectOption('server:subuser');

@@ -125,8 +125,24 @@ export function resetLive(): void {
   void c?.dispose();
 }
 
-/** Subscribes; `onData` gets each `data`; `onError` an ApiError. Returns the unsubscribe function. */
-export function subscribe<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void): () => void {
+/**
+ * Subscribes; `onData` gets each `data`; `onError` an ApiError. `onLive` runs each time the
+ * connection that carries the subscription comes up after the call (not when it already was up):
+ * a view that loads its list after subscribing loads it again then, so that nothing recorded before
+ * the subscription was live, or while the connection was down, is missing. Returns the unsubscribe
+ * function.
+ */
+export function subscribe<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void, onLive?: () => void): () => void {
+  const stop = subscribeRaw<T>(query, variables, onData, onError);
+  if (!onLive) return stop;
+  const off = onConnectionState((state) => state === 'connected' && onLive());
+  return () => {
+    off();
+    stop();
+  };
+}
+
+function subscribeRaw<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void): () => void {
   return wsClient().subscribe<T>(
     { query, variables },
     {

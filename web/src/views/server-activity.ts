@@ -16,13 +16,24 @@ export const serverActivityView: View = (main, params) => {
   let prefix = '';
   const table = activityTable('Activity of this server, newest first');
   const count = h('p', { className: 'muted', role: 'status' });
+  // entries that came live since the page opened: a load that began before one was recorded lacks it
+  const live: ActivityEntry[] = [];
+  let shown = new Set<string>();
+
+  function show(e: ActivityEntry): void {
+    if (shown.has(e.id) || (prefix && !e.event.startsWith(prefix))) return;
+    shown.add(e.id);
+    table.body.prepend(activityRow(e));
+  }
 
   async function load(): Promise<void> {
     try {
       const d = await gql<{ serverActivity: { total: number; items: ActivityEntry[] } }>(Q_SERVER_ACTIVITY, { serverId, filter: prefix ? { event: prefix } : null });
       if (disposed) return;
       clear(table.body);
+      shown = new Set(d.serverActivity.items.map((e) => e.id));
       table.body.append(...d.serverActivity.items.map(activityRow));
+      live.forEach(show);
       count.textContent = d.serverActivity.total ? `${d.serverActivity.total} entries; the latest 50 are shown.` : 'Nothing recorded yet.';
     } catch (err) {
       if (!disposed) msg.error(`Could not load the activity: ${describe(err)}`);
@@ -31,20 +42,24 @@ export const serverActivityView: View = (main, params) => {
 
   void (async () => {
     const server = await openServerSection(serverId, 'activity', 'Activity', title, msg, () => disposed);
-    if (!server) return;
+    if (!server || disposed) return;
     const area = field('Show', areaSelect((value) => ((prefix = value), void load())));
     main.append(h('section', { className: 'card' }, h('div', { className: 'toolbar' }, area.wrap), count, table.el));
-    await load();
+    // subscribed first, then loaded, and loaded again whenever the connection comes up: an entry
+    // recorded while the list loads comes live, one recorded while the connection was down (or still
+    // coming up) comes with the next load
     stop = subscribe<{ serverActivity: ActivityEntry }>(
       S_SERVER_ACTIVITY,
       { serverId },
       (d) => {
-        const e = d.serverActivity;
-        if (prefix && !e.event.startsWith(prefix)) return;
-        table.body.prepend(activityRow(e));
+        live.push(d.serverActivity);
+        if (live.length > 50) live.shift();
+        show(d.serverActivity);
       },
       (err) => msg.error(`Live updates stopped: ${describe(err)}`),
+      () => void load(),
     );
+    await load();
   })();
 
   return () => {

@@ -108,14 +108,34 @@ export const serverBackupsView: View = (main, params) => {
     permissions = server.permissions;
     const table = h('table', { className: 'backups' }, h('caption', { className: 'visually-hidden' }, 'Backups, newest first'), h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', null, 'Made'), h('th', null, 'State'), h('th', null, h('span', { className: 'visually-hidden' }, 'Actions')))), body);
     main.append(h('section', { className: 'card' }, can(permissions, 'backup.create') ? createForm() : '', table));
-    try {
-      const d = await gql<{ backups: { items: Backup[] } }>(Q_BACKUPS, { serverId });
-      clear(body);
-      for (const b of [...d.backups.items].reverse()) show(b);
-    } catch (err) {
-      msg.error(`Could not load the backups: ${describe(err)}`);
-    }
-    stop = subscribe<{ serverBackups: Backup }>(S_BACKUPS, { serverId }, (d) => show(d.serverBackups), (err) => msg.error(`Live updates stopped: ${describe(err)}`));
+    // what came live while a load was under way is newer than what the load answers
+    let cameLive = new Map<string, Backup>();
+    const load = async (): Promise<void> => {
+      cameLive = new Map();
+      try {
+        const d = await gql<{ backups: { items: Backup[] } }>(Q_BACKUPS, { serverId });
+        if (disposed) return;
+        clear(body);
+        rows.clear();
+        for (const b of [...d.backups.items].reverse()) show(cameLive.get(b.id) ?? b);
+        for (const b of cameLive.values()) if (!rows.has(b.id)) show(b);
+      } catch (err) {
+        msg.error(`Could not load the backups: ${describe(err)}`);
+      }
+    };
+    // subscribed first, then loaded, and loaded again whenever the connection comes up: a backup that
+    // changes while the list loads, or while the connection is down, never stays shown as it was
+    stop = subscribe<{ serverBackups: Backup }>(
+      S_BACKUPS,
+      { serverId },
+      (d) => {
+        cameLive.set(d.serverBackups.id, d.serverBackups);
+        show(d.serverBackups);
+      },
+      (err) => msg.error(`Live updates stopped: ${describe(err)}`),
+      () => void load(),
+    );
+    await load();
   })();
 
   return () => {
