@@ -163,7 +163,11 @@ describe('batched frames', () => {
   });
 
   test('a batch reader that does not read is disconnected (4408), others keep going', async () => {
-    const id = await shellServer('x=$(head -c 3000 /dev/zero | tr "\\0" x); while :; do echo "$x"; done');
+    // about 10,000 lines a second (four times the budget), not as fast as the shell can print: the
+    // readers share this process's event loop with the agent, and the agent draining an unpaced
+    // loop's pipe left the live reader too little of it on a fast machine (dropped as too slow at
+    // 1,500 lines)
+    const id = await shellServer('x=$(head -c 3000 /dev/zero | tr "\\0" x); while :; do i=0; while [ $i -lt 100 ]; do echo "$x"; i=$((i+1)); done; sleep 0.01; done');
     const stalled = await reader(id, true);
     const live = await reader(id, true);
     (stalled.c.ws as unknown as { _socket: { pause(): void } })._socket.pause();

@@ -1,6 +1,7 @@
 /**
  * Pterodactyl eggs imported as blueprints, with the 14 eggs that ship with Pterodactyl Panel (MIT),
- * read from ../shared/eggs/pterodactyl (never copied into the project): every one imports; Paper,
+ * read from ../shared/eggs/pterodactyl (never copied into the project): every one imports with its
+ * variables, rules, ready lines and stop as the egg has them; Paper,
  * BungeeCord, Forge, Team Fortress 2 and Mumble map as their eggs say; servers made from each take
  * the defaults and refuse what the rules forbid; malformed eggs are a 422 naming the field.
  */
@@ -52,8 +53,14 @@ eachEgg('%s imports with 201, its container image named in the warnings', async 
   imported[file] = { data: r.body.data, warnings: r.body.meta.warnings };
   // every variable of the egg is there, with its rules and who may see and change it
   for (const v of egg(file).variables) {
-    expect(variable(r.body.data, v.env_variable)).toMatchObject({ name: v.name, default: v.default_value, userViewable: v.user_viewable, userEditable: v.user_editable });
+    expect(variable(r.body.data, v.env_variable)).toMatchObject({ name: v.name, default: v.default_value, userViewable: v.user_viewable, userEditable: v.user_editable, rules: v.rules });
   }
+  // its ready line(s) and its stop
+  const config = egg(file).config;
+  const startup = typeof config.startup === 'string' ? JSON.parse(config.startup) : config.startup;
+  for (const done of [startup.done].flat()) expect(new RegExp(r.body.data.ready).test(`[12:00:00 INFO]: ${done} and the rest of the line`)).toBe(true);
+  expect(new RegExp(r.body.data.ready).test('[12:00:00 INFO]: Loading libraries, please wait...')).toBe(false);
+  expect(r.body.data.stop).toBe(config.stop === '^C' ? 'SIGINT' : config.stop);
 });
 
 test('Paper: an argv template, the ready line, `stop`, its variables and rules', () => {
