@@ -4,7 +4,7 @@
  * over REST), delete; a subuser with backup.read only sees the list and no actions.
  */
 import type { Page } from 'playwright-core';
-import { describeWithBrowser, TestBrowser } from '../support/browser.js';
+import { describeWithBrowser, holdLiveSocket, TestBrowser } from '../support/browser.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
@@ -86,15 +86,7 @@ maybe('the Backups tab', () => {
     // the page's WebSocket is held before its first message: the list loads, a backup is made and
     // completes, and only then does the socket come up
     const page = await tb.signedInPage(p.url, owner.email, owner.password, { dialogs: 'manual' });
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.routeWebSocket(/\/graphql$/, (ws) => {
-      const server = ws.connectToServer();
-      ws.onMessage(async (message) => {
-        await held;
-        server.send(message);
-      });
-    });
+    const release = await holdLiveSocket(page);
     await page.goto(`${p.url}/servers/${serverId}/backups`);
     await row(page, 'Shared view').waitFor();
     const made = await p.request('POST', `/api/v1/servers/${serverId}/backups`, { token: owner.token, body: { name: 'Made meanwhile' } });

@@ -5,7 +5,7 @@
  * live; the admin sees the whole log.
  */
 import path from 'node:path';
-import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
+import { ARTIFACTS, describeWithBrowser, holdLiveSocket, TestBrowser } from '../support/browser.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
 
@@ -65,15 +65,7 @@ maybe('shared access in the web page', () => {
     const page = await signedInPage(owner.email, owner.password);
     // the page's WebSocket is held before its first message, so that the list loads before the
     // subscription is live, and a change is made in between: it must show once the socket is up
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    await page.routeWebSocket(/\/graphql$/, (ws) => {
-      const server = ws.connectToServer();
-      ws.onMessage(async (message) => {
-        await held;
-        server.send(message);
-      });
-    });
+    const release = await holdLiveSocket(page);
     await page.goto(`${p.url}/servers/${serverId}/activity`);
     await page.locator('tr[data-event="server:subuser.create"]').waitFor();
     await page.locator('tr[data-event="server:create"]').waitFor();

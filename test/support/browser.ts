@@ -76,3 +76,21 @@ export class TestBrowser {
     await this.browser.close().catch(() => undefined);
   }
 }
+
+/**
+ * Holds the page's GraphQL WebSocket before its first message reaches the panel (the page sees it
+ * open; the panel sees nothing) until the returned function is called: what the page loads over
+ * HTTP meanwhile comes before its subscriptions are live.
+ */
+export async function holdLiveSocket(page: Page): Promise<() => void> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  await page.routeWebSocket(/\/graphql$/, (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage(async (message) => {
+      await held;
+      server.send(message);
+    });
+  });
+  return release;
+}
