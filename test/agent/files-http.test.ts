@@ -55,6 +55,14 @@ async function getRaw(url: string, headers: Record<string, string> = {}): Promis
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
+test('requests that come together before the server\'s file worker runs all get an answer (one worker starts)', async () => {
+  // each first request used to start its own worker on the same socket: all but one failed to listen
+  const fresh = newId();
+  await createServer(h, specFor('shell-command', fresh, { disk: 1 }, { COMMAND: 'sleep 1000' }));
+  const answers = await Promise.all(Array.from({ length: 12 }, () => h.request('GET', files('', 'path=/', fresh))));
+  expect(answers.map((r) => r.status)).toEqual(Array(12).fill(200));
+});
+
 test('directory, streamed write, list, read, rename, copy, chmod, search, delete', async () => {
   expect((await h.request('POST', files('/directory'), { path: '/plugins' })).status).toBe(201);
   const w = await put('/plugins/a.txt', Buffer.from('hello'));

@@ -133,6 +133,8 @@ export async function installWorker(lib: string, opts: { copyPackages?: boolean 
 
 export class FileWorkers {
   private readonly workers = new Map<string, Worker>();
+  /** Workers being started: requests that come meanwhile wait for the same one. */
+  private readonly starting = new Map<string, Promise<Worker>>();
 
   /**
    * `runDir`: a folder of the agent's (0711) that holds one folder per server for its worker's socket;
@@ -174,6 +176,16 @@ export class FileWorkers {
       await known.ready;
       return known;
     }
+    // one start at a time per server: two would fork two workers on the same socket path
+    let starting = this.starting.get(target.id);
+    if (!starting) {
+      starting = this.start(target).finally(() => this.starting.delete(target.id));
+      this.starting.set(target.id, starting);
+    }
+    return starting;
+  }
+
+  private async start(target: FileTarget): Promise<Worker> {
     const folder = path.join(this.runDir, target.id);
     await fsp.mkdir(folder, { recursive: true, mode: 0o700 });
     if (target.identity) await fsp.chown(folder, target.identity.uid, target.identity.gid);
