@@ -4,6 +4,7 @@ import { link, type View } from '../app';
 import { clear, field, h, messageBox } from '../dom';
 import { Q_SERVER_ACTIVITY, S_SERVER_ACTIVITY, type ActivityEntry } from '../queries';
 import { activityRow, activityTable, areaSelect } from './activity-table';
+import { LiveMerge } from './live-merge';
 import { openServerSection } from './server-tabs';
 
 export const serverActivityView: View = (main, params) => {
@@ -16,8 +17,7 @@ export const serverActivityView: View = (main, params) => {
   let prefix = '';
   const table = activityTable('Activity of this server, newest first');
   const count = h('p', { className: 'muted', role: 'status' });
-  // entries that came live since the page opened: a load that began before one was recorded lacks it
-  const live: ActivityEntry[] = [];
+  const live = new LiveMerge<ActivityEntry>();
   let shown = new Set<string>();
 
   function show(e: ActivityEntry): void {
@@ -27,13 +27,15 @@ export const serverActivityView: View = (main, params) => {
   }
 
   async function load(): Promise<void> {
+    live.begin();
     try {
       const d = await gql<{ serverActivity: { total: number; items: ActivityEntry[] } }>(Q_SERVER_ACTIVITY, { serverId, filter: prefix ? { event: prefix } : null });
       if (disposed) return;
+      const { items, newer } = live.merge(d.serverActivity.items);
       clear(table.body);
-      shown = new Set(d.serverActivity.items.map((e) => e.id));
-      table.body.append(...d.serverActivity.items.map(activityRow));
-      live.forEach(show);
+      shown = new Set(items.map((e) => e.id));
+      table.body.append(...items.map(activityRow));
+      newer.forEach(show);
       count.textContent = d.serverActivity.total ? `${d.serverActivity.total} entries; the latest 50 are shown.` : 'Nothing recorded yet.';
     } catch (err) {
       if (!disposed) msg.error(`Could not load the activity: ${describe(err)}`);
@@ -52,8 +54,7 @@ export const serverActivityView: View = (main, params) => {
       S_SERVER_ACTIVITY,
       { serverId },
       (d) => {
-        live.push(d.serverActivity);
-        if (live.length > 50) live.shift();
+        live.add(d.serverActivity);
         show(d.serverActivity);
       },
       (err) => msg.error(`Live updates stopped: ${describe(err)}`),

@@ -7,6 +7,7 @@ import { describe, gql, subscribe } from '../api';
 import { link, type View } from '../app';
 import { announce, clear, field, h, messageBox } from '../dom';
 import { M_CREATE_BACKUP, M_DELETE_BACKUP, M_LOCK_BACKUP, M_RESTORE_BACKUP, M_UNLOCK_BACKUP, Q_BACKUPS, S_BACKUPS, type Backup } from '../queries';
+import { LiveMerge } from './live-merge';
 import { can, openServerSection } from './server-tabs';
 
 const size = (bytes: number): string => (bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024)} KiB` : `${(bytes / 1024 / 1024).toFixed(1)} MiB`);
@@ -108,17 +109,16 @@ export const serverBackupsView: View = (main, params) => {
     permissions = server.permissions;
     const table = h('table', { className: 'backups' }, h('caption', { className: 'visually-hidden' }, 'Backups, newest first'), h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', null, 'Made'), h('th', null, 'State'), h('th', null, h('span', { className: 'visually-hidden' }, 'Actions')))), body);
     main.append(h('section', { className: 'card' }, can(permissions, 'backup.create') ? createForm() : '', table));
-    // what came live while a load was under way is newer than what the load answers
-    let cameLive = new Map<string, Backup>();
+    const live = new LiveMerge<Backup>();
     const load = async (): Promise<void> => {
-      cameLive = new Map();
+      live.begin();
       try {
         const d = await gql<{ backups: { items: Backup[] } }>(Q_BACKUPS, { serverId });
         if (disposed) return;
+        const { items, newer } = live.merge(d.backups.items);
         clear(body);
         rows.clear();
-        for (const b of [...d.backups.items].reverse()) show(cameLive.get(b.id) ?? b);
-        for (const b of cameLive.values()) if (!rows.has(b.id)) show(b);
+        [...items.reverse(), ...newer].forEach(show);
       } catch (err) {
         msg.error(`Could not load the backups: ${describe(err)}`);
       }
@@ -129,7 +129,7 @@ export const serverBackupsView: View = (main, params) => {
       S_BACKUPS,
       { serverId },
       (d) => {
-        cameLive.set(d.serverBackups.id, d.serverBackups);
+        live.add(d.serverBackups);
         show(d.serverBackups);
       },
       (err) => msg.error(`Live updates stopped: ${describe(err)}`),
