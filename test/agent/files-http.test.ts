@@ -125,6 +125,31 @@ test('a file written over twice in a row counts once against the disk limit', as
   expect(statuses).toEqual([201, 200, 200]);
 });
 
+test('writes at once share the free space: a small save goes through while an upload streams, and together they stay within the limit', async () => {
+  // each write used to reserve all the free space while it ran: any other write then failed with
+  // DISK_LIMIT (an SFTP client with a file open, an upload in the Files tab and an editor's save)
+  const server = newId();
+  await createServer(h, specFor('shell-command', server, { disk: 1 }, { COMMAND: 'sleep 1000' }));
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  async function* slow() {
+    yield Buffer.alloc(300 * 1024, 1);
+    await held;
+    yield Buffer.alloc(300 * 1024, 2);
+  }
+  const upload = put('/upload.bin', slow, { server });
+  await sleep(300); // the first 300 KiB are on their way
+  const save = await put('/server.properties', Buffer.from('motd=hello\n'), { server });
+  expect(save.status).toBe(201);
+  // a second write that would take the upload's share of the disk is refused; the upload is not
+  const greedy = await put('/greedy.bin', Buffer.alloc(800 * 1024, 3), { server });
+  expect([greedy.status, greedy.body?.error?.code]).toEqual([422, 'DISK_LIMIT']);
+  release();
+  expect((await upload).status).toBe(201);
+  const listed = await h.request('GET', files('', 'path=/', server));
+  expect(listed.body.data.map((e: any) => [e.name, e.size])).toEqual([['server.properties', 11], ['upload.bin', 600 * 1024]]);
+});
+
 test('a refused write answers, reads and drops the rest of the body, and leaves the connection usable', async () => {
   // closing with unread bytes resets the connection, and the reset can beat the answer to the panel
   const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });

@@ -193,6 +193,19 @@ test('the disk limit holds mid-upload and leaves nothing half-written', async ()
   }
 });
 
+test('a file open for writing over SFTP does not stop a save in the web file manager', async () => {
+  // the open file used to hold all of the server's free disk until it closed: the save got DISK_LIMIT
+  const c = await connect(owner.email, owner.password, serverId);
+  const call = <T,>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void) => new Promise<T>((res, rej) => fn((e, v) => (e ? rej(e) : res(v as T))));
+  const handle = await call<Buffer>((cb) => c.sftp.open('/open-upload.bin', 'w', cb));
+  await call<void>((cb) => c.sftp.write(handle, Buffer.alloc(64 * 1024, 7), 0, 64 * 1024, 0, cb));
+  const save = await p.request('PUT', `/api/v1/servers/${serverId}/files/contents?path=/saved.txt`, { token: owner.token, raw: 'saved', headers: { 'content-type': 'application/octet-stream' } });
+  expect(save.status).toBe(200);
+  await call<void>((cb) => c.sftp.close(handle, cb));
+  expect((await c.stat('/open-upload.bin')).size).toBe(64 * 1024);
+  c.end();
+});
+
 test('subusers: file.sftp is needed, each operation needs its key, and folder scopes hold', async () => {
   const friend = await p.newUser('friend');
   const add = (permissions: string[], paths?: string[]) =>

@@ -178,11 +178,12 @@ export const MIN_ENTRY_BYTES = 4096;
  * Disk a directory tree takes, in bytes: the blocks allocated to every entry (`st_blocks` × 512, so a
  * file grown with `fallocate --keep-size` counts what it holds, and a sparse file only what is written),
  * each entry at least MIN_ENTRY_BYTES (a million empty files take space too). Symlinks are not
- * followed; the root itself is not counted.
+ * followed; the root itself is not counted, nor files whose name `skip` accepts.
  */
-export async function diskUsage(dir: string): Promise<number> {
+export async function diskUsage(dir: string, skip: (name: string) => boolean = () => false): Promise<number> {
   let total = 0;
-  await forEachEntry(dir, async (entry) => {
+  await forEachEntry(dir, async (entry, isDir) => {
+    if (!isDir && skip(path.basename(entry))) return;
     // read first, then add: `total += await …` would read `total` before the wait and lose the
     // sizes other visits add meanwhile
     const size = await fsp.lstat(entry).then(

@@ -1,17 +1,30 @@
 /**
  * How many bytes a server may still write: its disk limit less what it uses (measured at most every
- * few seconds: a measurement walks the whole tree) less what writes under way have reserved. Each
- * write takes the whole remaining allowance while it runs and gives back what it did not use, so two
- * uploads at once cannot both fill the same free space.
+ * few seconds: a measurement walks the whole tree, leaving out the temporary files of writes under
+ * way) less what writes under way hold. A streamed write (an upload, an editor's save, SFTP, a
+ * restore) holds the bytes it has written so far, charged chunk by chunk as they pass: writes at once
+ * share the free space, and together they cannot take more than it. An operation the file worker
+ * does on its own (copy, compress, decompress) holds all the free space while it runs.
  */
 import { diskUsage } from '../environment/proc';
+import { TEMP_PREFIX } from './paths';
 
 const MEASURE_EVERY_MS = 5_000;
+
+/** A streamed write's hold on the budget. */
+export interface Meter {
+  /** what the write may take at most, as it starts */
+  allowance: number;
+  /** Holds `bytes` more; false (and nothing held) when the free space has not got them. */
+  charge(bytes: number): boolean;
+  /** Ends the hold: `grown` is how much more the disk holds after the write (negative when a file shrank). */
+  done(grown: number): void;
+}
 
 export class DiskBudget {
   private measured = 0;
   private measuredAt = 0;
-  private reserved = 0;
+  private held = 0;
   private measuring: Promise<number> | null = null;
 
   constructor(
@@ -21,27 +34,55 @@ export class DiskBudget {
 
   private async usage(): Promise<number> {
     if (Date.now() - this.measuredAt < MEASURE_EVERY_MS) return this.measured;
-    this.measuring ??= diskUsage(this.dir).finally(() => (this.measuring = null));
+    this.measuring ??= diskUsage(this.dir, (name) => name.startsWith(TEMP_PREFIX)).finally(() => (this.measuring = null));
     this.measured = await this.measuring;
     this.measuredAt = Date.now();
     return this.measured;
   }
 
-  /**
-   * Reserves what is left; `done(grown)` records how much more the disk holds after the write (the
-   * bytes written less those of a file it replaced: negative when a file shrank) and frees the rest.
-   */
-  async reserve(): Promise<{ allowance: number; done: (written: number) => void }> {
-    const left = Math.max(0, this.limitBytes() - (await this.usage()) - this.reserved);
-    this.reserved += left;
-    let released = false;
+  private free(): number {
+    return Math.max(0, this.limitBytes() - this.measured - this.held);
+  }
+
+  /** Ends a hold of `bytes`; the disk holds `grown` bytes more than before it. */
+  private release(bytes: number, grown: number): void {
+    this.held -= bytes;
+    this.measured = Math.max(0, this.measured + grown);
+  }
+
+  /** Starts a streamed write: it holds nothing until it charges its bytes. */
+  async meter(): Promise<Meter> {
+    await this.usage();
+    let charged = 0;
+    let ended = false;
     return {
-      allowance: left,
+      allowance: this.free(),
+      charge: (bytes) => {
+        if (ended || bytes > this.free()) return false;
+        this.held += bytes;
+        charged += bytes;
+        return true;
+      },
       done: (grown) => {
-        if (released) return;
-        released = true;
-        this.reserved -= left;
-        this.measured = Math.max(0, this.measured + grown);
+        if (ended) return;
+        ended = true;
+        this.release(charged, grown);
+      },
+    };
+  }
+
+  /** Holds all the free space for an operation of the worker's own; `done(grown)` gives it back. */
+  async reserve(): Promise<{ allowance: number; done: (grown: number) => void }> {
+    await this.usage();
+    const allowance = this.free();
+    this.held += allowance;
+    let ended = false;
+    return {
+      allowance,
+      done: (grown) => {
+        if (ended) return;
+        ended = true;
+        this.release(allowance, grown);
       },
     };
   }

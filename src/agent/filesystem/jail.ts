@@ -12,11 +12,10 @@ import { constants as C, promises as fsp, readlinkSync, type Dirent, type Stats 
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError, notFound } from '../errors';
-import { displayPath, entryName, invalidPath } from './paths';
+import { displayPath, entryName, invalidPath, TEMP_PREFIX } from './paths';
 
 /** open(2)'s O_PATH (Linux): a descriptor of the inode itself, without reading it or following the last link. */
 const O_PATH = 0o10000000;
-const TEMP_PREFIX = '.hostpanel-tmp-';
 /** How much a write gathers before it writes (and a read reads at once). */
 export const WRITE_BATCH_BYTES = 1024 * 1024;
 

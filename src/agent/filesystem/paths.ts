@@ -8,6 +8,8 @@ import { AgentError } from '../errors';
 
 export const MAX_PATH_BYTES = 4096;
 export const MAX_NAME_BYTES = 255;
+/** The name a write's temporary file starts with (beside its file until the rename; never listed). */
+export const TEMP_PREFIX = '.hostpanel-tmp-';
 
 export const invalidPath = (message: string): AgentError => new AgentError(422, 'INVALID_PATH', message);
 

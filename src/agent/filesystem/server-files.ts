@@ -3,12 +3,13 @@
  * SFTP): the worker that does them as the server's uid, and the disk budget that every write draws
  * from, so that an upload over HTTP and one over SFTP at once cannot both fill the same free space.
  */
-import type { Readable } from 'node:stream';
+import { finished, Transform, type Readable } from 'node:stream';
 import type { Socket } from 'node:net';
 import { AgentError, notFound } from '../errors';
 import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
 import { DiskBudget } from './budget';
+import { diskLimit } from './jail';
 import type { FileRequest, FileResponse } from './protocol';
 import type { FileWorkers } from './workers';
 
@@ -16,6 +17,8 @@ const MIB = 1024 * 1024;
 
 /** The worker's refusal as an error (its status, code and message). */
 export const answerError = (r: Extract<FileResponse, { ok: false }>): AgentError => new AgentError(r.status, r.code, r.message, r.details ?? {});
+/** An error as the worker's refusal. */
+const refusal = (e: AgentError): FileResponse => ({ ok: false, status: e.status, code: e.code, message: e.message });
 const budgets = new WeakMap<Server, DiskBudget>();
 
 export function budgetOf(server: Server): DiskBudget {
@@ -49,19 +52,38 @@ export class ServerFiles {
     return res;
   }
 
-  /** Writes `body` to `path` (atomically, see Jail.writeFile) within the disk budget and at most `max` bytes. */
+  /**
+   * Writes `body` to `path` (atomically, see Jail.writeFile) at most `max` bytes, each chunk charged to
+   * the disk budget as it passes to the worker: one the free space has no room for cuts the write off
+   * (DISK_LIMIT; the worker drops its temporary file).
+   */
   async write(server: Server, path: string, body: Readable, max = Infinity): Promise<FileResponse> {
-    const { allowance, done } = await budgetOf(server).reserve();
+    const meter = await budgetOf(server).meter();
+    let refused = false;
+    const metered = new Transform({
+      transform(chunk: Buffer, _enc, next) {
+        if (meter.charge(chunk.length)) return next(null, chunk);
+        refused = true;
+        next(diskLimit());
+      },
+    });
+    // the refusal is answered below; a body that ends early (or had already) cuts the write off
+    metered.on('error', () => undefined);
+    finished(body, (err) => err && metered.destroy());
+    body.pipe(metered);
     let grown = 0;
     try {
-      const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(allowance, max) }, body);
+      const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(meter.allowance, max) }, metered);
       asked.body.destroy();
       // what the disk holds more: the new file less the one it replaced
       if (asked.res.ok && 'entry' in asked.res.result) grown = (asked.res.result.entry?.size ?? 0) - ('replaced' in asked.res.result ? (asked.res.result.replaced ?? 0) : 0);
-      return asked.res;
+      return refused && !asked.res.ok ? refusal(diskLimit()) : asked.res;
+    } catch (err) {
+      if (refused) return refusal(diskLimit());
+      throw err;
     } finally {
-      // a write that failed any way (a body cut off, the worker gone) gives its reservation back
-      done(grown);
+      // a write that failed any way (a body cut off, the worker gone) gives back what it held
+      meter.done(grown);
     }
   }
 
