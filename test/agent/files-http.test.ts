@@ -7,7 +7,8 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { signRequest, STREAMED_BODY } from '../../src/shared/node-protocol';
-import { createServer, newId, specFor, startHarness, type Harness } from './helpers';
+import { createServer, newId, specFor, startHarness, waitFor, type Harness } from './helpers';
+import fc from 'fast-check';
 import { sleep } from '../support/wait.js';
 
 let h: Harness;
@@ -149,6 +150,44 @@ test('writes at once share the free space: a small save goes through while an up
   const listed = await h.request('GET', files('', 'path=/', server));
   expect(listed.body.data.map((e: any) => [e.name, e.size])).toEqual([['server.properties', 11], ['upload.bin', 600 * 1024]]);
 });
+
+test('property: writes at once never pass the limit together, what fits goes through, and nothing is left held', async () => {
+  const server = newId();
+  await createServer(h, specFor('shell-command', server, { disk: 1 }, { COMMAND: 'sleep 1000' }));
+  const dir = path.join(h.dataDir, 'agent', 'servers', server);
+  const KIB = 1024;
+  async function* chunks(size: number, fill: number) {
+    for (let sent = 0; sent < size; sent += 64 * KIB) {
+      yield Buffer.alloc(Math.min(64 * KIB, size - sent), fill);
+      await sleep(1);
+    }
+  }
+  let run = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(fc.integer({ min: 1, max: 700 }), { minLength: 2, maxLength: 5 }), async (sizesKib) => {
+      // each run in a folder of its own, deleted at the end: a failed run leaves nothing to the next
+      const folder = `/run${++run}`;
+      expect((await h.request('POST', files('/directory', '', server), { path: folder })).status).toBe(201);
+      try {
+        const answers = await Promise.all(sizesKib.map((kib, i) => put(`${folder}/w${i}.bin`, () => chunks(kib * KIB, i), { server })));
+        expect(answers.filter((a) => a.status !== 201 && a.body?.error?.code !== 'DISK_LIMIT')).toEqual([]);
+        const written = answers.map((a, i) => (a.status === 201 ? sizesKib[i]! * KIB : 0));
+        // together within the limit (each entry takes at least a 4 KiB block)
+        expect(written.reduce((s, n) => s + Math.max(n, 4 * KIB), 0)).toBeLessThanOrEqual(1024 * KIB);
+        // what fits with room to spare (blocks, the folder's own entries) all goes through
+        if (sizesKib.reduce((s, n) => s + n + 4, 0) <= 900) expect(answers.map((a) => a.status)).toEqual(sizesKib.map(() => 201));
+        // a write cut off for the disk is answered at once; the worker drops its temporary file as it notices
+        await waitFor(() => !readdirSync(path.join(dir, folder)).some((n) => n.startsWith('.hostpanel-tmp-')), 'the temporary files dropped');
+      } finally {
+        expect((await h.request('POST', files('/delete', '', server), { paths: [folder] })).status).toBe(204);
+      }
+      // nothing stays held: a write of 900 KiB goes through after each run
+      expect((await put('/after.bin', Buffer.alloc(900 * KIB, 9), { server })).status).toBe(201);
+      expect((await h.request('POST', files('/delete', '', server), { paths: ['/after.bin'] })).status).toBe(204);
+    }),
+    { numRuns: 15 },
+  );
+}, 120_000);
 
 test('a refused write answers, reads and drops the rest of the body, and leaves the connection usable', async () => {
   // closing with unread bytes resets the connection, and the reset can beat the answer to the panel
