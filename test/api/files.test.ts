@@ -203,6 +203,18 @@ test('subusers: each operation needs its key, and folder scopes hold', async () 
   expectError(await p.request('GET', F('', 'path=/'), { token: stranger.token }), 404, 'NOT_FOUND');
 });
 
+test('a folder moved into itself is refused with a reason, and stays where it was', async () => {
+  // the kernel's EINVAL came back as a 500 that named the worker's /proc/self/fd paths
+  for (const path of ['/mods', '/mods/pack']) expect((await p.request('POST', F('/directory'), { token: owner.token, body: { path } })).status).toBe(201);
+  for (const to of ['/mods/pack/mods', '/mods/mods']) {
+    const r = await p.request('POST', F('/rename'), { token: owner.token, body: { from: '/mods', to } });
+    expectError(r, 422, 'INVALID_STATE');
+    expect(r.body.error.message).toBe('/mods cannot be moved into itself: choose a place outside it.');
+  }
+  expect((await p.request('GET', F('', 'path=/mods'), { token: owner.token })).body.data.map((e: any) => e.path)).toEqual(['/mods/pack']);
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/mods'] } })).status).toBe(204);
+});
+
 test('bad input: 1,000-path deletes, wrong types, huge names', async () => {
   expectError(await p.request('POST', F('/delete'), { token: owner.token, body: { paths: Array.from({ length: 1001 }, (_, i) => `/x${i}`) } }), 422, 'VALIDATION_ERROR');
   expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: Array.from({ length: 1000 }, (_, i) => `/missing-${i}`) } })).status).toBe(404);

@@ -113,6 +113,9 @@ test('every operation, checked through the REST file manager', async () => {
   expect(await c.readlink('/data/link')).toBe('renamed.txt');
   expect((await c.lstat('/data/link')).isSymbolicLink()).toBe(true);
   expect((await c.readFile('/data/link')).toString()).toBe('hello over sftp\n');
+  // mistakes get their reason, not an internal error naming the worker's descriptors
+  await failsWith(c.readlink('/data/renamed.txt'), /^\/data\/renamed\.txt is not a symlink\.$/);
+  await failsWith(c.rename('/data', '/data/world/data'), /^\/data cannot be moved into itself/);
   await failsWith(c.rmdir('/data/world'), /not empty/i);
   await c.unlink('/data/world/level.dat');
   await c.rmdir('/data/world');

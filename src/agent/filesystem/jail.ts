@@ -297,7 +297,12 @@ export class Jail {
 
   /** What the symlink `parts` points to. */
   async readlink(parts: readonly string[]): Promise<string> {
-    return this.inParent(parts, (dir, name) => fsp.readlink(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts))));
+    return this.inParent(parts, (dir, name) =>
+      fsp.readlink(this.at(dir, name)).catch((e) => {
+        if ((e as NodeJS.ErrnoException).code === 'EINVAL') throw new AgentError(422, 'INVALID_STATE', `${displayPath(parts)} is not a symlink.`);
+        mapError(e, displayPath(parts));
+      }),
+    );
   }
 
   /**
@@ -333,7 +338,11 @@ export class Jail {
       try {
         await fsp.lstat(this.at(src, name)).catch((e) => mapError(e, displayPath(from)));
         if (await fsp.lstat(this.at(dst, target)).catch(() => null)) throw alreadyExists(displayPath(to));
-        await fsp.rename(this.at(src, name), this.at(dst, target)).catch((e) => mapError(e, displayPath(to)));
+        await fsp.rename(this.at(src, name), this.at(dst, target)).catch((e) => {
+          // the kernel's word for a folder moved into itself (or below it)
+          if ((e as NodeJS.ErrnoException).code === 'EINVAL') throw new AgentError(422, 'INVALID_STATE', `${displayPath(from)} cannot be moved into itself: choose a place outside it.`);
+          mapError(e, displayPath(to));
+        });
         return entryOf(to, await fsp.lstat(this.at(dst, target)));
       } finally {
         await dst.close();

@@ -131,6 +131,16 @@ export async function installWorker(lib: string, opts: { copyPackages?: boolean 
   return { script: path.join(lib, 'filesystem', 'worker.js'), nodePath };
 }
 
+/**
+ * A failure the worker did not expect: logged with what the worker said (it names the worker's own
+ * descriptors and the system's error), and told to the user without it.
+ */
+function unexpected(res: FileResponse, target: FileTarget, req: FileRequest): FileResponse {
+  if (res.ok || res.code !== 'INTERNAL_ERROR') return res;
+  log.error({ serverId: target.id, op: req.op, err: res.message }, 'a file operation failed unexpectedly');
+  return { ...res, message: 'The file operation failed on the node. Try again; if it keeps failing, an administrator finds the reason in the node agent\u2019s log.' };
+}
+
 export class FileWorkers {
   private readonly workers = new Map<string, Worker>();
   /** Workers being started: requests that come meanwhile wait for the same one. */
@@ -167,7 +177,7 @@ export class FileWorkers {
     if (body) sendFramed(body, socket);
     else socket.end();
     const res = await readJsonLine<FileResponse>(socket, () => new AgentError(500, 'INTERNAL_ERROR', 'The file worker closed the connection without an answer.'));
-    return { res, body: socket };
+    return { res: unexpected(res, target, req), body: socket };
   }
 
   private async worker(target: FileTarget): Promise<Worker> {
