@@ -215,6 +215,24 @@ test('a folder moved into itself is refused with a reason, and stays where it wa
   expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/mods'] } })).status).toBe(204);
 });
 
+test('a delete of several paths removes all of them or none, and is in the activity log either way it succeeds', async () => {
+  // a later path that failed used to leave the earlier ones deleted, with a 404 and no activity entry:
+  // a folder ticked with a file inside it, or the same path twice, always did
+  for (const path of ['/sel', '/sel/inner']) expect((await p.request('POST', F('/directory'), { token: owner.token, body: { path } })).status).toBe(201);
+  expect((await put('/sel/inner/a.txt', 'a')).status).toBe(200);
+  expect((await put('/sel/b.txt', 'b')).status).toBe(200);
+  const names = async (path: string) => (await p.request('GET', F('', `path=${path}`), { token: owner.token })).body.data.map((e: any) => e.name);
+  // one path missing: nothing is deleted
+  expectError(await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/sel/b.txt', '/sel/missing.txt'] } }), 404, 'NOT_FOUND');
+  expect(await names('/sel')).toEqual(['inner', 'b.txt']);
+  // the same path twice, and a folder with a file inside it: deleted once each, 204, one entry
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/sel/b.txt', '/sel/b.txt', '/sel/inner', '/sel/inner/a.txt'] } })).status).toBe(204);
+  expect(await names('/sel')).toEqual([]);
+  const activity = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:file.delete`, { token: owner.token });
+  expect(activity.body.data[0].properties).toEqual({ paths: ['/sel/b.txt', '/sel/b.txt', '/sel/inner', '/sel/inner/a.txt'], count: 4 });
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/sel'] } })).status).toBe(204);
+});
+
 test('bad input: 1,000-path deletes, wrong types, huge names', async () => {
   expectError(await p.request('POST', F('/delete'), { token: owner.token, body: { paths: Array.from({ length: 1001 }, (_, i) => `/x${i}`) } }), 422, 'VALIDATION_ERROR');
   expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: Array.from({ length: 1000 }, (_, i) => `/missing-${i}`) } })).status).toBe(404);

@@ -158,7 +158,7 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
     if (parentRemoved) continue;
     if ((w && w.type !== e.type) || (!w && o.truncate) || (w?.type === 'symlink' && w.target !== e.target)) remove.push(e.path);
   }
-  for (let i = 0; i < remove.length; i += 500) await ask(files, server, { op: 'delete', paths: remove.slice(i, i + 500) }, ['NOT_FOUND']);
+  for (let i = 0; i < remove.length; i += 500) await ask(files, server, { op: 'delete', paths: remove.slice(i, i + 500), missingOk: true });
   for (const e of manifest.entries) {
     if (e.type === 'directory') {
       const made = await ask(files, server, { op: 'mkdir', path: e.path }, ['ALREADY_EXISTS']);

@@ -359,6 +359,32 @@ export class Jail {
     });
   }
 
+  /**
+   * Removes every path of `list` (see remove), or nothing when one of them does not exist (404,
+   * unless `missingOk`: then it is skipped) or is the root: all are checked first. The same path
+   * twice, or one inside another of the list (a folder and a file in it, ticked together), is removed
+   * once; one removed meanwhile by the server's own process is gone as asked.
+   */
+  async removeAll(list: readonly (readonly string[])[], missingOk = false): Promise<void> {
+    const keys = new Set(list.map((parts) => parts.join('/')));
+    const insideAnother = (parts: readonly string[]) => parts.some((_, k) => k > 0 && keys.has(parts.slice(0, k).join('/')));
+    const seen = new Set<string>();
+    const top = list.filter((parts) => {
+      const key = parts.join('/');
+      if (seen.has(key) || insideAnother(parts)) return false;
+      seen.add(key);
+      return true;
+    });
+    for (const parts of top) {
+      if (!parts.length) throw invalidPath('The server\u2019s root folder cannot be deleted.');
+      await this.stat(parts).catch((e) => {
+        if (!missingOk) throw e;
+        ignoreVanished(e);
+      });
+    }
+    for (const parts of top) await this.remove(parts).catch(ignoreVanished);
+  }
+
   /** Removes one file or link, never a folder (SFTP's REMOVE). */
   async unlink(parts: readonly string[]): Promise<void> {
     if (!parts.length) throw invalidPath('The server\u2019s root folder cannot be deleted.');

@@ -18,7 +18,7 @@ export type FileRequest =
   | { op: 'mkdir'; path: string }
   | { op: 'rename'; from: string; to: string }
   | { op: 'copy'; path: string; allowance: number }
-  | { op: 'delete'; paths: string[] }
+  | { op: 'delete'; paths: string[]; missingOk?: boolean }
   | { op: 'unlink'; path: string }
   | { op: 'rmdir'; path: string }
   | { op: 'readlink'; path: string }

@@ -108,8 +108,7 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
     case 'copy':
       return { entry: await jail.copy(pathComponents(req.path), req.allowance) };
     case 'delete': {
-      const all = req.paths.map((p) => pathComponents(p));
-      for (const parts of all) await jail.remove(parts);
+      await jail.removeAll(req.paths.map((p) => pathComponents(p)), req.missingOk);
       return { done: true };
     }
     case 'unlink':
