@@ -5,7 +5,7 @@
  * and the outcome (NodeAgentService.applyEvents → `progress`), which reach subscribers of
  * `serverBackups` through the console bus.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import type { ConsoleBus } from '../console/bus.js';
 import type { ConsoleEvent } from '../console/types.js';
@@ -133,20 +133,36 @@ export class BackupsService {
 
   async setLocked(actor: Actor | null, serverId: string, backupId: string, locked: boolean): Promise<Backup> {
     const { server, backup, actor: a } = await this.backup(actor, serverId, backupId, 'backup.delete');
-    backup.locked = locked;
-    await this.activity.record({ event: locked ? 'server:backup.lock' : 'server:backup.unlock', serverId: server.id, actor: a, properties: { backupId: backup.id } }, this.em);
-    await this.em.flush();
-    this.announce(server.id, backup);
-    return backup;
+    const changed = await this.em.transactional(async (em) => {
+      const row = await this.lockedRow(em, backup.id);
+      row.locked = locked;
+      await this.activity.record({ event: locked ? 'server:backup.lock' : 'server:backup.unlock', serverId: server.id, actor: a, properties: { backupId: row.id } }, em);
+      return row;
+    });
+    this.announce(server.id, changed);
+    return changed;
   }
 
-  /** Deletes a backup (not a locked one) on the node, then its record. */
+  /**
+   * Deletes a backup (not a locked one) on the node, then its record. The record's row lock orders
+   * it with a lock or another delete of the same backup: each sees what the one before it did.
+   */
   async remove(actor: Actor | null, serverId: string, backupId: string): Promise<void> {
     const { server, backup, actor: a } = await this.backup(actor, serverId, backupId, 'backup.delete');
-    if (backup.locked) throw AppError.invalidState('This backup is locked: unlock it first.');
-    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${backup.id}`);
-    await this.em.nativeDelete(Backup, { id: backup.id });
-    await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: a, properties: { backupId: backup.id, name: backup.name } });
+    await this.em.transactional(async (em) => {
+      const row = await this.lockedRow(em, backup.id);
+      if (row.locked) throw AppError.invalidState('This backup is locked: unlock it first.');
+      await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${row.id}`);
+      await em.nativeDelete(Backup, { id: row.id });
+      await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: a, properties: { backupId: row.id, name: row.name } }, em);
+    });
+  }
+
+  /** The backup's record, locked until the transaction of `em` ends; 404 once it is gone. */
+  private async lockedRow(em: EntityManager, id: string): Promise<Backup> {
+    const row = await em.findOne(Backup, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!row) throw AppError.notFound('Backup');
+    return row;
   }
 
   /** New states of the server's backups (backup.read). */

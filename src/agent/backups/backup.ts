@@ -72,7 +72,16 @@ async function openFile(files: ServerFiles, server: Server, path: string): Promi
   return body;
 }
 
-export async function makeBackup(o: { files: ServerFiles; store: BackupStore; server: Server; id: string; ignored: string[]; progress: (p: BackupProgress) => void }): Promise<Manifest> {
+/** Makes a backup of the server's files; `signal` stops it (rejecting) between two files or during one. */
+export async function makeBackup(o: {
+  files: ServerFiles;
+  store: BackupStore;
+  server: Server;
+  id: string;
+  ignored: string[];
+  progress: (p: BackupProgress) => void;
+  signal: AbortSignal;
+}): Promise<Manifest> {
   const serverId = o.server.spec.id;
   await o.store.begin(serverId, o.id);
   const patterns = o.ignored.length ? o.ignored : ((await readSmall(o.files, o.server, IGNORE_FILE)) ?? '').split(/\r?\n/);
@@ -84,6 +93,7 @@ export async function makeBackup(o: { files: ServerFiles; store: BackupStore; se
   const done: BackupProgress = { files: 0, bytes: 0 };
   let shown = 0;
   for await (const e of walk(o.files, o.server)) {
+    o.signal.throwIfAborted();
     const rel = e.path.slice(1) + (e.type === 'directory' ? '/' : '');
     if (ig.ignores(rel)) continue;
     const entry: ManifestEntry = { ...e };
@@ -91,7 +101,7 @@ export async function makeBackup(o: { files: ServerFiles; store: BackupStore; se
       const before = known.get(e.path);
       if (before?.sha256 && before.size === e.size && before.mtimeMs === e.mtimeMs && e.mtimeMs < racyAfter && (await o.store.hasBlob(serverId, before.sha256))) entry.sha256 = before.sha256;
       else {
-        const stored = await o.store.putBlob(serverId, await openFile(o.files, o.server, e.path));
+        const stored = await o.store.putBlob(serverId, await openFile(o.files, o.server, e.path), o.signal);
         entry.sha256 = stored.sha256;
         entry.size = stored.size;
       }
@@ -113,6 +123,7 @@ export async function makeBackup(o: { files: ServerFiles; store: BackupStore; se
     size: done.bytes,
     sha256: createHash('sha256').update(JSON.stringify(entries)).digest('hex'),
   };
+  o.signal.throwIfAborted();
   await o.store.finish(manifest);
   return manifest;
 }
@@ -187,8 +198,16 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   files.changed(server);
 }
 
-/** The backup as a `.tar.gz` stream, made as it is read. */
-export function backupArchive(store: BackupStore, manifest: Manifest): Readable {
+/**
+ * The backup as a `.tar.gz` stream, made as it is read; BACKUP_CORRUPT before anything is sent when
+ * the store lacks a file's copy. A copy that cannot be read later cuts the stream off.
+ */
+export async function backupArchive(store: BackupStore, manifest: Manifest): Promise<Readable> {
+  for (const e of manifest.entries) {
+    if (e.type === 'file' && !(await store.hasBlob(manifest.serverId, e.sha256!))) {
+      throw new AgentError(422, 'INVALID_STATE', `The backup\u2019s copy of ${e.path} is missing: this backup cannot be downloaded or restored whole. Make a new backup.`);
+    }
+  }
   const archive = archiver('tar', { gzip: true, gzipOptions: { level: 6 } });
   void (async () => {
     for (const e of manifest.entries) {
@@ -196,7 +215,12 @@ export function backupArchive(store: BackupStore, manifest: Manifest): Readable 
       const date = new Date(e.mtimeMs);
       if (e.type === 'directory') archive.append('', { name: `${name}/`, type: 'directory', mode: e.mode, date } as archiver.EntryData);
       else if (e.type === 'symlink') archive.symlink(name, e.target ?? '', e.mode);
-      else archive.append(store.readBlob(manifest.serverId, e.sha256!), { name, mode: e.mode, date });
+      else {
+        const blob = store.readBlob(manifest.serverId, e.sha256!);
+        // archiver reads a stream only when its turn comes: an error before that would be uncaught
+        blob.on('error', (err) => archive.destroy(err));
+        archive.append(blob, { name, mode: e.mode, date });
+      }
     }
     await archive.finalize();
   })().catch((err: Error) => archive.destroy(err));

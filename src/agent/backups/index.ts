@@ -16,6 +16,12 @@ const log = childLogger('agent');
 export class Backups {
   /** per server: how many backups are under way, or -1 for a restore (which runs alone) */
   private readonly busy = new Map<string, number>();
+  /** backups under way, by id: how to stop one, and its run (settled, never rejected, when it ends) */
+  private readonly running = new Map<string, { stop: AbortController; run: Promise<void> }>();
+  /** servers whose unused blobs go once none of their backups is under way */
+  private readonly toCollect = new Set<string>();
+  /** collections under way, by server: a backup waits for its server's before it begins */
+  private readonly collecting = new Map<string, Promise<void>>();
 
   constructor(
     readonly store: BackupStore,
@@ -45,28 +51,58 @@ export class Backups {
     };
   }
 
+  /**
+   * Deletes the server's unused blobs when one was asked for and none of its backups is under way
+   * (a backup holds blobs no manifest names yet); resolves when that collection is done.
+   */
+  private collectWhenIdle(serverId: string): Promise<void> {
+    const under = this.collecting.get(serverId);
+    // one asked for during a collection runs after it
+    if (under) return under.then(() => this.collectWhenIdle(serverId));
+    if (!this.toCollect.has(serverId) || (this.busy.get(serverId) ?? 0) > 0) return Promise.resolve();
+    this.toCollect.delete(serverId);
+    const collection = this.store
+      .collect(serverId)
+      .then(() => undefined)
+      .catch((err: Error) => log.warn({ serverId, err: err.message }, 'could not delete the unused blobs of the server\u2019s backups'))
+      .finally(() => this.collecting.delete(serverId));
+    this.collecting.set(serverId, collection);
+    return collection;
+  }
+
   /** Starts a backup; its outcome is reported. */
   start(server: Server, backupId: string, ignored: string[]): void {
     const release = this.claim(server, 'backup');
     const serverId = server.spec.id;
     const at = () => new Date().toISOString();
-    void makeBackup({
-      files: this.files,
-      store: this.store,
-      server,
-      id: backupId,
-      ignored,
-      progress: (p) => this.report({ kind: 'backup', serverId, backupId, status: 'pending', ...p, at: at() }),
-    })
+    const stop = new AbortController();
+    const run = (this.collecting.get(serverId) ?? Promise.resolve())
+      .then(() =>
+        makeBackup({
+          files: this.files,
+          store: this.store,
+          server,
+          id: backupId,
+          ignored,
+          signal: stop.signal,
+          progress: (p) => this.report({ kind: 'backup', serverId, backupId, status: 'pending', ...p, at: at() }),
+        }),
+      )
       .then((m) => this.report({ kind: 'backup', serverId, backupId, status: 'completed', files: m.files, bytes: m.size, sha256: m.sha256, at: at() }))
       .catch(async (err: Error) => {
-        log.warn({ serverId, backupId, err: err.message }, 'backup failed');
-        await this.store.remove(serverId, backupId).catch(() => undefined);
+        log.warn({ serverId, backupId, err: err.message }, stop.signal.aborted ? 'backup stopped: it was deleted' : 'backup failed');
+        await this.store.drop(serverId, backupId).catch(() => undefined);
+        this.toCollect.add(serverId);
         // the server was deleted while it ran: what the backup wrote after the store went goes too
         if (server.deleted) await this.store.removeServer(serverId).catch(() => undefined);
-        this.report({ kind: 'backup', serverId, backupId, status: 'failed', files: 0, bytes: 0, error: err.message, at: at() });
+        if (!stop.signal.aborted) this.report({ kind: 'backup', serverId, backupId, status: 'failed', files: 0, bytes: 0, error: err.message, at: at() });
       })
-      .finally(release);
+      .finally(() => {
+        this.running.delete(backupId);
+        release();
+        void this.collectWhenIdle(serverId);
+      });
+    this.running.set(backupId, { stop, run });
   }
 
   /** Starts putting a backup back (the server must be offline); its outcome is reported. */
@@ -99,8 +135,19 @@ export class Backups {
     return backupArchive(this.store, manifest);
   }
 
+  /**
+   * Deletes a backup: one under way is stopped first. Its blobs no other backup holds are deleted
+   * before this resolves, or, while other backups of the server are under way, when they end.
+   */
   async remove(serverId: string, backupId: string): Promise<void> {
     if ((this.busy.get(serverId) ?? 0) < 0) throw new AgentError(422, 'INVALID_STATE', 'A restore of this server is under way; delete the backup once it is done.');
-    await this.store.remove(serverId, backupId);
+    const under = this.running.get(backupId);
+    if (under) {
+      under.stop.abort();
+      await under.run;
+    }
+    await this.store.drop(serverId, backupId);
+    this.toCollect.add(serverId);
+    await this.collectWhenIdle(serverId);
   }
 }

@@ -69,7 +69,7 @@ export class BackupStore {
   }
 
   /** Stores `data` by its hash (once: a blob already there is kept); returns the hash and size. */
-  async putBlob(serverId: string, data: Readable): Promise<{ sha256: string; size: number }> {
+  async putBlob(serverId: string, data: Readable, signal?: AbortSignal): Promise<{ sha256: string; size: number }> {
     await fsp.mkdir(path.join(this.dir(serverId), 'tmp'), { recursive: true, mode: 0o700 });
     const tmp = path.join(this.dir(serverId), 'tmp', randomBytes(8).toString('hex'));
     const hash = createHash('sha256');
@@ -82,7 +82,7 @@ export class BackupStore {
       },
     });
     try {
-      await pipeline(data, tap, (await fsp.open(tmp, 'wx', 0o600)).createWriteStream());
+      await pipeline(data, tap, (await fsp.open(tmp, 'wx', 0o600)).createWriteStream(), { signal });
       const sha256 = hash.digest('hex');
       const target = this.blobPath(serverId, sha256);
       if (await this.hasBlob(serverId, sha256)) await fsp.unlink(tmp);
@@ -119,18 +119,21 @@ export class BackupStore {
     return all.filter((m): m is Manifest => m !== null).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  /** Drops a backup (finished or not) and every blob no other backup of the server holds. */
-  async remove(serverId: string, id: string): Promise<void> {
+  /** Drops a backup's manifest and marker (finished or not); its blobs go at the next collect. */
+  async drop(serverId: string, id: string): Promise<void> {
     await fsp.rm(this.manifestPath(serverId, id), { force: true });
     await fsp.rm(this.markerPath(serverId, id), { force: true });
-    await this.collect(serverId);
   }
 
-  /** Deletes the blobs no manifest holds (and half-written temporary files); returns how many. */
+  /**
+   * Deletes the blobs no manifest holds (and half-written temporary files); returns how many. Only
+   * while no backup of the server is under way (the caller's to ensure: src/agent/backups/index.ts):
+   * a backup holds blobs no manifest names yet, some of them already there before it began.
+   */
   async collect(serverId: string): Promise<number> {
     const used = new Set((await this.manifests(serverId)).flatMap((m) => m.entries.map((e) => e.sha256).filter((s): s is string => !!s)));
     const pending = await fsp.readdir(path.join(this.dir(serverId), 'pending')).catch(() => [] as string[]);
-    if (pending.length) return 0; // a backup under way holds blobs no manifest names yet
+    if (pending.length) return 0; // a backup a dead agent left: abandoned() removes its marker first
     let removed = 0;
     const blobs = path.join(this.dir(serverId), 'blobs');
     for (const prefix of await fsp.readdir(blobs).catch(() => [] as string[])) {
