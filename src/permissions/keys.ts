@@ -66,3 +66,19 @@ export const CONSOLE_CONNECT: PermissionKey = 'websocket.connect';
 export const CONSOLE_COMMAND: PermissionKey = 'control.console';
 /** The keys a console token carries at most: what the node's console channel checks. */
 export const CONSOLE_KEYS: readonly PermissionKey[] = [CONSOLE_CONNECT, CONSOLE_COMMAND, 'control.start', 'control.stop', 'control.restart'];
+
+/**
+ * The keys a schedule's task needs of whoever makes, changes or runs the schedule: what it does,
+ * as if they did it themselves. A backup task rotates out the oldest backup at the limit: it needs
+ * backup.delete too.
+ */
+export function taskKeys(task: { action: 'command' | 'power' | 'backup'; payload: Record<string, unknown> }): PermissionKey[] {
+  switch (task.action) {
+    case 'command':
+      return [CONSOLE_COMMAND];
+    case 'power':
+      return [POWER_KEYS[task.payload.action as keyof typeof POWER_KEYS]];
+    case 'backup':
+      return ['backup.create', 'backup.delete'];
+  }
+}

@@ -4,7 +4,7 @@
  * SFTP) asks these functions, with the ServerAccess that src/services/access.service.ts resolves.
  */
 import { AppError } from '../errors.js';
-import { ALL_PERMISSIONS, isFileKey, type PermissionKey } from './keys.js';
+import { ALL_PERMISSIONS, isFileKey, taskKeys, type PermissionKey } from './keys.js';
 
 /** What one actor holds on one server they can see. */
 export interface ServerAccess {
@@ -41,6 +41,14 @@ export function demand(a: ServerAccess, key: PermissionKey, path?: string): void
   if (may(a, key, path)) return;
   if (path !== undefined && a.keys.has(key)) throw AppError.forbidden(`Your access to this server is limited to ${a.paths.join(', ')}; ${path} is outside it.`);
   throw AppError.forbidden(`You need the "${key}" permission on this server; ask its owner.`);
+}
+
+/** A schedule's tasks act for whoever makes, changes or runs it: each needs the keys its action needs. */
+export function demandTasks(a: ServerAccess, tasks: readonly Parameters<typeof taskKeys>[0][]): void {
+  for (const task of tasks) {
+    const lacking = taskKeys(task).find((key) => !may(a, key));
+    if (lacking) throw AppError.forbidden(`A ${task.action} task needs the "${lacking}" permission on this server; ask its owner.`);
+  }
 }
 
 /** Only the owner and administrators: deleting the server, changing its memory, cpu or disk. */

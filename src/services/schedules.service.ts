@@ -8,7 +8,7 @@ import { Schedule, type ScheduleTask } from '../entities/Schedule.js';
 import { ScheduleRun, type RunTask } from '../entities/ScheduleRun.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
-import { demand, type ServerAccess } from '../permissions/policy.js';
+import { demand, demandTasks, type ServerAccess } from '../permissions/policy.js';
 import { nextRun } from '../schedules/cron.js';
 import type { ScheduleRunner } from '../schedules/runner.js';
 import { parseId, parseInput } from '../validation/common.js';
@@ -100,6 +100,7 @@ export class SchedulesService {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'schedule.create');
     const data = parseInput(createScheduleInput, input);
+    demandTasks(a, data.tasks);
     const em = this.orm.em.fork();
     const schedule = em.create(Schedule, { ...data, server: em.getReference(Server, a.serverId), nextRunAt: nextRunOf(data, this.runner.now()) });
     await this.activity.record({ event: 'server:schedule.create', serverId: a.serverId, actor, properties: summary(schedule) }, em);
@@ -111,6 +112,7 @@ export class SchedulesService {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'schedule.update');
     const data = parseInput(updateScheduleInput, input);
+    if (data.tasks) demandTasks(a, data.tasks);
     const em = this.orm.em.fork();
     const schedule = await this.find(em, a, scheduleId);
     const timing = data.cron !== undefined || data.timezone !== undefined || data.enabled !== undefined;
@@ -136,6 +138,7 @@ export class SchedulesService {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'schedule.update');
     const schedule = await this.find(this.orm.em.fork(), a, scheduleId);
+    demandTasks(a, schedule.tasks);
     return runView(await this.runner.runNow(schedule.id, requireActor(actor)));
   }
 

@@ -1,6 +1,7 @@
 /**
  * The permission matrix of every server-scoped operation, REST and GraphQL alike: a subuser holding
- * exactly one key (each key of the catalogue in turn) and a subuser holding none. An operation whose
+ * exactly one key (each key of the catalogue in turn) and a subuser holding none (for the operations
+ * on a schedule whose task makes backups, each also holds the backup keys that task needs). An operation whose
  * key the subuser holds gets past authorization (its answer is whatever the operation gives: 2xx, or
  * 422 from an unreachable node); every other subuser gets 403; a stranger gets 404. Operations kept to
  * the owner (delete, resources) are 403 for every subuser. The expectations are written here, apart
@@ -21,6 +22,10 @@ let keys: string[];
 let backupId: string;
 /** key → a subuser holding only that key; '' → a subuser holding none */
 const holders = new Map<string, { token: string; user: any; email: string }>();
+/** The keys a schedule's backup task needs of whoever makes or runs the schedule. */
+const BACKUP_TASK_KEYS = ['backup.create', 'backup.delete'] as const;
+/** key → a subuser holding that key and BACKUP_TASK_KEYS; '' → one holding BACKUP_TASK_KEYS alone */
+const holdersWithBackupKeys = new Map<string, { token: string; user: any; email: string }>();
 
 type Outcome = 'allowed' | 'forbidden' | 'hidden';
 interface Op {
@@ -30,6 +35,8 @@ interface Op {
   rest: (token: string) => Promise<{ status: number; body: any }>;
   /** absent: REST only (uploads and downloads) */
   graphql?: (token: string) => Promise<{ status: number; body: any }>;
+  /** every holder also has BACKUP_TASK_KEYS for this operation (its schedule's backup task needs them) */
+  withBackupTaskKeys?: true;
 }
 
 const uniq = () => randomBytes(4).toString('hex');
@@ -105,6 +112,7 @@ const OPS: Op[] = [
   {
     name: 'create a schedule',
     key: 'schedule.create',
+    withBackupTaskKeys: true,
     rest: rest('POST', '/servers/:id/schedules', SCHEDULE),
     graphql: graph('mutation($id: ID!) { createSchedule(serverId: $id, input: { name: "m", cron: "0 4 * * *", tasks: [{ action: "backup" }] }) { id } }'),
   },
@@ -129,6 +137,7 @@ const OPS: Op[] = [
   {
     name: 'run a schedule now',
     key: 'schedule.update',
+    withBackupTaskKeys: true,
     rest: async (token) => rest('POST', `/servers/:id/schedules/${await freshSchedule()}/run`)(token),
     graphql: graph('mutation($id: ID!, $s: ID!) { runSchedule(serverId: $id, scheduleId: $s) { id } }', async () => ({ s: await freshSchedule() })),
   },
@@ -201,6 +210,11 @@ beforeAll(async () => {
     const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions: key ? [key] : [] } });
     if (r.status !== 201) throw new Error(r.text);
     holders.set(key, u);
+    const w = await p.newUser(`holder ${key || 'none'} with the backup keys`);
+    const withKeys = [...new Set([...(key ? [key] : []), ...BACKUP_TASK_KEYS])];
+    const rw = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: w.email, permissions: withKeys } });
+    if (rw.status !== 201) throw new Error(rw.text);
+    holdersWithBackupKeys.set(key, w);
   }
 }, 120_000);
 
@@ -215,7 +229,7 @@ for (const protocol of ['rest', 'graphql'] as const) {
       const call = op[protocol];
       if (!call) continue;
       const allowed = typeof op.key === 'string' ? [op.key] : op.key;
-      for (const [key, holder] of holders) {
+      for (const [key, holder] of op.withBackupTaskKeys ? holdersWithBackupKeys : holders) {
         const expected: Outcome = op.key === '' || allowed.includes(key) ? 'allowed' : 'forbidden';
         const got = outcomeOf(await call(holder.token), protocol);
         if (got !== expected) wrong.push(`${op.name} as holder of "${key || 'no key'}": expected ${expected}, got ${got}`);

@@ -178,11 +178,37 @@ test('a subuser needs the schedule key of each operation; a stranger sees nothin
   expectError(await p.request('DELETE', S(idle, `/${s.id}`), { token: friend.token }), 403, 'FORBIDDEN');
   expect((await p.request('PATCH', `/api/v1/servers/${idle}/subusers/${friend.user.id}`, { token: owner.token, body: { permissions: ['schedule.update'] } })).status).toBe(200);
   expectError(await p.request('GET', S(idle), { token: friend.token }), 403, 'FORBIDDEN');
+  // running a schedule does what its tasks do: a backup task needs the backup keys too
+  expectError(await p.request('POST', S(idle, `/${s.id}/run`), { token: friend.token }), 403, 'FORBIDDEN');
+  expect((await p.request('PATCH', `/api/v1/servers/${idle}/subusers/${friend.user.id}`, { token: owner.token, body: { permissions: ['schedule.update', 'backup.create', 'backup.delete'] } })).status).toBe(200);
   expect((await p.request('POST', S(idle, `/${s.id}/run`), { token: friend.token })).status).toBe(201);
   await p.services.scheduleRunner.idle();
   const stranger = await p.newUser('stranger');
   expectError(await p.request('GET', S(idle), { token: stranger.token }), 404, 'NOT_FOUND');
   expectError(await p.request('GET', S(idle, `/${s.id}`), { token: stranger.token }), 404, 'NOT_FOUND');
+});
+
+test('a schedule acts for whoever makes, changes or runs it: each task needs the key its action needs', async () => {
+  // a subuser with the schedule keys alone started the server, typed commands and made backups through a schedule
+  const helper = await p.newUser('schedule keys only');
+  const keys = ['schedule.read', 'schedule.create', 'schedule.update'];
+  expect((await p.request('POST', `/api/v1/servers/${idle}/subusers`, { token: owner.token, body: { email: helper.email, permissions: keys } })).status).toBe(201);
+  const tasks = { power: { action: 'power', payload: { action: 'start' } }, command: { action: 'command', payload: { command: 'say hi' } }, backup: backupTask };
+  const needs: [keyof typeof tasks, string][] = [['power', 'control.start'], ['command', 'control.console'], ['backup', 'backup.create']];
+  for (const [task, key] of needs) {
+    const r = await p.request('POST', S(idle), { token: helper.token, body: { name: 'sneaky', cron: '* * * * *', tasks: [tasks[task]] } });
+    expectError(r, 403, 'FORBIDDEN');
+    expect(r.body.error.message).toBe(`A ${task} task needs the "${key}" permission on this server; ask its owner.`);
+  }
+  // nor by changing a schedule's tasks, nor by running the owner's
+  const mine = await p.request('POST', S(idle), { token: owner.token, body: { name: 'owner start', cron: '0 4 * * *', tasks: [tasks.power] } });
+  expectError(await p.request('PATCH', S(idle, `/${mine.body.data.id}`), { token: helper.token, body: { tasks: [tasks.command] } }), 403, 'FORBIDDEN');
+  expectError(await p.request('POST', S(idle, `/${mine.body.data.id}/run`), { token: helper.token }), 403, 'FORBIDDEN');
+  expect((await p.request('GET', S(idle, `/${mine.body.data.id}/runs`), { token: owner.token })).body.meta.total).toBe(0);
+  // with the task's key it goes through
+  expect((await p.request('PATCH', `/api/v1/servers/${idle}/subusers/${helper.user.id}`, { token: owner.token, body: { permissions: [...keys, 'control.console'] } })).status).toBe(200);
+  expect((await p.request('POST', S(idle), { token: helper.token, body: { name: 'chat', cron: '0 4 * * *', tasks: [tasks.command] } })).status).toBe(201);
+  expect((await p.request('DELETE', S(idle, `/${mine.body.data.id}`), { token: owner.token })).status).toBe(204);
 });
 
 test('run now: the command reaches the server console, the history and the activity log record it', async () => {
