@@ -11,6 +11,7 @@
  * With an empty value only `required` is checked (as Laravel does for nullable fields).
  */
 import { isIP } from 'node:net';
+import { repeatsAmbiguousGroup } from './ambiguous-repeat';
 
 export interface Rule {
   name: string;
@@ -64,13 +65,6 @@ export function parseRules(rules: string): Rule[] {
   return out;
 }
 
-/**
- * A quantified group whose body is quantified too, `(a+)+` or `(\w*){2,}`: the shape of patterns
- * that backtrack catastrophically. Values are checked in the panel's process, so such a pattern in a
- * blueprint (eggs come from anywhere) would let one request stall it.
- */
-const NESTED_QUANTIFIER = /\((?:[^()\\]|\\.)*(?:[+*]|\{\d+,\d*\})(?:[^()\\]|\\.)*\)(?:[+*]|\{\d+,\d*\})/;
-
 /** Why a rules string cannot be used (a rule we do not know, a bad argument, a pattern that does not compile), or null. */
 export function rulesProblem(rules: string): string | null {
   for (const { name, arg } of parseRules(rules)) {
@@ -79,7 +73,7 @@ export function rulesProblem(rules: string): string | null {
     if (WITH_RANGE.has(name) && !/^\d+(\.\d+)?,\d+(\.\d+)?$/.test(arg)) return `${name} needs two numbers (${name}:A,B)`;
     if (WITH_LIST.has(name) && !arg) return `${name} needs a list (${name}:a,b)`;
     if (PATTERNS.has(name) && !compiles(arg)) return `${name} is not a valid regular expression`;
-    if (PATTERNS.has(name) && NESTED_QUANTIFIER.test(arg)) return `${name} repeats a group that repeats itself (e.g. (a+)+): it can take forever on some values`;
+    if (PATTERNS.has(name) && repeatsAmbiguousGroup(compilePattern(arg).source)) return `${name} repeats a group that can match in more than one way (e.g. (a+)+ or (a|b)*): it can take forever on some values; write it without (e.g. a+ or [ab]*)`;
   }
   return null;
 }

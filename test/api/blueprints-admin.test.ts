@@ -76,6 +76,11 @@ test.each([
   ['variables.0.rules', { variables: [{ key: 'A', rules: 'regex:/[/' }] }],
   ['variables.0.rules', { variables: [{ key: 'A', rules: 'between:1' }] }],
   ['variables.0.rules', { variables: [{ key: 'A', rules: 'required|regex:/^(a+)+$/' }] }],
+  // nested one group deeper, or repeating an alternation: they passed the check before and stalled the panel for seconds
+  ['variables.0.rules', { variables: [{ key: 'A', rules: 'required|regex:/^((a)+)+$/' }] }],
+  ['variables.0.rules', { variables: [{ key: 'A', rules: 'required|regex:/^(?:(?:a)+)+$/' }] }],
+  ['variables.0.rules', { variables: [{ key: 'A', rules: 'required|regex:/^(a|a)*$/' }] }],
+  ['variables.0.rules', { variables: [{ key: 'A', rules: 'required|regex:/^(?<n>\\w*){2,}$/' }] }],
   ['defaults.memory', { defaults: { memory: 1, cpu: 100, disk: 1024 } }],
   ['install', { install: 5 }],
 ])('create: a bad %s is 422 naming it', async (field, change) => {
