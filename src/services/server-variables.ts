@@ -29,6 +29,16 @@ export function userMayNotSet(v: BlueprintVariable | undefined, unknown: string)
   return null;
 }
 
+/**
+ * Why a server's user may not give `value` to the variable, or null. A read-only one passes with its
+ * current value (a record sent back as read changes nothing); a hidden one never does (no guessing
+ * its value).
+ */
+export function userMayNotGive(v: BlueprintVariable | undefined, value: string, current: Record<string, string>, unknown: string): string | null {
+  const refused = userMayNotSet(v, unknown);
+  return refused && !(v && viewable(v) && value === valueOf(v, current)) ? refused : null;
+}
+
 /** What is wrong with `value` for the variable, or null when its rules allow it. */
 export function variableProblem(v: BlueprintVariable, value: string): string | null {
   try {
@@ -62,9 +72,8 @@ export function resolveVariables(
   const unknown = 'is not a variable of this blueprint';
   for (const [key, value] of Object.entries(given)) {
     const v = byKey.get(key);
-    const refused = setter === 'user' ? userMayNotSet(v, unknown) : v ? null : unknown;
-    // a read-only value sent back unchanged passes; a hidden one never does (no guessing its value)
-    if (refused && !(v && viewable(v) && value === valueOf(v, current))) fields[`variables.${key}`] = refused;
+    const refused = setter === 'user' ? userMayNotGive(v, value, current, unknown) : v ? null : unknown;
+    if (refused) fields[`variables.${key}`] = refused;
   }
   const out: Record<string, string> = {};
   for (const v of defs) {

@@ -18,7 +18,7 @@ import { updateStartupInput } from '../validation/startup.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, type Actor } from './actor.js';
 import { assertMayChangeVariables, type ServerRules } from './server-rules.js';
-import { editable, userMayNotSet, valueOf, variableProblem, viewable } from './server-variables.js';
+import { editable, userMayNotGive, valueOf, variableProblem, viewable } from './server-variables.js';
 import type { ServersService } from './servers.service.js';
 
 export interface StartupVariable {
@@ -53,12 +53,12 @@ export function startupView(blueprint: Blueprint, values: Record<string, string>
 }
 
 /** `variables.<KEY>` → what is wrong, for every given key that may not be set or breaks its rules. */
-function problemsOf(blueprint: Blueprint, given: Record<string, string>): Record<string, string> {
+function problemsOf(blueprint: Blueprint, given: Record<string, string>, current: Record<string, string>): Record<string, string> {
   const byKey = new Map((blueprint.variables ?? []).map((v) => [v.key, v]));
   const fields: Record<string, string> = {};
   for (const [key, value] of Object.entries(given)) {
     const v = byKey.get(key);
-    const problem = userMayNotSet(v, 'is not a startup variable of this server') ?? variableProblem(v!, value);
+    const problem = userMayNotGive(v, value, current, 'is not a startup variable of this server') ?? variableProblem(v!, value);
     if (problem) fields[`variables.${key}`] = problem;
   }
   return fields;
@@ -83,9 +83,12 @@ export class StartupService {
     const a = requireActor(actor);
     const { server: current, access } = await this.servers.access(a, serverId);
     demand(access, 'startup.update');
-    const { variables: given } = parseInput(updateStartupInput, input);
-    const fields = problemsOf(current.blueprint, given);
+    const { variables: asked } = parseInput(updateStartupInput, input);
+    const fields = problemsOf(current.blueprint, asked, current.variables);
     if (Object.keys(fields).length) throw AppError.validation(fields, 'Some startup variables cannot take these values: correct the fields named in details.fields and save again.');
+    // what a record read and sent back repeats is no change
+    const byKey = new Map((current.blueprint.variables ?? []).map((v) => [v.key, v]));
+    const given = Object.fromEntries(Object.entries(asked).filter(([key, value]) => value !== valueOf(byKey.get(key)!, current.variables)));
     if (!Object.keys(given).length) return startupView(current.blueprint, current.variables);
     assertMayChangeVariables(a, current.blueprint, this.rules);
     await this.save(a, current, given);

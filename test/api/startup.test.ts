@@ -126,6 +126,22 @@ test('read-only, hidden and unknown keys: 422 naming the key, for administrators
   expect((await p.request('GET', startup(id), { token: owner.token })).body.data.variables[1].value).toBe('by admin');
 });
 
+test('every variable read and sent back, read-only ones included, is no change: 200, nothing saved or recorded', async () => {
+  // the read-only variable's current value was refused here, while PATCH /servers/:id took it
+  const id = await newServer();
+  const read = (await p.request('GET', startup(id), { token: owner.token })).body.data;
+  const asRead = Object.fromEntries(read.variables.map((v: any) => [v.key, v.value]));
+  expect(Object.keys(asRead)).toContain('MOTD');
+  const r = await put(id, asRead);
+  expect([r.status, r.body]).toEqual([200, { data: read }]);
+  expect((await p.request('GET', `/api/v1/servers/${id}/activity?event=server:startup`, { token: owner.token })).body.data).toHaveLength(0);
+  // with a change beside them, only the change is recorded
+  expect((await put(id, { ...asRead, PORT: '30001' })).status).toBe(200);
+  const log = await p.request('GET', `/api/v1/servers/${id}/activity?event=server:startup`, { token: owner.token });
+  expect(log.body.data.map((e: any) => e.properties)).toEqual([{ variables: ['PORT'] }]);
+  expect(await stored(id)).toEqual({ PORT: '30001', MOTD: 'hi', SECRET: 'hunter2', MODE: 'survival' });
+});
+
 test('subusers need startup.read to see and startup.update to change; strangers get 404', async () => {
   const id = await newServer();
   const reader = await subuser(id, ['startup.read']);
