@@ -18,18 +18,25 @@ function job(cron: string, timezone: string): Cron {
   return new Cron(cron, { paused: true, timezone, mode: '5-part', fixedTimeRule: 'no-wildcard' });
 }
 
-/** Why `cron` is not a five-field pattern, or null when it is one. */
+const NEVER_MATCHES = 'it never matches a date (such as 30 February or 31 April); use a day of month that the chosen months have';
+
+/**
+ * Why `cron` is not a five-field pattern that ever runs, or null when it is one. Whether a pattern
+ * ever matches is a question of calendar dates, which every zone has, so it is checked in UTC;
+ * croner looks far enough ahead to find a rare date such as 29 February.
+ */
 export function cronProblem(cron: string): string | null {
   const fields = cron.trim().split(/\s+/);
   if (fields.length !== 5 || fields[0] === '') {
     return `must have exactly five fields (${FIELD_NAMES.join(', ')}); it has ${cron.trim() ? fields.length : 0}`;
   }
+  let pattern: Cron;
   try {
-    job(cron, 'UTC');
-    return null;
+    pattern = job(cron, 'UTC');
   } catch (err) {
     return (err as Error).message.replace(/^CronPattern: /, '');
   }
+  return pattern.nextRun() ? null : NEVER_MATCHES;
 }
 
 /** Whether `tz` is an IANA time zone name this runtime knows (`UTC`, `Europe/Berlin`, …). */

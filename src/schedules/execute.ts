@@ -3,12 +3,14 @@
  * writes the run's progress after every step. A failing task (node offline, server deleted, …) is
  * recorded as failed with its error; unless it has `continueOnFailure` the tasks after it are
  * skipped. The run ends `failed` when a task failed, else `completed`; `skipped` when the schedule
- * is `onlyWhenOnline` and the server is not running. A run whose record is gone meanwhile (its
- * server was deleted) just stops being written.
+ * is `onlyWhenOnline` and the server is not running. Before each task (after its wait) the run
+ * stops when its schedule was deleted: the tasks left are skipped and, as for a run whose server
+ * was deleted, nothing more is written (its record went with the schedule). A schedule merely
+ * disabled or edited meanwhile does not stop the run: it goes on with the tasks it started with.
  */
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
-import type { ScheduleTask } from '../entities/Schedule.js';
+import { Schedule, type ScheduleTask } from '../entities/Schedule.js';
 import { ScheduleRun, type RunStatus, type RunTask } from '../entities/ScheduleRun.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
@@ -18,6 +20,7 @@ import { SERVER_DELETED, type PerformTask } from './tasks.js';
 export const NOT_RUNNING = 'the server was not running (the schedule runs only when it is online)';
 export const EARLIER_FAILED = 'an earlier task failed';
 export const PANEL_STOPPED = 'the panel stopped before this task ran';
+export const SCHEDULE_DELETED = 'the schedule was deleted';
 
 export interface ExecuteDeps {
   orm: MikroORM;
@@ -44,8 +47,9 @@ export async function executeRun(deps: ExecuteDeps, run: ClaimedRun): Promise<Ru
     return finish(deps, run.runId, state, gate === NOT_RUNNING ? 'skipped' : 'failed');
   }
   for (const [i, task] of run.tasks.entries()) {
-    if (!(await waited(deps, task))) {
-      for (const t of state.slice(i)) Object.assign(t, { status: 'skipped', error: PANEL_STOPPED });
+    const stop = (await waited(deps, task)) ? await scheduleProblem(deps.orm, run.scheduleId) : PANEL_STOPPED;
+    if (stop) {
+      for (const t of state.slice(i)) Object.assign(t, { status: 'skipped', error: stop });
       break;
     }
     const ok = await performOne(deps, run, task, state, i);
@@ -77,6 +81,11 @@ async function waited(deps: ExecuteDeps, task: ScheduleTask): Promise<boolean> {
     () => true,
     () => false,
   );
+}
+
+/** Whether the run's schedule was deleted (with its runs) meanwhile. */
+async function scheduleProblem(orm: MikroORM, scheduleId: string): Promise<string | null> {
+  return (await orm.em.fork().count(Schedule, { id: scheduleId })) ? null : SCHEDULE_DELETED;
 }
 
 async function onlineProblem(orm: MikroORM, serverId: string): Promise<string | null> {
