@@ -76,7 +76,11 @@ export class BackupsService {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node'] });
     if (!server) throw AppError.notFound('Server');
     const kept = await this.em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
-    if (server.backupLimit > 0 && kept >= server.backupLimit) {
+    // one backup out makes room only at the limit: past it (a limit lowered since), nothing goes
+    if (server.backupLimit > 0 && kept > server.backupLimit) {
+      throw new AppError('BACKUP_LIMIT', `This server holds ${kept} backups, more than its limit of ${server.backupLimit}; a backup task makes room by deleting one only. Delete some backups first.`, { limit: server.backupLimit });
+    }
+    if (server.backupLimit > 0 && kept === server.backupLimit) {
       const oldest = await this.em.findOne(Backup, { server: server.id, locked: false, status: 'completed' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
       if (oldest) {
         await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`);

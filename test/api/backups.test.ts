@@ -164,6 +164,27 @@ test('a schedule\'s backup task waits for its backup and, at the limit, rotates 
   await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 5 } });
 });
 
+test('a backup task of a server holding more backups than its limit deletes none of them and fails', async () => {
+  // it deleted the oldest, then failed at the limit all the same: a backup lost and none made
+  const made = [];
+  for (const name of ['one', 'two', 'three']) made.push((await p.request('POST', B(), { token: owner.token, body: { name } })).body.data.id);
+  await Promise.all(made.map((id) => completed(id)));
+  const kept = async () => (await p.request('GET', B('?limit=100'), { token: owner.token })).body.data.filter((b: any) => b.status !== 'failed').map((b: any) => b.id);
+  const before = await kept();
+  await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: before.length - 1 } });
+  const s = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, { token: owner.token, body: { name: 'rotate', cron: '0 3 * * *', tasks: [{ action: 'backup' }] } });
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}/run`, { token: owner.token })).status).toBe(201);
+  const runs = await until(async () => {
+    const r = (await p.request('GET', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}/runs`, { token: owner.token })).body.data;
+    return r[0]?.status !== 'running' ? r : null;
+  }, 30_000, 'the run');
+  expect(runs[0].tasks[0]).toMatchObject({ status: 'failed', error: expect.stringContaining(`more than its limit of ${before.length - 1}`) });
+  expect((await kept()).sort()).toEqual([...before].sort());
+  await p.request('DELETE', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}`, { token: owner.token });
+  for (const id of made) expect((await p.request('DELETE', B(`/${id}`), { token: owner.token })).status).toBe(204);
+  await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 5 } });
+});
+
 test('deleting the server deletes its backups on the node', async () => {
   const r = await p.request('POST', B(), { token: owner.token, body: { name: 'last' } });
   await completed(r.body.data.id);
