@@ -96,6 +96,8 @@ export class BackupsService {
       // the server's row lock makes the count and the insert one step for concurrent requests
       const locked = await em.findOne(Server, { id: server.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (!locked) throw AppError.notFound('Server');
+      // refused before a record is made (the node would refuse it too, leaving a failed one behind)
+      if (locked.status === 'restoring') throw AppError.invalidState('A restore of this server is under way; back it up once it is done.');
       const kept = await em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
       if (kept >= locked.backupLimit) {
         throw new AppError('BACKUP_LIMIT', locked.backupLimit === 0 ? 'This server may not keep backups (its backup limit is 0).' : `This server keeps at most ${locked.backupLimit} backups: delete one first.`, { limit: locked.backupLimit });

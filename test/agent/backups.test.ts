@@ -7,7 +7,7 @@
  * nothing at the next start; the server cannot start while a restore runs.
  */
 import { createHash } from 'node:crypto';
-import { chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { list as tarList } from 'tar';
@@ -151,6 +151,50 @@ test('a damaged stored file fails the restore, names the file, and leaves it as 
     expect(readFileSync(path.join(dir, 'config', 'server.properties'), 'utf8')).toBe('current');
   } finally {
     writeFileSync(blob, good);
+  }
+});
+
+test('a folder the server made read-only is restored into, and read-only again afterwards', async () => {
+  // the restore's writes into it were refused ("its permissions forbid it"), as its owner could not write there
+  const locked = path.join(dir, 'locked');
+  const own = (p: string) => chownSync(p, lstatSync(dir).uid, lstatSync(dir).gid);
+  mkdirSync(locked);
+  own(locked);
+  writeFileSync(path.join(locked, 'f.txt'), 'as backed up');
+  own(path.join(locked, 'f.txt'));
+  chmodSync(locked, 0o555);
+  try {
+    expect(await backup('b-ro')).toMatchObject({ status: 'completed' });
+    writeFileSync(path.join(locked, 'f.txt'), 'changed since'); // (root writes through the mode)
+    expect(await restore('b-ro', false)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(path.join(locked, 'f.txt'), 'utf8')).toBe('as backed up');
+    expect(lstatSync(locked).mode & 0o777).toBe(0o555);
+  } finally {
+    chmodSync(locked, 0o755);
+    rmSync(locked, { recursive: true });
+    await h.request('DELETE', `/api/servers/${id}/backups/b-ro`);
+  }
+});
+
+test('a name that is not UTF-8, or a folder the server cannot read, fails the backup naming it', async () => {
+  // the name was left out without a word (a "completed" backup without that file or folder), and an
+  // unreadable folder failed it with "Reading the server's files was cut off"
+  const odd = Buffer.concat([Buffer.from(`${dir}/w`), Buffer.from([0xe9]), Buffer.from('lt')]);
+  mkdirSync(odd);
+  try {
+    const r = await backup('b-odd');
+    expect([r.status, r.error]).toEqual(['failed', '/w\uFFFDlt has a name that is not UTF-8 text: rename it (over SFTP or from the server\'s console) and try again.']);
+  } finally {
+    rmSync(odd, { recursive: true });
+  }
+  const closed = path.join(dir, 'closed');
+  mkdirSync(closed, { mode: 0o000 });
+  chownSync(closed, lstatSync(dir).uid, lstatSync(dir).gid);
+  try {
+    const r = await backup('b-closed');
+    expect([r.status, r.error]).toEqual(['failed', expect.stringMatching(/^\/closed is not accessible to the server/)]);
+  } finally {
+    rmSync(closed, { recursive: true });
   }
 });
 

@@ -91,6 +91,10 @@ test('a backup made while an older one is deleted keeps a copy of every file: it
   });
   expect(names.filter((n) => /^f\d+\.txt$/.test(n))).toHaveLength(FILES);
   expect((await p.request('POST', B(serverId, `/${newer}/restore`), { token, body: {} })).status).toBe(200);
+  // a backup asked for during the restore is refused before a record is made (a failed one stayed)
+  const during = await p.request('POST', B(serverId), { token, body: {} });
+  expect([during.status, during.body.error?.code]).toEqual([422, 'INVALID_STATE']);
+  expect((await p.request('GET', B(serverId), { token })).body.data.map((b: any) => b.status)).not.toContain('failed');
   await until(async () => {
     const log = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:backup.restore`, { token });
     return log.body.data.find((e: any) => e.properties.backupId === newer && e.event !== 'server:backup.restore');
@@ -142,4 +146,11 @@ test('a backup whose stored copy of a file is missing: the download is refused w
   const r = await p.request('GET', B(smallId, `/${id}/download`), { token });
   expect([r.status, r.body.error.code, r.body.error.message]).toEqual([422, 'INVALID_STATE', 'The backup\u2019s copy of /a.txt is missing: this backup cannot be downloaded or restored whole. Make a new backup.']);
   expect((await p.request('GET', `/api/v1/servers/${smallId}/files?path=/`, { token })).status).toBe(200);
+  // a restore of it fails naming the file, without the node's own paths (users read it in the activity log)
+  expect((await p.request('POST', B(smallId, `/${id}/restore`), { token, body: {} })).status).toBe(200);
+  const failed = await until(async () => {
+    const log = await p.request('GET', `/api/v1/servers/${smallId}/activity?event=server:backup.restore-fail`, { token });
+    return log.body.data.find((e: any) => e.properties.backupId === id);
+  }, 30_000, 'the restore to fail');
+  expect(failed.properties.error).toBe('The backup\u2019s copy of /a.txt is missing: that file was not restored. Make a new backup.');
 });

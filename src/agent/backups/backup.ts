@@ -41,7 +41,11 @@ async function* walk(files: ServerFiles, server: Server): AsyncGenerator<WalkEnt
   }
   let ended = false;
   for await (const line of createInterface({ input: body, crlfDelay: Infinity })) {
-    const entry = JSON.parse(line) as WalkEntry & { end?: true };
+    const entry = JSON.parse(line) as WalkEntry & { end?: true; error?: { status: number; code: string; message: string } };
+    if (entry.error) {
+      body.destroy();
+      throw new AgentError(entry.error.status, entry.error.code, entry.error.message);
+    }
     if (entry.end) {
       ended = true;
       break;
@@ -162,12 +166,19 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   const remove: string[] = [];
   // the modes things have now: a chmod is sent only where the backup's differs
   const modes = new Map<string, string>();
+  // folders kept that their owner may not write in now: opened for the restore, their modes set last
+  const readOnly: { path: string; mode: number }[] = [];
   for await (const e of walk(files, server)) {
     modes.set(e.path, octal(e.mode));
     const w = wanted.get(e.path);
     const parentRemoved = remove.some((r) => e.path.startsWith(r + '/'));
     if (parentRemoved) continue;
     if ((w && w.type !== e.type) || (!w && o.truncate) || (w?.type === 'symlink' && w.target !== e.target)) remove.push(e.path);
+    else if (w && e.type === 'directory' && !(e.mode & 0o200)) readOnly.push({ path: e.path, mode: e.mode });
+  }
+  for (const d of readOnly) {
+    const made = await ask(files, server, { op: 'chmod', path: d.path, mode: d.mode | 0o700 });
+    if (made) modes.set(d.path, made);
   }
   for (let i = 0; i < remove.length; i += 500) await ask(files, server, { op: 'delete', paths: remove.slice(i, i + 500), missingOk: true });
   for (const e of manifest.entries) {
@@ -179,7 +190,8 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
     else {
       const blob = o.store.readBlob(serverId, e.sha256!);
       const check = verified(e.sha256!, e.path);
-      blob.on('error', (err) => check.destroy(new AgentError(422, 'BACKUP_CORRUPT', `The backup\u2019s copy of ${e.path} is missing (${err.message}): that file was not restored.`)));
+      // (the store's own path stays out of the message: users read it in the activity log)
+      blob.on('error', () => check.destroy(new AgentError(422, 'BACKUP_CORRUPT', `The backup\u2019s copy of ${e.path} is missing: that file was not restored. Make a new backup.`)));
       let failure: Error | null = null;
       check.on('error', (err) => (failure = err));
       // a refused check cuts the write off: its reason is the one to tell

@@ -79,6 +79,20 @@ export function mapError(err: unknown, what: string): never {
   throw err;
 }
 
+/**
+ * The names of a folder as text; a name that is not UTF-8 stops the walk (422 INVALID_STATE naming
+ * it): decoded, it would name nothing, and the walk would leave it out without a word.
+ */
+function textNames(raw: readonly Buffer[], parts: readonly string[]): string[] {
+  return raw.map((b) => {
+    const name = b.toString('utf8');
+    if (!Buffer.from(name, 'utf8').equals(b)) {
+      throw new AgentError(422, 'INVALID_STATE', `${displayPath([...parts, name])} has a name that is not UTF-8 text: rename it (over SFTP or from the server's console) and try again.`);
+    }
+    return name;
+  });
+}
+
 /** An entry removed while a walk was under way is left out; other errors stop it. */
 function ignoreVanished(err: unknown): void {
   if ((err as AgentError)?.status === 404) return;
@@ -316,7 +330,7 @@ export class Jail {
     const dir = await this.openDir(parts);
     let names: string[];
     try {
-      names = (await fsp.readdir(`/proc/self/fd/${dir.fd}`)).filter((n) => !n.startsWith(TEMP_PREFIX)).sort();
+      names = textNames(await fsp.readdir(`/proc/self/fd/${dir.fd}`, { encoding: 'buffer' }), parts).filter((n) => !n.startsWith(TEMP_PREFIX)).sort();
     } finally {
       await dir.close();
     }

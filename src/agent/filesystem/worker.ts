@@ -68,7 +68,7 @@ async function download(jail: Jail, socket: Socket, req: Extract<FileRequest, { 
 
 /**
  * Everything below `path` as JSON lines after the answer (one WalkEntry each, folders before what
- * they hold, then `{"end":true}`): the backups' view of a server's files. Symlinks are listed with their targets, never
+ * they hold, then `{"end":true}`, or `{"error":{status,code,message}}` when the walk was refused): the backups' view of a server's files. Symlinks are listed with their targets, never
  * followed.
  */
 async function walk(jail: Jail, socket: Socket, raw: string): Promise<void> {
@@ -84,9 +84,11 @@ async function walk(jail: Jail, socket: Socket, raw: string): Promise<void> {
       if (!socket.write(JSON.stringify(entry) + '\n')) await new Promise((r) => socket.once('drain', r));
     });
     socket.end(JSON.stringify({ end: true }) + '\n');
-  } catch {
-    // past the answer line an error can only cut the connection: the reader sees no end line
-    socket.destroy();
+  } catch (err) {
+    // past the answer line, a refusal (a folder the worker may not read, a name that is not text)
+    // is the last line instead of the end line; anything else cuts the connection off
+    if (err instanceof AgentError) socket.end(JSON.stringify({ error: { status: err.status, code: err.code, message: err.message } }) + '\n');
+    else socket.destroy();
   }
 }
 
