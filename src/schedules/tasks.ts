@@ -20,8 +20,8 @@ export type PerformTask = (serverId: string, task: ScheduleTask, by: ActedBy) =>
 /** How long a backup task waits for its backup. */
 const BACKUP_WAIT_MS = 6 * 60 * 60_000;
 
-async function backupAndWait(backups: BackupsService, em: () => EntityManager, serverId: string): Promise<void> {
-  const made = await backups.createRotating(serverId, `Scheduled ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`);
+async function backupAndWait(backups: BackupsService, em: () => EntityManager, serverId: string, by: ActedBy): Promise<void> {
+  const made = await backups.createRotating(serverId, `Scheduled ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`, by);
   const until = Date.now() + BACKUP_WAIT_MS;
   for (;;) {
     const b = await em().fork().findOne(Backup, { id: made.id });
@@ -35,7 +35,7 @@ async function backupAndWait(backups: BackupsService, em: () => EntityManager, s
 
 export function taskPerformer(power: PowerService, backups: BackupsService, em: () => EntityManager): PerformTask {
   return async (serverId, task, by) => {
-    if (task.action === 'backup') return backupAndWait(backups, em, serverId);
+    if (task.action === 'backup') return backupAndWait(backups, em, serverId, by);
     const server = await em().findOne(Server, { id: serverId }, { populate: ['node'], refresh: true });
     if (!server) throw new Error(SERVER_DELETED);
     if (task.action === 'command') await power.sendCommand(server, String(task.payload.command), by);

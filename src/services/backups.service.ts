@@ -14,6 +14,7 @@ import { Backup } from '../entities/Backup.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
 import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
+import type { ActedBy } from './power.service.js';
 import { demand } from '../permissions/policy.js';
 import type { BackupReport, RestoreReport } from '../shared/node-protocol.js';
 import { createBackupInput, restoreBackupInput } from '../validation/backups.js';
@@ -65,14 +66,14 @@ export class BackupsService {
   /** A new backup, `pending` until the node reports it done. 422 BACKUP_LIMIT at the server's limit. */
   async create(actor: Actor | null, serverId: string, input: unknown): Promise<Backup> {
     const { server, actor: a } = await this.server(actor, serverId, 'backup.create');
-    return this.start(server, parseInput(createBackupInput, input), a);
+    return this.start(server, parseInput(createBackupInput, input), { actor: a });
   }
 
   /**
    * A backup a schedule makes (no caller to check): at the server's limit, the oldest unlocked
    * completed backup is deleted first to make room; a locked one is never rotated out.
    */
-  async createRotating(serverId: string, name: string): Promise<Backup> {
+  async createRotating(serverId: string, name: string, by: ActedBy): Promise<Backup> {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node'] });
     if (!server) throw AppError.notFound('Server');
     const kept = await this.em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
@@ -85,13 +86,13 @@ export class BackupsService {
       if (oldest) {
         await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`);
         await this.em.nativeDelete(Backup, { id: oldest.id });
-        await this.activity.record({ event: 'server:backup.delete', serverId: server.id, properties: { backupId: oldest.id, name: oldest.name, rotated: true } });
+        await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: by.actor, properties: { ...by.properties, backupId: oldest.id, name: oldest.name, rotated: true } });
       }
     }
-    return this.start(server, { name }, null);
+    return this.start(server, { name }, by);
   }
 
-  private async start(server: Server, data: { name?: string | undefined; ignored?: string[] | undefined; locked?: boolean | undefined }, a: Actor | null): Promise<Backup> {
+  private async start(server: Server, data: { name?: string | undefined; ignored?: string[] | undefined; locked?: boolean | undefined }, by: ActedBy): Promise<Backup> {
     const backup = await this.em.transactional(async (em) => {
       // the server's row lock makes the count and the insert one step for concurrent requests
       const locked = await em.findOne(Server, { id: server.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
@@ -103,7 +104,7 @@ export class BackupsService {
         throw new AppError('BACKUP_LIMIT', locked.backupLimit === 0 ? 'This server may not keep backups (its backup limit is 0).' : `This server keeps at most ${locked.backupLimit} backups: delete one first.`, { limit: locked.backupLimit });
       }
       const b = em.create(Backup, { server: locked, name: data.name ?? `Backup ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`, ignored: data.ignored ?? [], locked: data.locked ?? false });
-      await this.activity.record({ event: 'server:backup.create', serverId: server.id, actor: a, properties: { backupId: b.id, name: b.name } }, em);
+      await this.activity.record({ event: 'server:backup.create', serverId: server.id, actor: by.actor, properties: { ...by.properties, backupId: b.id, name: b.name } }, em);
       return b;
     });
     try {

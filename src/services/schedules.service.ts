@@ -115,10 +115,13 @@ export class SchedulesService {
     if (data.tasks) demandTasks(a, data.tasks);
     const em = this.orm.em.fork();
     const schedule = await this.find(em, a, scheduleId);
+    const given = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
+    // nothing named: nothing changes, nothing is recorded
+    if (!Object.keys(given).length) return view(schedule);
     const timing = data.cron !== undefined || data.timezone !== undefined || data.enabled !== undefined;
-    em.assign(schedule, Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined)));
+    em.assign(schedule, given);
     if (timing) schedule.nextRunAt = nextRunOf(schedule, this.runner.now());
-    await this.activity.record({ event: 'server:schedule.update', serverId: a.serverId, actor, properties: { ...summary(schedule), changed: Object.keys(data).filter((k) => data[k as keyof typeof data] !== undefined) } }, em);
+    await this.activity.record({ event: 'server:schedule.update', serverId: a.serverId, actor, properties: { ...summary(schedule), changed: Object.keys(given) } }, em);
     await em.flush();
     return view(schedule);
   }

@@ -159,7 +159,11 @@ test('a schedule\'s backup task waits for its backup and, at the limit, rotates 
   expect(names.some((n: string) => n.startsWith('oldest'))).toBe(false);
   expect(names.filter((n: string) => n.startsWith('Scheduled') && n.endsWith(':completed'))).toHaveLength(1);
   const log = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:backup.delete`, { token: owner.token });
-  expect(log.body.data[0].properties).toMatchObject({ rotated: true, name: 'oldest' });
+  // the task's entries say which schedule and run made them, and who ran it (they had neither)
+  const by = { scheduleId: s.body.data.id, runId: runs[0].id };
+  expect(log.body.data[0]).toMatchObject({ actor: { id: owner.user.id }, properties: { rotated: true, name: 'oldest', ...by } });
+  const created = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:backup.create`, { token: owner.token });
+  expect(created.body.data[0]).toMatchObject({ actor: { id: owner.user.id }, properties: { name: expect.stringMatching(/^Scheduled /), ...by } });
   await p.request('POST', B(`/${locked.body.data.id}/unlock`), { token: owner.token });
   await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 5 } });
 });

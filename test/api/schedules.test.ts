@@ -111,6 +111,9 @@ test('create, read, list, change and delete; nextRunAt is the next 04:30 in the 
   const on = await p.request('PATCH', S(idle, `/${s.id}`), { token: owner.token, body: { enabled: true, cron: '0 6 * * MON-FRI', tasks: [backupTask] } });
   expect(localTime(on.body.data.nextRunAt, 'America/New_York')).toBe('06:00');
   expect(on.body.data.tasks).toEqual([{ sequence: 1, action: 'backup', payload: {}, offsetSeconds: 0, continueOnFailure: false }]);
+  // nothing named: the schedule as it is, and no entry in the activity log (one with `changed: []` was written)
+  const unchanged = await p.request('PATCH', S(idle, `/${s.id}`), { token: owner.token, body: {} });
+  expect([unchanged.status, unchanged.body.data]).toEqual([200, on.body.data]);
 
   expect((await p.request('DELETE', S(idle, `/${s.id}`), { token: owner.token })).status).toBe(204);
   expectError(await p.request('GET', S(idle, `/${s.id}`), { token: owner.token }), 404, 'NOT_FOUND');
