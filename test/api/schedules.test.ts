@@ -7,7 +7,7 @@
  */
 import { ScheduleRunner } from '../../src/schedules/runner.js';
 import { taskPerformer } from '../../src/schedules/tasks.js';
-import { blueprintsByKey, createNode, expectError, expectFieldError, localNodeId, waitForStatus } from '../support/fixtures.js';
+import { blueprintsByKey, createNode, expectError, expectFieldError, localNodeId, startWithConsole, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from '../graphql/gql.js';
 import { until } from '../support/wait.js';
@@ -19,7 +19,7 @@ let friend: { token: string; user: any; email: string };
 let running: string; // a started `cat` server on the local node
 let idle: string; // an installed, stopped server on the local node
 let unreachable: string; // a server on a node nobody answers for
-const lines: string[] = [];
+let lines: string[] = [];
 let unsubscribe: (() => void) | undefined;
 
 async function newServer(nodeId: string, blueprintId: string, variables?: Record<string, string>): Promise<string> {
@@ -40,11 +40,7 @@ beforeAll(async () => {
   unreachable = await newServer(far.id, shell);
   await waitForStatus(p, owner.token, running, 'offline');
   await waitForStatus(p, owner.token, idle, 'offline');
-  expect((await p.request('POST', `/api/v1/servers/${running}/start`, { token: owner.token })).status).toBe(200);
-  await waitForStatus(p, owner.token, running, 'running');
-  unsubscribe = await p.services.console.hub.subscribe(running, (e) => {
-    if (e.type === 'console_output') lines.push(String(e.data.line));
-  });
+  ({ lines, stop: unsubscribe } = await startWithConsole(p, owner.token, running));
 }, 90_000);
 afterAll(async () => {
   unsubscribe?.();

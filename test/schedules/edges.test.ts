@@ -5,7 +5,7 @@
  * schedule merely disabled or edited lets the run go on with the tasks it started with. A `cat`
  * server echoes each command to its console.
  */
-import { blueprintsByKey, expectFieldError, localNodeId, waitForStatus } from '../support/fixtures.js';
+import { blueprintsByKey, expectFieldError, localNodeId, startWithConsole, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from '../graphql/gql.js';
 import { until } from '../support/wait.js';
@@ -13,7 +13,7 @@ import { until } from '../support/wait.js';
 let p: TestPlatform;
 let owner: { token: string; user: any; email: string };
 let running: string; // a started `cat` server on the local node
-const lines: string[] = [];
+let lines: string[] = [];
 let unsubscribe: (() => void) | undefined;
 
 beforeAll(async () => {
@@ -26,11 +26,7 @@ beforeAll(async () => {
   if (created.status !== 201) throw new Error(created.text);
   running = created.body.data.id;
   await waitForStatus(p, owner.token, running, 'offline');
-  expect((await p.request('POST', `/api/v1/servers/${running}/start`, { token: owner.token })).status).toBe(200);
-  await waitForStatus(p, owner.token, running, 'running');
-  unsubscribe = await p.services.console.hub.subscribe(running, (e) => {
-    if (e.type === 'console_output') lines.push(String(e.data.line));
-  });
+  ({ lines, stop: unsubscribe } = await startWithConsole(p, owner.token, running));
 }, 90_000);
 afterAll(async () => {
   unsubscribe?.();

@@ -53,3 +53,15 @@ export async function createLocalDemoServer(p: TestPlatform, adminToken: string,
   await waitForStatus(p, ownerToken, r.body.data.id, 'offline');
   return r.body.data.id;
 }
+
+/** Starts the server (offline, installed) and keeps every line of its console output in `lines` until `stop()`. */
+export async function startWithConsole(p: TestPlatform, token: string, id: string): Promise<{ lines: string[]; stop: () => void }> {
+  const r = await p.request('POST', `/api/v1/servers/${id}/start`, { token });
+  if (r.status !== 200) throw new Error(`server start failed: ${r.status} ${r.text}`);
+  await waitForStatus(p, token, id, 'running');
+  const lines: string[] = [];
+  const stop = await p.services.console.hub.subscribe(id, (e) => {
+    if (e.type === 'console_output') lines.push(String(e.data.line));
+  });
+  return { lines, stop };
+}
