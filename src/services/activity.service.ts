@@ -13,6 +13,8 @@ import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Activity } from '../entities/Activity.js';
 import { childLogger } from '../logger.js';
 import { demand } from '../permissions/policy.js';
+import { guardedSubscription } from './access-guard.js';
+import { ActivityAnnouncer } from './activity-announcer.js';
 import type { ActivityFilter } from '../validation/activity.js';
 import type { Page, Paginated } from '../validation/pagination.js';
 import type { AccessService } from './access.service.js';
@@ -72,6 +74,7 @@ const BATCH_ROWS = 200;
 type ActivityRow = Activity;
 
 function scrub(value: unknown, depth = 0): unknown {
+  if (value instanceof Date) return value.toISOString();
   if (depth > 4 || value === null || typeof value !== 'object') return typeof value === 'string' ? value.slice(0, 1024) : value;
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => scrub(v, depth + 1));
   const out: Record<string, unknown> = {};
@@ -100,6 +103,12 @@ export class ActivityService implements ActivityRecorder {
     private readonly access: AccessService,
     private readonly bus: ConsoleBus,
   ) {
+    orm.em.getEventManager().registerSubscriber(new ActivityAnnouncer((entries) => entries.forEach((row) => this.announce(row))));
+  }
+
+  /** Tells the server's live subscribers, on every instance (the console bus carries it). */
+  private announce(row: ActivityRow): void {
+    if (row.serverId) void this.bus.publish(row.serverId, { type: 'activity', data: entryOf(row) }).catch(() => undefined);
   }
 
   /** A server's entries (`activity.read`). */
@@ -110,16 +119,20 @@ export class ActivityService implements ActivityRecorder {
   }
 
   /**
-   * New entries of a server as they are recorded on this instance, for `activity.read` holders. A
-   * subscriber that falls far behind is ended rather than queueing without bound.
+   * New entries of a server as they are recorded on this instance, for `activity.read` holders, until
+   * they lose it. A subscriber that falls far behind is ended rather than queueing without bound.
    */
   async subscribe(actor: Actor | null, serverId: string): Promise<AsyncIterableIterator<ActivityEntry>> {
-    const a = await this.access.resolve(actor, serverId);
+    const who = requireActor(actor);
+    const a = await this.access.resolve(who, serverId);
     demand(a, 'activity.read');
-    const subscribe = async (push: (e: ConsoleEvent) => void) => {
+    const check = async () => demand(await this.access.resolve(who, a.serverId), 'activity.read');
+    const attach = async (push: (e: ConsoleEvent) => void) => {
       const stop = await this.bus.subscribe(a.serverId, push);
       return () => void stop().catch(() => undefined);
     };
+    // taking the key (or the subuser) away ends the subscription, as it ends a console's
+    const subscribe = (push: (e: ConsoleEvent) => void) => guardedSubscription(this.orm, who.user.id, check, attach, push);
     return eventIterator<ActivityEntry>(subscribe, (e) => (e.type === 'activity' ? revive(e.data as ActivityEntry) : undefined), MAX_QUEUED_ENTRIES);
   }
 
@@ -152,11 +165,13 @@ export class ActivityService implements ActivityRecorder {
       properties: scrub(entry.properties ?? {}) as Record<string, unknown>,
       createdAt: new Date(),
     };
-    // inside the change's transaction, with its unit of work; else queued for the next batch
+    // inside the change's transaction, with its unit of work (announced once committed: see
+    // ActivityAnnouncer); else queued for the next batch and announced now, the action being done
     if (em) em.create(Activity, row);
-    else this.enqueue(row);
-    // live subscribers of the server, on every instance (the console bus carries it)
-    if (row.serverId) void this.bus.publish(row.serverId, { type: 'activity', data: entryOf(row) }).catch(() => undefined);
+    else {
+      this.enqueue(row);
+      this.announce(row);
+    }
   }
 
   /**

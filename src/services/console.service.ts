@@ -1,11 +1,11 @@
 /** Console subscriptions at the gateway: authorization, then the shared fan-out hub. */
 import { AppError } from '../errors.js';
-import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { Server } from '../entities/Server.js';
 import { ConsoleHub } from '../console/hub.js';
 import type { ConsoleBus } from '../console/bus.js';
-import { accessChanged, REVOKED, type ConsoleEvent } from '../console/types.js';
+import { accessChanged, type ConsoleEvent } from '../console/types.js';
+import { guardedSubscription } from './access-guard.js';
 import type { Actor } from './actor.js';
 import { CONSOLE_CONNECT } from '../permissions/keys.js';
 import { demand } from '../permissions/policy.js';
@@ -43,21 +43,8 @@ export class ConsoleService {
    * instance), they are checked again, and a subscriber who may no longer watch gets `revoked`.
    */
   subscribe(actor: Actor, server: Server, listener: (e: ConsoleEvent) => void, lines: 'each' | 'batched' = 'each'): Promise<() => void> {
-    let checking = false;
-    const guarded = (e: ConsoleEvent): void => {
-      if (e.type !== 'access') return listener(e);
-      if (e.data?.userId !== actor.user.id || checking) return;
-      checking = true;
-      // the event may come from another instance, outside any request: a context of its own
-      RequestContext.create(this.orm.em, () => this.authorize(actor, server.id)).then(
-        () => (checking = false),
-        (err: unknown) => {
-          checking = false;
-          if (err instanceof AppError && err.status < 500) listener(REVOKED);
-        },
-      );
-    };
-    return lines === 'batched' ? this.hub.subscribeBatches(server.id, guarded) : this.hub.subscribe(server.id, guarded);
+    const attach = (l: (e: ConsoleEvent) => void) => (lines === 'batched' ? this.hub.subscribeBatches(server.id, l) : this.hub.subscribe(server.id, l));
+    return guardedSubscription(this.orm, actor.user.id, () => this.authorize(actor, server.id), attach, listener);
   }
 
   /** Tells every instance that `userId`'s rights on the server changed. */

@@ -3,9 +3,16 @@ import { z } from 'zod';
 import { parseInput, uuid } from './common.js';
 import { parsePagination, type Page } from './pagination.js';
 
+/** Whether the date part names a day the calendar has (Date.parse takes 2024-02-30 for 1 March). */
+function realDay(s: string): boolean {
+  const [y, m, d] = s.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
+}
+
 const instant = z
   .string({ message: 'must be an ISO-8601 timestamp' })
-  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO-8601 timestamp')
+  .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)) && realDay(s), 'must be an ISO-8601 timestamp')
   .transform((s) => new Date(s));
 
 export const activityFilter = z.object({

@@ -110,6 +110,10 @@ test('node administration is recorded', async () => {
 test('filters are validated; a page past the end is empty with the true total', async () => {
   const u = await p.newUser('filters');
   expectFieldError(await p.request('GET', '/api/v1/users/me/activity?since=yesterday', { token: u.token }), 'since');
+  // a day the calendar lacks was read as the next one
+  expectFieldError(await p.request('GET', '/api/v1/users/me/activity?since=2024-02-30', { token: u.token }), 'since');
+  expectFieldError(await p.request('GET', '/api/v1/users/me/activity?until=2023-02-29T10:00:00Z', { token: u.token }), 'until');
+  expect((await p.request('GET', '/api/v1/users/me/activity?since=2024-02-29T10:00:00Z', { token: u.token })).status).toBe(200);
   expectFieldError(await p.request('GET', '/api/v1/users/me/activity?serverId=nope', { token: u.token }), 'serverId');
   expectFieldError(await p.request('GET', '/api/v1/users/me/activity?event=%00', { token: u.token }), 'event');
   const far = await p.request('GET', '/api/v1/users/me/activity?page=50', { token: u.token });

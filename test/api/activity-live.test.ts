@@ -1,0 +1,84 @@
+/**
+ * The `serverActivity` subscription over graphql-ws: it ends when its subscriber loses activity.read
+ * (the key, or the whole subuser entry), and it carries only entries that are in the log (never
+ * those of a change refused at its flush). Also: dates in an entry's properties are kept as dates.
+ */
+import { blueprintsByKey, createNode } from '../support/fixtures.js';
+import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+let p: TestPlatform;
+let owner: { token: string; user: any; email: string };
+let serverId: string;
+const FEED = 'subscription($id: ID!) { serverActivity(serverId: $id) { id event } }';
+
+beforeAll(async () => {
+  p = await startTestPlatform({ rateLimits: { general: 100_000, auth: 100_000, admin: 100_000 } });
+  const admin = (await p.admin()).token;
+  owner = await p.newUser('owner');
+  const node = await createNode(p, admin);
+  const bp = (await blueprintsByKey(p, owner.token))['shell-command'].id;
+  serverId = (await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'live', nodeId: node.id, blueprintId: bp, memory: 64, cpu: 10, disk: 128 } })).body.data.id;
+}, 60_000);
+afterAll(async () => {
+  await p?.stop();
+});
+
+const rename = (name: string) => p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { name } });
+
+test.each([
+  ['its activity.read key is taken away', (userId: string) => p.request('PATCH', `/api/v1/servers/${serverId}/subusers/${userId}`, { token: owner.token, body: { permissions: ['websocket.connect'] } })],
+  ['it is removed as a subuser', (userId: string) => p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${userId}`, { token: owner.token })],
+])('a subscriber whose %s stops getting entries: the subscription ends', async (_what, revoke) => {
+  // the subscription was checked once at its start and went on receiving the server's entries
+  const friend = await p.newUser(`friend ${Math.random()}`);
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['activity.read'] } })).status).toBe(201);
+  const ws = gqlWsClient(p.url, friend.token);
+  try {
+    const feed = subscribe(ws, FEED, { id: serverId });
+    await until(async () => ((await rename(`before ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'an entry on the subscription');
+    expect([200, 204]).toContain((await revoke(friend.user.id)).status);
+    await until(() => feed.done || null, 5_000, 'the subscription to end');
+    expect(feed.errors.map((e: any) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+    const seen = feed.items.length;
+    expect((await rename('after')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(feed.items).toHaveLength(seen);
+  } finally {
+    await ws.dispose();
+  }
+});
+
+test('entries of changes refused at their flush never reach subscribers', async () => {
+  // the entry was announced before the change was flushed: 14 of 15 identical adds failed (422
+  // ALREADY_EXISTS) and their entries, never stored, reached every subscriber all the same
+  const ws = gqlWsClient(p.url, owner.token);
+  try {
+    const feed = subscribe(ws, FEED, { id: serverId });
+    await until(async () => ((await rename(`warm ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'the subscription');
+    const target = await p.newUser('added twice');
+    const adds = await Promise.all(Array.from({ length: 15 }, () => p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: target.email, permissions: [] } })));
+    expect(adds.filter((r) => r.status === 201)).toHaveLength(1);
+    // a later entry marks the end of what the adds announced
+    expect((await rename('marker')).status).toBe(200);
+    await until(() => feed.items.some((i) => i.serverActivity.event === 'server:update' && feed.items.indexOf(i) > 0) || null, 5_000, 'the marker');
+    const log = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:subuser.create&limit=100`, { token: owner.token });
+    const stored = new Set(log.body.data.map((e: any) => e.id));
+    const announced = feed.items.filter((i) => i.serverActivity.event === 'server:subuser.create').map((i) => i.serverActivity.id);
+    expect(announced).toHaveLength(1);
+    expect(announced.filter((id: string) => !stored.has(id))).toEqual([]);
+  } finally {
+    await ws.dispose();
+  }
+});
+
+test('a date in an entry is stored as its ISO text (an API token\'s expiry was {})', async () => {
+  const u = await p.newUser('expiring token');
+  const made = await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: 'ci', expiresInDays: 1 } });
+  expect(made.status).toBe(201);
+  const log = await p.request('GET', '/api/v1/users/me/activity?event=user:api-token.create', { token: u.token });
+  const expiresAt = log.body.data[0].properties.expiresAt;
+  expect(expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  expect(Math.abs(Date.parse(expiresAt) - (Date.now() + 86_400_000))).toBeLessThan(60_000);
+});
