@@ -73,6 +73,19 @@ test('entries of changes refused at their flush never reach subscribers', async 
   }
 });
 
+test('an entry written in its change\'s transaction reaches subscribers once the transaction commits', async () => {
+  const ws = gqlWsClient(p.url, owner.token);
+  try {
+    const feed = subscribe(ws, FEED, { id: serverId });
+    await until(async () => ((await rename(`tx ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'the subscription');
+    // a backup's record and its entry are one transaction (the node is unreachable: it then fails)
+    await p.request('POST', `/api/v1/servers/${serverId}/backups`, { token: owner.token, body: {} });
+    await until(() => feed.items.some((i) => i.serverActivity.event === 'server:backup.create') || null, 5_000, 'the backup entry');
+  } finally {
+    await ws.dispose();
+  }
+});
+
 test('a date in an entry is stored as its ISO text (an API token\'s expiry was {})', async () => {
   const u = await p.newUser('expiring token');
   const made = await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: 'ci', expiresInDays: 1 } });
