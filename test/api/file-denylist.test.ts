@@ -121,6 +121,10 @@ test('SFTP: denied paths are listed but cannot be read, written, renamed to or d
   await refused(c.unlink('/run.sh'));
   await refused(c.mkdir('/config/sub'));
   await refused(c.chmod('/run.sh', 0o777));
+  // nor reached through a link made to it (it was read through the link, over SFTP and REST alike)
+  await refused(c.symlink('server.jar', '/peek'));
+  await refused(c.symlink('/config', '/cfg'));
+  expect((await c.readdir('/')).map((e: any) => e.filename)).not.toContain('peek');
   expect((await c.readFile('/ok.txt')).toString()).toBe('ok');
   expect((await read('/ok.txt')).text).toBe('ok');
   await setDenylist([]);

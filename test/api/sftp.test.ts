@@ -238,6 +238,14 @@ test('subusers: file.sftp is needed, each operation needs its key, and folder sc
   await failsWith(c.readdir('/'), /limited|permission/i);
   await failsWith(c.writeFile('/outside.txt', 'x'), /limited|permission/i);
   await failsWith(c.readFile('/p'), /limited|permission|outside/i);
+  // a link leading out of the folders is refused: through one to /, the whole server was theirs
+  await failsWith(c.symlink('/', '/data/root'), /limited to \/data/);
+  await failsWith(c.symlink('..', '/data/up'), /limited to \/data/);
+  await failsWith(c.symlink('../data-link', '/data/sideways'), /limited to \/data/);
+  await c.symlink('shared.txt', '/data/alias');
+  expect(await c.readlink('/data/alias')).toBe('shared.txt');
+  expect((await c.readdir('/data')).map((e) => e.filename)).toContain('alias');
+  await c.unlink('/data/alias');
 });
 
 test('taking access away, removing the subuser or changing the password ends live sessions within a second', async () => {
@@ -292,7 +300,7 @@ if (!haveOpenSsh) console.warn('[tests] SKIPPED: the OpenSSH sftp client test ne
   const dir = mkdtempSync(path.join(tmpdir(), 'sftp-batch-'));
   try {
     writeFileSync(path.join(dir, 'up.txt'), 'through openssh\n');
-    writeFileSync(path.join(dir, 'batch'), ['mkdir /openssh', `put ${dir}/up.txt /openssh/up.txt`, 'ls -l /openssh', `get /openssh/up.txt ${dir}/down.txt`, 'rm /openssh/up.txt', 'rmdir /openssh'].join('\n'));
+    writeFileSync(path.join(dir, 'batch'), ['mkdir /openssh', `put ${dir}/up.txt /openssh/up.txt`, 'ln -s up.txt /openssh/link', 'ls -l /openssh', `get /openssh/up.txt ${dir}/down.txt`, 'rm /openssh/link', 'rm /openssh/up.txt', 'rmdir /openssh'].join('\n'));
     // asynchronously: the SFTP server runs in this process (spawnSync would stop it from answering);
     // `-b` implies BatchMode, which would forbid the password that sshpass types
     const { stdout } = await run('sshpass', ['-e', 'sftp', '-P', String(port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'BatchMode=no', '-o', 'PubkeyAuthentication=no', '-b', path.join(dir, 'batch'), `${username(owner.email)}@127.0.0.1`], {
@@ -302,6 +310,8 @@ if (!haveOpenSsh) console.warn('[tests] SKIPPED: the OpenSSH sftp client test ne
       throw new Error(`sftp failed (${err.code}): ${err.stderr}\n${err.stdout}`);
     });
     expect(stdout).toMatch(/-rw-r--r-- .* up\.txt/);
+    // `ln -s target link` makes `link` (ssh2 hands OpenSSH's two paths over swapped: it made `up.txt`'s place the link)
+    expect(stdout).toMatch(/^l[rwx-]{9} .* link$/m);
     expect(readFileSync(path.join(dir, 'down.txt'), 'utf8')).toBe('through openssh\n');
     const list = await p.request('GET', F('', 'path=/'), { token: owner.token });
     expect(list.body.data.map((e: any) => e.name)).not.toContain('openssh');

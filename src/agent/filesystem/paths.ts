@@ -56,6 +56,11 @@ export function commonParent(paths: readonly (readonly string[])[]): string[] {
   return base;
 }
 
+/** Where a symlink at `link` to `target` leads, as components below the root; throws INVALID_PATH for a target leading out. */
+export function linkDestination(link: readonly string[], target: string): string[] {
+  return target.startsWith('/') ? pathComponents(target) : pathComponents([...link.slice(0, -1), target].join('/'));
+}
+
 /**
  * The target of a new symlink at `link`, as written into the link: relative, and leading to a place
  * inside the server from the link's folder (a leading `/` is the server's root, rewritten relative
@@ -64,7 +69,7 @@ export function commonParent(paths: readonly (readonly string[])[]): string[] {
  */
 export function linkTarget(link: readonly string[], target: string): string {
   const from = link.slice(0, -1);
-  const to = target.startsWith('/') ? pathComponents(target) : pathComponents([...from, target].join('/'));
+  const to = linkDestination(link, target);
   let common = 0;
   while (common < from.length && common < to.length && from[common] === to[common]) common++;
   const up = from.slice(common).map(() => '..');

@@ -51,6 +51,9 @@ interface Live {
   sessions: SftpSession[];
 }
 
+/** The clients whose SYMLINK paths ssh2's SFTP server hands over swapped (its own test of the client's ident). */
+const OPENSSH_CLIENT = /^SSH-2.0-(?:OpenSSH|dropbear)/;
+
 export class SftpServer {
   private readonly server: Server;
   private readonly perAddress = new Map<string, number>();
@@ -60,7 +63,7 @@ export class SftpServer {
     // Clients send SYMLINK's two paths in OpenSSH's order only to servers that name themselves
     // OpenSSH (the draft's order otherwise, which OpenSSH's own client ignores): with this name every
     // client sends the target first, as session.ts reads them.
-    this.server = new Server({ hostKeys: [opts.hostKey.privateKey], ident: 'OpenSSH_9.0-compatible hostpanel' }, (client, info) => this.accept(client, info.ip));
+    this.server = new Server({ hostKeys: [opts.hostKey.privateKey], ident: 'OpenSSH_9.0-compatible hostpanel' }, (client, info) => this.accept(client, info.ip, OPENSSH_CLIENT.test(info.header.identRaw)));
     this.server.on('error', (err: Error) => log.warn({ err: err.message }, 'SFTP server error'));
   }
 
@@ -91,7 +94,7 @@ export class SftpServer {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private accept(client: Connection, ip: string): void {
+  private accept(client: Connection, ip: string, openSsh: boolean): void {
     const count = (this.perAddress.get(ip) ?? 0) + 1;
     this.perAddress.set(ip, count);
     const live: Live = { client, grant: null, sessions: [] };
@@ -130,7 +133,7 @@ export class SftpServer {
         session.on('sftp', (acceptSftp) => {
           const grant = live.grant!;
           const activity = new SftpActivity({ serverId: grant.serverId, userId: grant.userId, ip }, this.opts.report);
-          live.sessions.push(new SftpSession(acceptSftp(), grant, this.opts.files, activity, touched));
+          live.sessions.push(new SftpSession(acceptSftp(), grant, this.opts.files, activity, touched, { openSsh }));
         });
         for (const refused of ['exec', 'shell', 'pty', 'subsystem', 'env', 'x11', 'auth-agent'] as const) {
           session.on(refused as 'exec', (_accept: unknown, reject?: () => void) => reject?.());

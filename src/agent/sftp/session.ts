@@ -13,7 +13,7 @@ import { deniedMessage, denylistMatcher, type DenylistMatcher } from '../../shar
 import type { SftpGrant } from '../../shared/node-protocol';
 import { AgentError } from '../errors';
 import type { Entry } from '../filesystem/jail';
-import { displayPath, pathComponents } from '../filesystem/paths';
+import { displayPath, linkDestination, pathComponents } from '../filesystem/paths';
 import type { FileRequest, FileResult } from '../filesystem/protocol';
 import { answerError as failed, type ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
@@ -53,6 +53,8 @@ export class SftpSession {
     private readonly activity: SftpActivity,
     /** called on every request (the idle timer) */
     private readonly touched: () => void,
+    /** the connecting client, as ssh2 tells it apart */
+    private readonly client: { openSsh: boolean },
   ) {
     this.access = { serverId: grant.serverId, ownerId: '', role: grant.role, keys: new Set(grant.keys as PermissionKey[]), paths: grant.paths };
     this.deniedBy = denylistMatcher(grant.denied);
@@ -95,8 +97,9 @@ export class SftpSession {
     on('SETSTAT', (id, p: string, attrs: Attributes) => this.setstat(id, p, attrs));
     on('FSETSTAT', (id, h: Buffer, attrs: Attributes) => this.setstat(id, this.handle(h).path, attrs));
     on('READLINK', (id, p: string) => this.readlink(id, p));
-    // OpenSSH sends the link's target first, then the link (the reverse of the draft's order)
-    on('SYMLINK', (id, target: string, link: string) => this.simple(id, 'file.create', link, { op: 'symlink', path: link, target }));
+    // every client sends the link's target first (OpenSSH's order: see server.ts), and ssh2 hands the
+    // two over swapped for an OpenSSH (or dropbear) client
+    on('SYMLINK', (id, first: string, second: string) => (this.client.openSsh ? this.symlink(id, second, first) : this.symlink(id, first, second)));
   }
 
   private fail(id: number, err: unknown): void {
@@ -246,6 +249,16 @@ export class SftpSession {
     this.allowed(key, raw);
     await this.ask(req);
     this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  /**
+   * A link is a second way to reach where it leads: that place must be one the caller may make
+   * things in (their folders) and not on the deny-list, as the link's own path must.
+   */
+  private async symlink(id: number, target: string, raw: string): Promise<void> {
+    const link = this.allowed('file.create', raw);
+    this.allowed('file.create', displayPath(linkDestination(pathComponents(link), target)));
+    await this.simple(id, 'file.create', link, { op: 'symlink', path: link, target });
   }
 
   private async remove(id: number, raw: string, op: 'unlink' | 'rmdir'): Promise<void> {
