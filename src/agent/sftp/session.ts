@@ -214,6 +214,8 @@ export class SftpSession {
     const exists = await this.entry(target);
     if (exists && flags & OPEN_MODE.EXCL) throw new AgentError(422, 'ALREADY_EXISTS', `${raw} already exists.`);
     if (!exists && !(flags & OPEN_MODE.CREAT)) throw new AgentError(404, 'NOT_FOUND', `${raw} does not exist.`);
+    // a write replaces the whole file: without TRUNC the client means to keep what it does not write
+    if (exists && !(flags & OPEN_MODE.TRUNC)) throw new AgentError(422, 'INVALID_STATE', 'Writing into part of a file is not supported: upload the whole file again (overwrite it).');
     const path = this.allowed(exists ? 'file.update' : 'file.create', raw);
     this.sftp.handle(id, this.addHandle(new WriteHandle(this.files, server, path)));
   }
