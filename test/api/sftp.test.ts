@@ -300,7 +300,9 @@ if (!haveOpenSsh) console.warn('[tests] SKIPPED: the OpenSSH sftp client test ne
   const dir = mkdtempSync(path.join(tmpdir(), 'sftp-batch-'));
   try {
     writeFileSync(path.join(dir, 'up.txt'), 'through openssh\n');
-    writeFileSync(path.join(dir, 'batch'), ['mkdir /openssh', `put ${dir}/up.txt /openssh/up.txt`, 'ln -s up.txt /openssh/link', 'ls -l /openssh', `get /openssh/up.txt ${dir}/down.txt`, 'rm /openssh/link', 'rm /openssh/up.txt', 'rmdir /openssh'].join('\n'));
+    writeFileSync(path.join(dir, 'private.txt'), 'mode kept\n', { mode: 0o640 });
+    const lines = ['mkdir /openssh', `put ${dir}/up.txt /openssh/up.txt`, `put -p ${dir}/private.txt /openssh/private.txt`, `put -p ${dir}/private.txt /openssh/private.txt`, 'ln -s up.txt /openssh/link', 'ls -l /openssh'];
+    writeFileSync(path.join(dir, 'batch'), [...lines, `get /openssh/up.txt ${dir}/down.txt`, 'rm /openssh/link', 'rm /openssh/private.txt', 'rm /openssh/up.txt', 'rmdir /openssh'].join('\n'));
     // asynchronously: the SFTP server runs in this process (spawnSync would stop it from answering);
     // `-b` implies BatchMode, which would forbid the password that sshpass types
     const { stdout } = await run('sshpass', ['-e', 'sftp', '-P', String(port), '-o', 'StrictHostKeyChecking=no', '-o', 'UserKnownHostsFile=/dev/null', '-o', 'LogLevel=ERROR', '-o', 'BatchMode=no', '-o', 'PubkeyAuthentication=no', '-b', path.join(dir, 'batch'), `${username(owner.email)}@127.0.0.1`], {
@@ -312,6 +314,8 @@ if (!haveOpenSsh) console.warn('[tests] SKIPPED: the OpenSSH sftp client test ne
     expect(stdout).toMatch(/-rw-r--r-- .* up\.txt/);
     // `ln -s target link` makes `link` (ssh2 hands OpenSSH's two paths over swapped: it made `up.txt`'s place the link)
     expect(stdout).toMatch(/^l[rwx-]{9} .* link$/m);
+    // `put -p` keeps the mode, of a new file and of one it replaces (the first failed: "remote fsetstat")
+    expect(stdout).toMatch(/^-rw-r----- .* private\.txt$/m);
     expect(readFileSync(path.join(dir, 'down.txt'), 'utf8')).toBe('through openssh\n');
     const list = await p.request('GET', F('', 'path=/'), { token: owner.token });
     expect(list.body.data.map((e: any) => e.name)).not.toContain('openssh');

@@ -91,6 +91,8 @@ export class WriteHandle extends Queued {
   private readonly result: Promise<FileResponse>;
   private position = 0;
   private failure: AgentError | null = null;
+  /** the permission bits the client set while uploading (FSETSTAT), for the file once it is in place */
+  mode: number | null = null;
   /** writes that came before the bytes ahead of them, by offset */
   private readonly ahead = new Map<number, Buffer>();
   private aheadBytes = 0;

@@ -83,7 +83,7 @@ export class SftpSession {
     on('REALPATH', (id, p: string) => this.realpath(id, p));
     on('STAT', (id, p: string) => this.stat(id, p, true));
     on('LSTAT', (id, p: string) => this.stat(id, p, false));
-    on('FSTAT', async (id, h: Buffer) => this.stat(id, this.handle(h).path, true));
+    on('FSTAT', async (id, h: Buffer) => this.fstat(id, h));
     on('OPENDIR', (id, p: string) => this.opendir(id, p));
     on('READDIR', (id, h: Buffer) => this.readdir(id, h));
     on('OPEN', (id, p: string, flags: number) => this.open(id, p, flags));
@@ -95,7 +95,7 @@ export class SftpSession {
     on('REMOVE', (id, p: string) => this.remove(id, p, 'unlink'));
     on('RENAME', (id, from: string, to: string) => this.rename(id, from, to));
     on('SETSTAT', (id, p: string, attrs: Attributes) => this.setstat(id, p, attrs));
-    on('FSETSTAT', (id, h: Buffer, attrs: Attributes) => this.setstat(id, this.handle(h).path, attrs));
+    on('FSETSTAT', (id, h: Buffer, attrs: Attributes) => this.fsetstat(id, h, attrs));
     on('READLINK', (id, p: string) => this.readlink(id, p));
     // every client sends the link's target first (OpenSSH's order: see server.ts), and ssh2 hands the
     // two over swapped for an OpenSSH (or dropbear) client
@@ -241,6 +241,7 @@ export class SftpSession {
     if (file instanceof DirHandle) return void this.sftp.status(id, STATUS_CODE.OK);
     await file.close();
     if (file instanceof WriteHandle) {
+      if (file.mode !== null) await this.ask({ op: 'chmod', path: file.path, mode: file.mode });
       this.files.changed(await this.server());
       this.activity.add('upload', file.path);
     }
@@ -283,6 +284,22 @@ export class SftpSession {
   private async setstat(id: number, raw: string, attrs: Attributes): Promise<void> {
     const path = this.allowed('file.update', raw);
     if (typeof attrs.mode === 'number') await this.ask({ op: 'chmod', path, mode: attrs.mode & 0o777 });
+    this.sftp.status(id, STATUS_CODE.OK);
+  }
+
+  /** A file being uploaded is what has come of it so far (it is not in place before the close). */
+  private async fstat(id: number, h: Buffer): Promise<void> {
+    const file = this.handle(h);
+    if (!(file instanceof WriteHandle)) return this.stat(id, file.path, true);
+    const now = Math.floor(Date.now() / 1000);
+    this.sftp.attrs(id, { mode: TYPE_BITS.file | (file.mode ?? 0o644), uid: 0, gid: 0, size: file.written, atime: now, mtime: now });
+  }
+
+  /** The mode of a file being uploaded is set once it is in place (`put -p`); other handles as setstat. */
+  private async fsetstat(id: number, h: Buffer, attrs: Attributes): Promise<void> {
+    const file = this.handle(h);
+    if (!(file instanceof WriteHandle)) return this.setstat(id, file.path, attrs);
+    if (typeof attrs.mode === 'number') file.mode = attrs.mode & 0o777;
     this.sftp.status(id, STATUS_CODE.OK);
   }
 
