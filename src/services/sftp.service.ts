@@ -58,7 +58,13 @@ export class SftpService {
     const m = USERNAME.exec(username);
     // a failed login is recorded on the server the username names, where that server's people see it
     const serverId = m ? await this.serverOn(node, m[2]!.toLowerCase()) : null;
-    const user = m ? await this.auth.checkPassword(m[1]!, password) : null;
+    const user = m ? await this.auth.checkPassword(m[1]!, password).catch(async (err: unknown) => {
+      // too many tries: refused before the password was checked, and recorded as such
+      if (err instanceof AppError && err.code === 'RATE_LIMITED') {
+        await this.activity.record({ event: 'server:sftp.login-failed', serverId, ip, properties: { username: username.slice(0, 254), reason: 'rate-limited' } });
+      }
+      throw err;
+    }) : null;
     const access = user && serverId ? await this.access.resolveFor(user, serverId).catch(() => null) : null;
     if (!user || !serverId || !access) {
       await this.activity.record({ event: 'server:sftp.login-failed', serverId, ip, properties: { username: username.slice(0, 254) } });

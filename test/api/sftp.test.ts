@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { Client } from 'ssh2';
 import { connectSftp, type SftpConnection } from '../support/sftp-client.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -90,6 +91,28 @@ test('logins: a wrong password, an unknown server or account is refused; both ou
   expect(events).toContain('server:sftp.login');
   expect(events).toContain('server:sftp.login-failed');
   expect(JSON.stringify(log.body.data)).not.toContain(owner.password);
+});
+
+test('a client gets 3 password tries per connection whatever it tries first; a throttled login is in the activity log', async () => {
+  // OpenSSH's client sends `none` first: it counted as a try, and such clients got 2
+  const tries = (passwords: string[]) =>
+    new Promise<boolean>((resolve) => {
+      const client = new Client();
+      const methods = [{ type: 'none' as const, username: username(owner.email) }, ...passwords.map((password) => ({ type: 'password' as const, username: username(owner.email), password }))];
+      client.on('ready', () => (client.end(), resolve(true)));
+      client.on('error', () => resolve(false));
+      client.connect({ host: '127.0.0.1', port, username: username(owner.email), authHandler: (_left: unknown, _partial: unknown, next: (m: unknown) => void) => next(methods.shift() ?? false) } as never);
+    });
+  expect(await tries(['wrong-1', 'wrong-2', owner.password])).toBe(true);
+  expect(await tries(['wrong-1', 'wrong-2', 'wrong-3', owner.password])).toBe(false);
+  // past 10 failures in a row an account is throttled: those refusals are recorded too (they were not)
+  const locked = await p.newUser('throttled');
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: locked.email, permissions: ['file.sftp'] } })).status).toBe(201);
+  for (let i = 0; i < 11; i++) await failsWith(connectSftp({ port, username: username(locked.email), password: `wrong ${i}` }), /authentication/i);
+  const log = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:sftp.login-failed&limit=100`, { token: owner.token });
+  const mine = log.body.data.filter((e: any) => e.properties.username === username(locked.email));
+  expect(mine).toHaveLength(11);
+  expect(mine[0].properties.reason).toBe('rate-limited');
 });
 
 test('every operation, checked through the REST file manager', async () => {

@@ -123,8 +123,9 @@ export class SftpServer {
       hangUp(client);
       return;
     }
+    // passwords tried: the `none` and key methods clients try first are refused without counting
     let attempts = 0;
-    client.on('authentication', (ctx) => void this.authenticate(ctx, ip, live, ++attempts));
+    client.on('authentication', (ctx) => void this.authenticate(ctx, ip, live, ctx.method === 'password' ? ++attempts : attempts));
     client.on('ready', () => {
       clearTimeout(loginTimer);
       touched();
