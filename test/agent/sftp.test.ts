@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Client, utils } from 'ssh2';
+import { MAX_HANDLES } from '../../src/agent/sftp/session';
 import { newKey } from '../../src/agent/sftp/host-key';
 import { connectSftp } from '../support/sftp-client.js';
 import { until } from '../support/wait.js';
@@ -118,6 +119,19 @@ test('writes a little out of order are put in order; a gap or a rewrite is refus
   // refused: the write replaced the whole file, and what the client did not write was lost
   await expect(call<Buffer>((cb) => sftp.open('/ordered.txt', utils.sftp.OPEN_MODE.WRITE, cb))).rejects.toThrow(/into part of a file is not supported/);
   expect((await c.readFile('/ordered.txt')).toString()).toBe('hello world');
+  c.end();
+});
+
+test('a session holds at most MAX_HANDLES files and folders open at once', async () => {
+  // there was no cap: 2,000 uploads left open held 2,000 temporary files and worker connections
+  const c = await connect();
+  const call = <T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void) => new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
+  const open: Buffer[] = [];
+  for (let i = 0; i < MAX_HANDLES; i++) open.push(await call<Buffer>((cb) => c.sftp.opendir('/', cb)));
+  await expect(call<Buffer>((cb) => c.sftp.opendir('/', cb))).rejects.toThrow(/256 files and folders open: close some/);
+  await expect(call<Buffer>((cb) => c.sftp.open('/one-more.txt', 'w', cb))).rejects.toThrow(/close some/);
+  await call<void>((cb) => c.sftp.close(open.pop()!, (e) => cb(e)));
+  open.push(await call<Buffer>((cb) => c.sftp.opendir('/', cb)));
   c.end();
 });
 

@@ -299,6 +299,40 @@ test('taking access away, removing the subuser or changing the password ends liv
   await p.request('DELETE', `/api/v1/servers/${otherServer}`, { token: owner.token });
 });
 
+test('a login the panel answered just before the subuser was removed does not open a session', async () => {
+  // the grant on its way when the agent heard of the removal was used all the same: the session had
+  // the old rights for as long as it lasted
+  const friend = await p.newUser('removed while logging in');
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['file.sftp', 'file.read'] } })).status).toBe(201);
+  const service = p.services.sftp;
+  const real = service.login.bind(service);
+  let answered!: () => void;
+  const held = new Promise<void>((r) => (answered = r));
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let first = true;
+  // the panel's answer waits (once) until the subuser is removed: the order the race can take
+  service.login = async (...args: Parameters<typeof real>) => {
+    const grant = await real(...args);
+    if (first) {
+      first = false;
+      answered();
+      await gate;
+    }
+    return grant;
+  };
+  try {
+    const login = connectSftp({ port, username: username(friend.email), password: friend.password }).then((c) => (c.end(), 'opened'), () => 'refused');
+    await held;
+    expect((await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${friend.user.id}`, { token: owner.token })).status).toBe(204);
+    await sleep(500); // the node hears of it (the panel tells it in the background, within milliseconds)
+    release();
+    expect(await login).toBe('refused');
+  } finally {
+    service.login = real;
+  }
+});
+
 test('uploads, deletes and renames are in the activity log, batched, with via: sftp', async () => {
   const c = await connect(owner.email, owner.password);
   await c.mkdir('/batch');

@@ -54,10 +54,15 @@ interface Live {
 /** The clients whose SYMLINK paths ssh2's SFTP server hands over swapped (its own test of the client's ident). */
 const OPENSSH_CLIENT = /^SSH-2.0-(?:OpenSSH|dropbear)/;
 
+/** How long a revocation is kept for logins under way (far longer than the panel takes to answer one). */
+const REVOCATION_MEMORY_MS = 60_000;
+
 export class SftpServer {
   private readonly server: Server;
   private readonly perAddress = new Map<string, number>();
   private readonly live = new Set<Live>();
+  /** recent revocations: a login asked for before one of them (its grant may predate it) asks again */
+  private revoked: { userId: string; serverId?: string; at: number }[] = [];
 
   constructor(private readonly opts: SftpOptions) {
     // Clients send SYMLINK's two paths in OpenSSH's order only to servers that name themselves
@@ -80,6 +85,9 @@ export class SftpServer {
 
   /** Ends the sessions of `userId` (on `serverId`, or on every server); returns how many ended. */
   revoke(userId: string, serverId?: string): number {
+    // a login the panel answered before this change, whose grant is still on its way, asks again
+    this.revoked.push({ userId, serverId, at: performance.now() });
+    this.revoked = this.revoked.filter((r) => r.at > performance.now() - REVOCATION_MEMORY_MS);
     let ended = 0;
     for (const l of this.live) {
       if (l.grant?.userId !== userId || (serverId && l.grant.serverId !== serverId)) continue;
@@ -144,6 +152,20 @@ export class SftpServer {
     });
   }
 
+  /**
+   * The panel's grant for a login, asked for again (once) when the user's access on that server was
+   * revoked while the first answer was on its way: that answer may predate the change.
+   */
+  private async freshGrant(username: string, password: string, ip: string): Promise<SftpGrant | null> {
+    for (let asked = 0; ; asked++) {
+      const since = performance.now();
+      const grant = await this.opts.login(username, password, ip);
+      const overtaken = grant && this.revoked.some((r) => r.at >= since && r.userId === grant.userId && (!r.serverId || r.serverId === grant.serverId));
+      if (!overtaken) return grant;
+      if (asked > 0) return null;
+    }
+  }
+
   private async authenticate(ctx: AuthContext, ip: string, live: Live, attempt: number): Promise<void> {
     if (ctx.method !== 'password') return ctx.reject(['password']);
     if (attempt > (this.opts.maxAttempts ?? 3)) {
@@ -152,7 +174,7 @@ export class SftpServer {
       return;
     }
     try {
-      const grant = await this.opts.login(ctx.username, ctx.password, ip);
+      const grant = await this.freshGrant(ctx.username, ctx.password, ip);
       if (!grant) return ctx.reject(['password']);
       live.grant = grant;
       log.info({ serverId: grant.serverId, userId: grant.userId, ip }, 'SFTP login');

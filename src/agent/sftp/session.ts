@@ -21,6 +21,8 @@ import { SftpActivity } from './activity';
 import { DirHandle, ReadHandle, WriteHandle, type Handle } from './handles';
 
 const { OPEN_MODE, STATUS_CODE } = utils.sftp;
+/** Files and folders one session may hold open at once (clients keep a few; FileZilla two). */
+export const MAX_HANDLES = 256;
 const DIR_PAGE = 500;
 const TYPE_BITS = { file: 0o100000, directory: 0o040000, symlink: 0o120000, other: 0 } as const;
 
@@ -148,6 +150,11 @@ export class SftpSession {
     return found;
   }
 
+  /** Refuses a new handle past MAX_HANDLES: each open file holds a connection to the worker (and an upload its temporary file). */
+  private roomForHandle(): void {
+    if (this.handles.size >= MAX_HANDLES) throw new AgentError(422, 'INVALID_STATE', `This session has ${MAX_HANDLES} files and folders open: close some before opening more.`);
+  }
+
   private addHandle(h: Handle): Buffer {
     const id = Buffer.alloc(4);
     id.writeUInt32BE(this.nextHandle++);
@@ -180,6 +187,7 @@ export class SftpSession {
 
   private async opendir(id: number, raw: string): Promise<void> {
     const path = this.allowed('file.read', raw);
+    this.roomForHandle();
     const entry = await this.entry(path, true);
     if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
     if (entry.type !== 'directory') throw new AgentError(422, 'INVALID_STATE', `${path} is not a folder.`);
@@ -199,6 +207,7 @@ export class SftpSession {
   }
 
   private async open(id: number, raw: string, flags: number): Promise<void> {
+    this.roomForHandle();
     const server = await this.server();
     if (!(flags & OPEN_MODE.WRITE)) {
       const path = this.allowed('file.read-content', raw);
