@@ -4,7 +4,7 @@
  * those of a change refused at its flush). Also: dates in an entry's properties are kept as dates.
  */
 import { blueprintsByKey, createNode } from '../support/fixtures.js';
-import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -27,6 +27,18 @@ afterAll(async () => {
 
 const rename = (name: string) => p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { name } });
 
+/** Runs `fn` with a live serverActivity subscription of `token`'s user, once an entry came through it. */
+async function withFeed(token: string, fn: (feed: Sub) => Promise<void>): Promise<void> {
+  const ws = gqlWsClient(p.url, token);
+  try {
+    const feed = subscribe(ws, FEED, { id: serverId });
+    await until(async () => ((await rename(`live ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'an entry on the subscription');
+    await fn(feed);
+  } finally {
+    await ws.dispose();
+  }
+}
+
 test.each([
   ['its activity.read key is taken away', (userId: string) => p.request('PATCH', `/api/v1/servers/${serverId}/subusers/${userId}`, { token: owner.token, body: { permissions: ['websocket.connect'] } })],
   ['it is removed as a subuser', (userId: string) => p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${userId}`, { token: owner.token })],
@@ -34,10 +46,7 @@ test.each([
   // the subscription was checked once at its start and went on receiving the server's entries
   const friend = await p.newUser(`friend ${Math.random()}`);
   expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['activity.read'] } })).status).toBe(201);
-  const ws = gqlWsClient(p.url, friend.token);
-  try {
-    const feed = subscribe(ws, FEED, { id: serverId });
-    await until(async () => ((await rename(`before ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'an entry on the subscription');
+  await withFeed(friend.token, async (feed) => {
     expect([200, 204]).toContain((await revoke(friend.user.id)).status);
     await until(() => feed.done || null, 5_000, 'the subscription to end');
     expect(feed.errors.map((e: any) => e.extensions?.code)).toEqual(['FORBIDDEN']);
@@ -45,18 +54,13 @@ test.each([
     expect((await rename('after')).status).toBe(200);
     await new Promise((r) => setTimeout(r, 300));
     expect(feed.items).toHaveLength(seen);
-  } finally {
-    await ws.dispose();
-  }
+  });
 });
 
 test('entries of changes refused at their flush never reach subscribers', async () => {
   // the entry was announced before the change was flushed: 14 of 15 identical adds failed (422
   // ALREADY_EXISTS) and their entries, never stored, reached every subscriber all the same
-  const ws = gqlWsClient(p.url, owner.token);
-  try {
-    const feed = subscribe(ws, FEED, { id: serverId });
-    await until(async () => ((await rename(`warm ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'the subscription');
+  await withFeed(owner.token, async (feed) => {
     const target = await p.newUser('added twice');
     const adds = await Promise.all(Array.from({ length: 15 }, () => p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: target.email, permissions: [] } })));
     expect(adds.filter((r) => r.status === 201)).toHaveLength(1);
@@ -68,22 +72,15 @@ test('entries of changes refused at their flush never reach subscribers', async 
     const announced = feed.items.filter((i) => i.serverActivity.event === 'server:subuser.create').map((i) => i.serverActivity.id);
     expect(announced).toHaveLength(1);
     expect(announced.filter((id: string) => !stored.has(id))).toEqual([]);
-  } finally {
-    await ws.dispose();
-  }
+  });
 });
 
 test('an entry written in its change\'s transaction reaches subscribers once the transaction commits', async () => {
-  const ws = gqlWsClient(p.url, owner.token);
-  try {
-    const feed = subscribe(ws, FEED, { id: serverId });
-    await until(async () => ((await rename(`tx ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'the subscription');
+  await withFeed(owner.token, async (feed) => {
     // a backup's record and its entry are one transaction (the node is unreachable: it then fails)
     await p.request('POST', `/api/v1/servers/${serverId}/backups`, { token: owner.token, body: {} });
     await until(() => feed.items.some((i) => i.serverActivity.event === 'server:backup.create') || null, 5_000, 'the backup entry');
-  } finally {
-    await ws.dispose();
-  }
+  });
 });
 
 test('a date in an entry is stored as its ISO text (an API token\'s expiry was {})', async () => {
