@@ -118,6 +118,9 @@ test('writes a little out of order are put in order; a gap or a rewrite is refus
   // an existing file opened without TRUNC (a client writing into part of it, as sshfs does) is
   // refused: the write replaced the whole file, and what the client did not write was lost
   await expect(call<Buffer>((cb) => sftp.open('/ordered.txt', utils.sftp.OPEN_MODE.WRITE, cb))).rejects.toThrow(/into part of a file is not supported/);
+  // a folder is not a file to write (a handle was given, and the upload failed only at its close)
+  await call<void>((cb) => sftp.mkdir('/folder', (e) => cb(e)));
+  await expect(call<Buffer>((cb) => sftp.open('/folder', 'w', cb))).rejects.toThrow(/\/folder is not a file/);
   expect((await c.readFile('/ordered.txt')).toString()).toBe('hello world');
   c.end();
 });

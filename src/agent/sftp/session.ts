@@ -222,6 +222,7 @@ export class SftpSession {
     if (!may(this.access, 'file.create', target) && !may(this.access, 'file.update', target)) this.allowed('file.create', raw);
     const exists = await this.entry(target);
     if (exists && flags & OPEN_MODE.EXCL) throw new AgentError(422, 'ALREADY_EXISTS', `${raw} already exists.`);
+    if (exists && exists.type !== 'file') throw new AgentError(422, 'INVALID_STATE', `${target} is not a file: it cannot be written to.`);
     if (!exists && !(flags & OPEN_MODE.CREAT)) throw new AgentError(404, 'NOT_FOUND', `${raw} does not exist.`);
     // a write replaces the whole file: without TRUNC the client means to keep what it does not write
     if (exists && !(flags & OPEN_MODE.TRUNC)) throw new AgentError(422, 'INVALID_STATE', 'Writing into part of a file is not supported: upload the whole file again (overwrite it).');
