@@ -63,9 +63,14 @@ test('a flood the readers cannot take: the event loop turns between slices, late
 test('output the readers keep up with is handed out at once, in the caller\u2019s turn, none dropped', async () => {
   const { c, delivered, skipped } = consoleWithSlowReaders(0, 500);
   for (let i = 1; i <= 500; i++) c.push(`line ${i}`, 'stdout', 'console');
-  expect(delivered).toHaveLength(500);
+  // the hand-out starts in the caller's turn; on a machine that keeps up all of it happens there, and
+  // one that took this process off the CPU for a moment gets the rest in the next turns (a time
+  // slice, not a count, bounds a turn's share), so the count in this turn is not asserted
+  expect(delivered.length).toBeGreaterThan(0);
+  await until(() => delivered.length === 500 || null, 5_000, 'every line');
   await new Promise((r) => setTimeout(r, FANOUT_MAX_WAIT_MS));
-  expect(skipped()).toBe(0);
+  expect([delivered.length, skipped()]).toEqual([500, 0]);
+  expect(delivered.map((e) => e.line)).toEqual(Array.from({ length: 500 }, (_, i) => `line ${i + 1}`));
 });
 
 test('a hand-out to one reader that falls behind (the machine busy elsewhere) drops nothing: every line comes, in order', async () => {
