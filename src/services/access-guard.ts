@@ -2,8 +2,9 @@
  * A live subscription's hold on its rights: when the subscriber's rights on the server change (an
  * `access` event, from any instance) and once right after it is attached (a change made while it
  * was being set up reached no one), `check` runs again; a subscriber who may no longer watch gets
- * `revoked`, which ends the subscription (src/console/iterator.ts). Console feeds and the activity
- * feed hold their rights this one way.
+ * `revoked`, which ends the subscription (src/console/iterator.ts). An event that comes while a
+ * check runs makes one more check once it ends (the running one may have read the rights before
+ * the change). Console feeds and the activity feed hold their rights this one way.
  */
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -17,17 +18,27 @@ export async function guardedSubscription(
   attach: (listener: (e: ConsoleEvent) => void) => Promise<() => void>,
   listener: (e: ConsoleEvent) => void,
 ): Promise<() => void> {
-  let checking = false;
+  let state: 'idle' | 'checking' | 'again' | 'revoked' = 'idle';
   const recheck = (): void => {
-    if (checking) return;
-    checking = true;
+    if (state === 'revoked') return;
+    if (state !== 'idle') {
+      state = 'again';
+      return;
+    }
+    state = 'checking';
+    const settle = (revoked: boolean): void => {
+      if (revoked) {
+        state = 'revoked';
+        return listener(REVOKED);
+      }
+      const more = state === 'again';
+      state = 'idle';
+      if (more) recheck();
+    };
     // the event may come from another instance, outside any request: a context of its own
     RequestContext.create(orm.em, check).then(
-      () => (checking = false),
-      (err: unknown) => {
-        checking = false;
-        if (err instanceof AppError && err.status < 500) listener(REVOKED);
-      },
+      () => settle(false),
+      (err: unknown) => settle(err instanceof AppError && err.status < 500),
     );
   };
   const stop = await attach((e) => {
