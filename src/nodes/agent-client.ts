@@ -117,6 +117,8 @@ export class AgentClient {
     // other 404 comes from something else at the node's address (a proxy, another program)
     if (res.status === 404 && code === 'NOT_FOUND') return new AppError('NOT_FOUND', message);
     if (res.status === 404) return AppError.nodeUnavailable(`The node's address answers HTTP 404 but not as a node agent: check its fqdn and port.`);
+    // the node's file worker found that a path leads, through a link, out of the caller's reach
+    if (res.status === 403 && code === 'FORBIDDEN') return AppError.forbidden(message);
     if (res.status === 422 && typeof code === 'string') {
       if (PASSED_THROUGH.has(code)) return new AppError(code as ErrorCode, message, json?.error?.details ?? {});
       return code === 'INVALID_STATE' ? AppError.invalidState(message) : new AppError('INVALID_STATE', message, { agentCode: code });

@@ -4,7 +4,10 @@
  * SFTP) asks these functions, with the ServerAccess that src/services/access.service.ts resolves.
  */
 import { AppError } from '../errors.js';
+import { withinScopes } from '../shared/scopes.js';
 import { ALL_PERMISSIONS, isFileKey, taskKeys, type PermissionKey } from './keys.js';
+
+export { withinScopes };
 
 /** What one actor holds on one server they can see. */
 export interface ServerAccess {
@@ -22,12 +25,6 @@ export const holdsAll = (a: ServerAccess): boolean => a.role !== 'subuser';
 /** The keys as shown on a server record: `["*"]` for the owner and administrators. */
 export function keysOf(a: ServerAccess): string[] {
   return holdsAll(a) ? [ALL_PERMISSIONS] : [...a.keys];
-}
-
-/** Whether `path` (normalised) lies in one of `scopes` (each normalised); no scope = everywhere. */
-export function withinScopes(scopes: readonly string[], path: string): boolean {
-  if (!scopes.length) return true;
-  return scopes.some((s) => s === '/' || path === s || path.startsWith(s + '/'));
 }
 
 export function may(a: ServerAccess, key: PermissionKey, path?: string): boolean {

@@ -12,6 +12,7 @@ import { AppError } from '../errors.js';
 import { assertNotDenied } from '../files/denylist.js';
 import { defaultArchivePath, normalisePath, parentFolder } from '../files/paths.js';
 import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
+import { encodeReach, type Reach } from '../agent/filesystem/reach.js';
 import type { PermissionKey } from '../permissions/keys.js';
 import { demand, may, withinScopes, type ServerAccess } from '../permissions/policy.js';
 import { parseInput } from '../validation/common.js';
@@ -33,9 +34,10 @@ interface Target {
   server: Server;
   access: ServerAccess;
   actor: Actor;
+  /** what the node's worker lets the request reach where paths really lead (src/agent/filesystem/reach.ts) */
+  reach: Reach;
 }
 
-const enc = encodeURIComponent;
 /** How long the node may take to compress or decompress (the answer comes when it is done). */
 const ARCHIVE_TIMEOUT_MS = 30 * 60_000;
 
@@ -63,12 +65,20 @@ export class FilesService {
     for (const p of [undefined, ...paths]) {
       if (!keys.some((k) => may(access, k, p))) demand(access, keys[0]!, p);
     }
-    if (!keys.includes('file.read')) assertNotDenied(server.blueprint.fileDenylist, paths);
-    return { server, access, actor: a };
+    const denied = keys.includes('file.read') ? [] : (server.blueprint.fileDenylist ?? []);
+    assertNotDenied(denied, paths);
+    const reach: Reach = {};
+    if (access.role === 'subuser' && access.paths.length) reach.scopes = [...access.paths];
+    if (denied.length) reach.denied = [...denied];
+    return { server, access, actor: a, reach };
   }
 
-  private base(server: Server, route = ''): string {
-    return `/api/servers/${server.id}/files${route}`;
+  /** The node's file route `route` with `params`, and the request's reach when it has one. */
+  private url(t: Target, route: string, params: Record<string, string | number> = {}): string {
+    const query = new URLSearchParams(Object.entries(params).map(([k, v]): [string, string] => [k, String(v)]));
+    if (t.reach.scopes || t.reach.denied) query.set('reach', encodeReach(t.reach));
+    const q = query.toString();
+    return `/api/servers/${t.server.id}/files${route}${q ? `?${q}` : ''}`;
   }
 
   private record(t: Target, event: string, properties: Record<string, unknown>): Promise<void> {
@@ -78,7 +88,7 @@ export class FilesService {
   async list(actor: Actor | null, serverId: string, q: FileListQuery): Promise<{ items: FileEntry[]; meta: { total: number; page: number; limit: number } }> {
     const path = normalisePath(q.path);
     const t = await this.target(actor, serverId, 'file.read', [path]);
-    const r = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server)}?path=${enc(path)}&page=${q.page}&limit=${q.limit}`);
+    const r = await this.agents.stream(t.server.node, 'GET', this.url(t, '', { path, page: q.page, limit: q.limit }));
     const body = (await r.json()) as { data: FileEntry[]; meta: { total: number } };
     return { items: body.data, meta: { total: body.meta.total, page: q.page, limit: q.limit } };
   }
@@ -86,7 +96,7 @@ export class FilesService {
   async search(actor: Actor | null, serverId: string, q: FileSearchQuery): Promise<FileEntry[]> {
     const path = normalisePath(q.path);
     const t = await this.target(actor, serverId, 'file.read', [path]);
-    const found = await this.agents.call<FileEntry[]>(t.server.node, 'GET', `${this.base(t.server, '/search')}?path=${enc(path)}&query=${enc(q.query)}`);
+    const found = await this.agents.call<FileEntry[]>(t.server.node, 'GET', this.url(t, '/search', { path, query: q.query }));
     // a scoped subuser searching a folder above their scopes sees only what lies inside them
     return (found ?? []).filter((e) => t.access.role !== 'subuser' || withinScopes(t.access.paths, e.path));
   }
@@ -95,7 +105,7 @@ export class FilesService {
   async contents(actor: Actor | null, serverId: string, rawPath: unknown): Promise<{ bytes: Buffer; text: boolean; path: string }> {
     const path = normalisePath(rawPath);
     const t = await this.target(actor, serverId, 'file.read-content', [path]);
-    const r = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/contents')}?path=${enc(path)}`);
+    const r = await this.agents.stream(t.server.node, 'GET', this.url(t, '/contents', { path }));
     const bytes = await r.bytes();
     return { bytes, text: isUtf8(bytes), path };
   }
@@ -112,21 +122,21 @@ export class FilesService {
       (err) => (err instanceof AppError && err.code === 'NOT_FOUND' ? false : Promise.reject(err)),
     );
     demand(t.access, exists ? 'file.update' : 'file.create', path);
-    const r = await this.agents.stream(t.server.node, 'PUT', `${this.base(t.server, '/contents')}?path=${enc(path)}&max=${this.config.fileUploadMaxBytes}`, { body });
+    const r = await this.agents.stream(t.server.node, 'PUT', this.url(t, '/contents', { path, max: this.config.fileUploadMaxBytes }), { body });
     const answer = (await r.json()) as { data: FileEntry; meta: { created: boolean } };
     await this.record(t, event, { path, size: answer.data.size });
     return { entry: answer.data, created: answer.meta.created };
   }
 
   private async stat(t: Target, path: string): Promise<FileEntry> {
-    return (await this.agents.call<FileEntry>(t.server.node, 'GET', `${this.base(t.server, '/stat')}?path=${enc(path)}`))!;
+    return (await this.agents.call<FileEntry>(t.server.node, 'GET', this.url(t, '/stat', { path })))!;
   }
 
   /** The node's streamed answer for a download (the whole file, or the range asked for). */
   async download(actor: Actor | null, serverId: string, rawPath: unknown, range?: string): Promise<{ response: NodeAnswer; path: string }> {
     const path = normalisePath(rawPath);
     const t = await this.target(actor, serverId, 'file.read-content', [path]);
-    const response = await this.agents.stream(t.server.node, 'GET', `${this.base(t.server, '/download')}?path=${enc(path)}`, { headers: range ? { range } : {} });
+    const response = await this.agents.stream(t.server.node, 'GET', this.url(t, '/download', { path }), { headers: range ? { range } : {} });
     await this.record(t, 'download', { path });
     return { response, path };
   }
@@ -143,7 +153,7 @@ export class FilesService {
     const from = normalisePath(data.from, 'from');
     const to = normalisePath(data.to, 'to');
     const t = await this.target(actor, serverId, 'file.update', [from, to]);
-    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/rename'), { from, to }))!;
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/rename'), { from, to }))!;
     await this.record(t, 'rename', { from, to });
     return entry;
   }
@@ -151,7 +161,7 @@ export class FilesService {
   async copy(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const path = normalisePath(parseInput(pathInput, input).path);
     const t = await this.target(actor, serverId, 'file.create', [path]);
-    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/copy'), { path }))!;
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/copy'), { path }))!;
     await this.record(t, 'copy', { path, copy: entry.path });
     return entry;
   }
@@ -159,14 +169,14 @@ export class FilesService {
   async remove(actor: Actor | null, serverId: string, input: unknown): Promise<void> {
     const paths = parseInput(deleteInput, input).paths.map((p, i) => normalisePath(p, `paths.${i}`));
     const t = await this.target(actor, serverId, 'file.delete', paths);
-    await this.agents.call(t.server.node, 'POST', this.base(t.server, '/delete'), { paths }, 60_000);
+    await this.agents.call(t.server.node, 'POST', this.url(t, '/delete'), { paths }, 60_000);
     await this.record(t, 'delete', { paths: paths.slice(0, 100), count: paths.length });
   }
 
   async mkdir(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const path = normalisePath(parseInput(pathInput, input).path);
     const t = await this.target(actor, serverId, 'file.create', [path]);
-    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/directory'), { path }))!;
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/directory'), { path }))!;
     await this.record(t, 'create-directory', { path });
     return entry;
   }
@@ -177,7 +187,7 @@ export class FilesService {
     const paths = data.paths.map((p, i) => normalisePath(p, `paths.${i}`));
     const destination = data.destination == null ? defaultArchivePath(paths) : normalisePath(data.destination, 'destination');
     const t = await this.target(actor, serverId, 'file.archive', [...paths, destination]);
-    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/compress'), { paths, destination }, ARCHIVE_TIMEOUT_MS))!;
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/compress'), { paths, destination }, ARCHIVE_TIMEOUT_MS))!;
     await this.record(t, 'compress', { paths: paths.slice(0, 100), count: paths.length, archive: entry.path });
     return entry;
   }
@@ -188,7 +198,7 @@ export class FilesService {
     const path = normalisePath(data.path);
     const destination = data.destination == null ? parentFolder(path) : normalisePath(data.destination, 'destination');
     const t = await this.target(actor, serverId, 'file.archive', [path, destination]);
-    const entries = (await this.agents.call<FileEntry[]>(t.server.node, 'POST', this.base(t.server, '/decompress'), { path, destination }, ARCHIVE_TIMEOUT_MS)) ?? [];
+    const entries = (await this.agents.call<FileEntry[]>(t.server.node, 'POST', this.url(t, '/decompress'), { path, destination }, ARCHIVE_TIMEOUT_MS)) ?? [];
     await this.record(t, 'decompress', { path, destination });
     return entries;
   }
@@ -197,7 +207,7 @@ export class FilesService {
     const data = parseInput(chmodInput, input);
     const path = normalisePath(data.path);
     const t = await this.target(actor, serverId, 'file.update', [path]);
-    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.base(t.server, '/chmod'), { path, mode: data.mode }))!;
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/chmod'), { path, mode: data.mode }))!;
     await this.record(t, 'chmod', { path, mode: data.mode });
     return entry;
   }

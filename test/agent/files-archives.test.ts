@@ -228,7 +228,7 @@ test('where the servers\u2019 users cannot read the installed packages, the work
   const installed = await installWorker(lib, { copyPackages: true });
   expect(installed.nodePath).toBeNull();
   // a user with no access to the project loads the archive modules from the copy
-  const probe = `require(${JSON.stringify(path.join(lib, 'filesystem', 'archives.js'))}); console.log('loaded')`;
+  const probe = `require(${JSON.stringify(path.join(lib, 'agent', 'filesystem', 'archives.js'))}); console.log('loaded')`;
   chmodSync(work, 0o755);
   const out = execFileSync(process.execPath, ['-e', probe], { uid: 65534, gid: 65534, cwd: '/', env: { PATH: process.env.PATH } }).toString();
   expect(out.trim()).toBe('loaded');

@@ -13,6 +13,7 @@ import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError, notFound } from '../errors';
 import { displayPath, entryName, invalidPath, TEMP_PREFIX } from './paths';
+import { ReachCheck, type Reach, type Use } from './reach';
 
 /** open(2)'s O_PATH (Linux): a descriptor of the inode itself, without reading it or following the last link. */
 const O_PATH = 0o10000000;
@@ -100,27 +101,62 @@ function ignoreVanished(err: unknown): void {
 }
 
 export class Jail {
-  /** `root`: the server's directory, its real path. */
-  constructor(readonly root: string) {}
+  /** Where each checked descriptor really is, in the server (`/a/b`). */
+  private readonly realOf = new WeakMap<FileHandle, string>();
 
-  /** Where descriptor `h` really is; throws INVALID_PATH (and closes it) when that is outside the root. */
-  private async verify(h: FileHandle, shown: string): Promise<FileHandle> {
+  /**
+   * `root`: the server's directory, its real path. `reach`: what the request may reach in it (folder
+   * scopes, the deny-list), checked on where every descriptor opened really is; none: everything.
+   */
+  constructor(
+    readonly root: string,
+    private readonly reach?: ReachCheck,
+  ) {}
+
+  /** The same directory for one request that may reach only `reach`. */
+  reaching(reach: Reach | undefined): Jail {
+    if (!reach?.scopes?.length && !reach?.denied?.length) return this;
+    return new Jail(this.root, new ReachCheck(reach));
+  }
+
+  /**
+   * Where descriptor `h` really is; throws INVALID_PATH when that is outside the root, FORBIDDEN when
+   * it is out of the request's reach for its `use` (closing `h` either way).
+   */
+  private async verify(h: FileHandle, shown: string, use: Use = 'object'): Promise<FileHandle> {
     let real: string;
     try {
       real = readlinkSync(`/proc/self/fd/${h.fd}`);
     } catch {
       real = '';
     }
-    if (real === this.root || real.startsWith(this.root + '/')) return h;
-    await h.close().catch(() => undefined);
-    throw invalidPath(`${shown} leads outside the server\u2019s directory (through a symlink).`);
+    if (real !== this.root && !real.startsWith(this.root + '/')) {
+      await h.close().catch(() => undefined);
+      throw invalidPath(`${shown} leads outside the server\u2019s directory (through a symlink).`);
+    }
+    const inside = real.slice(this.root.length) || '/';
+    try {
+      this.reach?.check(inside, shown, use);
+    } catch (err) {
+      await h.close().catch(() => undefined);
+      throw err;
+    }
+    this.realOf.set(h, inside);
+    return h;
+  }
+
+  /** Checks that the entry `name` of the checked directory `dir` is in reach for its `use`. */
+  private reachName(dir: FileHandle, name: string, shown: string, use: Use): void {
+    if (!this.reach) return;
+    const at = this.realOf.get(dir) ?? '/';
+    this.reach.check(at === '/' ? `/${name}` : `${at}/${name}`, shown, use);
   }
 
   /** A checked descriptor of the directory `parts` (symlinks inside the server are followed). */
-  async openDir(parts: readonly string[]): Promise<FileHandle> {
+  async openDir(parts: readonly string[], use: Use = 'object'): Promise<FileHandle> {
     const shown = displayPath(parts);
     const h = await fsp.open(path.join(this.root, ...parts), C.O_RDONLY | C.O_DIRECTORY | C.O_NONBLOCK).catch((e) => mapOpenError(e, shown));
-    return this.verify(h, shown);
+    return this.verify(h, shown, use);
   }
 
   /** The path of `name` inside the checked directory `dir`. */
@@ -128,11 +164,15 @@ export class Jail {
     return `/proc/self/fd/${dir.fd}/${name}`;
   }
 
-  /** Runs `fn` with the checked parent directory of `parts` and the last name. */
-  async inParent<T>(parts: readonly string[], fn: (dir: FileHandle, name: string) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` with the checked parent directory of `parts` and the last name (the entry is what the
+   * request acts on, or with `use` 'way', a folder it goes through).
+   */
+  async inParent<T>(parts: readonly string[], fn: (dir: FileHandle, name: string) => Promise<T>, use: Use = 'object'): Promise<T> {
     const name = entryName(parts);
-    const dir = await this.openDir(parts.slice(0, -1));
+    const dir = await this.openDir(parts.slice(0, -1), 'way');
     try {
+      this.reachName(dir, name, displayPath(parts), use);
       return await fn(dir, name);
     } finally {
       await dir.close().catch(() => undefined);
@@ -295,7 +335,7 @@ export class Jail {
         if (st) throw new AgentError(422, 'INVALID_STATE', `${displayPath(at)} exists and is not a folder.`);
         await fsp.mkdir(this.at(dir, name), { mode: 0o755 }).catch((e) => mapError(e, displayPath(at)));
         return true;
-      });
+      }, i < parts.length ? 'way' : 'object');
       if (isNew) made.push(at);
     }
     return made;
@@ -348,8 +388,9 @@ export class Jail {
   async rename(from: readonly string[], to: readonly string[]): Promise<Entry> {
     const target = entryName(to);
     return this.inParent(from, async (src, name) => {
-      const dst = await this.openDir(to.slice(0, -1));
+      const dst = await this.openDir(to.slice(0, -1), 'way');
       try {
+        this.reachName(dst, target, displayPath(to), 'object');
         await fsp.lstat(this.at(src, name)).catch((e) => mapError(e, displayPath(from)));
         if (await fsp.lstat(this.at(dst, target)).catch(() => null)) throw alreadyExists(displayPath(to));
         await fsp.rename(this.at(src, name), this.at(dst, target)).catch((e) => {
@@ -469,8 +510,10 @@ export class Jail {
     const needle = query.toLowerCase();
     const found: Entry[] = [];
     let visited = 0;
-    const walk = async (at: readonly string[]): Promise<void> => {
-      const dir = await this.openDir(at).catch(() => null);
+    // the folder searched must open; one below it that cannot (gone, unreadable, swapped for a link
+    // out of reach) is left out
+    const walk = async (at: readonly string[], top = false): Promise<void> => {
+      const dir = await this.openDir(at).catch((e) => (top ? Promise.reject(e) : null));
       if (!dir) return;
       try {
         const names = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true }).catch(() => [] as Dirent[]);
@@ -488,7 +531,7 @@ export class Jail {
         await dir.close();
       }
     };
-    await walk(parts);
+    await walk(parts, true);
     return found;
   }
 }

@@ -8,8 +8,10 @@
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import type { Entry } from './jail';
+import type { Reach } from './reach';
 
-export type FileRequest =
+/** One request; `reach`: what it may reach in the server (reach.ts), checked where paths really lead. */
+export type FileRequest = { reach?: Reach } & (
   | { op: 'list'; path: string; page: number; limit: number }
   | { op: 'stat'; path: string; follow?: boolean }
   | { op: 'read'; path: string; maxBytes: number }
@@ -27,7 +29,8 @@ export type FileRequest =
   | { op: 'search'; path: string; query: string }
   | { op: 'walk'; path: string }
   | { op: 'compress'; paths: string[]; destination: string; allowance: number }
-  | { op: 'decompress'; path: string; destination: string; allowance: number };
+  | { op: 'decompress'; path: string; destination: string; allowance: number }
+);
 
 export type FileResult =
   | { entries: Entry[]; total: number }

@@ -11,6 +11,7 @@ import type { Server } from '../server/server';
 import { DiskBudget } from './budget';
 import { diskLimit } from './jail';
 import type { FileRequest, FileResponse } from './protocol';
+import type { Reach } from './reach';
 import type { FileWorkers } from './workers';
 
 const MIB = 1024 * 1024;
@@ -55,9 +56,9 @@ export class ServerFiles {
   /**
    * Writes `body` to `path` (atomically, see Jail.writeFile) at most `max` bytes, each chunk charged to
    * the disk budget as it passes to the worker: one the free space has no room for cuts the write off
-   * (DISK_LIMIT; the worker drops its temporary file).
+   * (DISK_LIMIT; the worker drops its temporary file). `reach`: what the writer may reach (reach.ts).
    */
-  async write(server: Server, path: string, body: Readable, max = Infinity): Promise<FileResponse> {
+  async write(server: Server, path: string, body: Readable, max = Infinity, reach?: Reach): Promise<FileResponse> {
     const meter = await budgetOf(server).meter();
     let refused = false;
     const metered = new Transform({
@@ -73,7 +74,7 @@ export class ServerFiles {
     body.pipe(metered);
     let grown = 0;
     try {
-      const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(meter.allowance, max) }, metered);
+      const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(meter.allowance, max), reach }, metered);
       asked.body.destroy();
       // what the disk holds more: the new file less the one it replaced
       if (asked.res.ok && 'entry' in asked.res.result) grown = (asked.res.result.entry?.size ?? 0) - ('replaced' in asked.res.result ? (asked.res.result.replaced ?? 0) : 0);

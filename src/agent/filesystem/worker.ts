@@ -23,7 +23,7 @@ function failure(err: unknown): FileResponse {
   return { ok: false, status: 500, code: 'INTERNAL_ERROR', message: (err as Error)?.message ?? String(err) };
 }
 
-async function serve(jail: Jail, socket: Socket): Promise<void> {
+async function serve(whole: Jail, socket: Socket): Promise<void> {
   socket.on('error', () => socket.destroy());
   let req: FileRequest;
   try {
@@ -33,6 +33,7 @@ async function serve(jail: Jail, socket: Socket): Promise<void> {
     return;
   }
   try {
+    const jail = whole.reaching(req.reach);
     if (req.op === 'download') return await download(jail, socket, req);
     if (req.op === 'walk') return await walk(jail, socket, req.path);
     if (req.op === 'read') {

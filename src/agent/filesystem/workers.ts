@@ -33,17 +33,22 @@ interface Worker {
 }
 
 /** The compiled worker's folder (src/agent): beside this file when running from dist/, else dist/'s (tests run src/). */
-function compiledAgentDir(): string {
-  if (existsSync(path.join(__dirname, 'worker.js'))) return path.resolve(__dirname, '..');
-  const dist = path.resolve(__dirname, '../../../dist/src/agent');
-  if (existsSync(path.join(dist, 'filesystem', 'worker.js'))) return dist;
+function compiledSourceDir(): string {
+  if (existsSync(path.join(__dirname, 'worker.js'))) return path.resolve(__dirname, '../..');
+  const dist = path.resolve(__dirname, '../../../dist/src');
+  if (existsSync(path.join(dist, 'agent', 'filesystem', 'worker.js'))) return dist;
   throw new Error('the file worker is not built: run `npm run build`');
 }
 
-/** The modules the worker loads, relative to src/agent: nothing else of the agent (no secrets). */
-const WORKER_FILES = ['errors.js', 'filesystem/worker.js', 'filesystem/jail.js', 'filesystem/paths.js', 'filesystem/protocol.js', 'filesystem/archives.js', 'filesystem/archive-entries.js'];
+/** The modules the worker loads, relative to src: nothing else of the agent (no secrets). */
+const WORKER_FILES = [
+  'agent/errors.js',
+  ...['worker', 'jail', 'paths', 'protocol', 'reach', 'archives', 'archive-entries'].map((m) => `agent/filesystem/${m}.js`),
+  'shared/scopes.js',
+  'shared/file-denylist.js',
+];
 /** The packages the worker loads (with what they depend on). */
-const WORKER_PACKAGES = ['tar', 'yauzl', 'archiver'];
+const WORKER_PACKAGES = ['tar', 'yauzl', 'archiver', 'ignore'];
 
 /** The folder of package `name` as Node finds it from `from` (its node_modules, then its parents'). */
 function packageDir(name: string, from: string): string {
@@ -120,15 +125,17 @@ export interface InstalledWorker {
  * root can enter, and the worker runs as the server's user.
  */
 export async function installWorker(lib: string, opts: { copyPackages?: boolean } = {}): Promise<InstalledWorker> {
-  const from = compiledAgentDir();
-  await fsp.mkdir(path.join(lib, 'filesystem'), { recursive: true, mode: 0o755 });
-  for (const dir of [lib, path.join(lib, 'filesystem')]) await fsp.chmod(dir, 0o755);
+  const from = compiledSourceDir();
+  for (const dir of [lib, ...new Set(WORKER_FILES.map((f) => path.join(lib, path.dirname(f))))]) {
+    await fsp.mkdir(dir, { recursive: true, mode: 0o755 });
+    await fsp.chmod(dir, 0o755);
+  }
   for (const file of WORKER_FILES) {
     await fsp.copyFile(path.join(from, file), path.join(lib, file));
     await fsp.chmod(path.join(lib, file), 0o644);
   }
   const nodePath = await installPackages(lib, WORKER_PACKAGES, opts.copyPackages ?? false);
-  return { script: path.join(lib, 'filesystem', 'worker.js'), nodePath };
+  return { script: path.join(lib, 'agent', 'filesystem', 'worker.js'), nodePath };
 }
 
 /**

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { AgentError, notFound } from '../errors';
 import { answerError, budgetOf, ServerFiles } from '../filesystem/server-files';
 import type { FileRequest, FileResponse } from '../filesystem/protocol';
+import { decodeReach } from '../filesystem/reach';
 import type { FileWorkers } from '../filesystem/workers';
 import type { Server } from '../server/server';
 import { discardRest } from '../../shared/discard-body';
@@ -63,9 +64,11 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
   const route = m[2] ?? '';
   const method = (req.method ?? 'GET').toUpperCase();
   const q = (name: string) => url.searchParams.get(name);
-  const ask = (r: FileRequest) => ctx.files.ask(server, r);
+  // what the caller may reach (their folder scopes, the deny-list): the worker checks it where paths really lead
+  const reach = decodeReach(q('reach'));
+  const ask = (r: FileRequest) => ctx.files.ask(server, { ...r, reach });
   const simple = async (r: FileRequest, status = 200, key: 'entry' | 'entries' = 'entry') => {
-    const answer = await ctx.files.simple(server, r);
+    const answer = await ctx.files.simple(server, { ...r, reach });
     if (!answer.ok) fail(answer);
     const result = answer.result as Record<string, unknown>;
     sendJson(res, status, key === 'entries' ? { data: result.entries, meta: { total: result.total } } : { data: result.entry ?? null });
@@ -85,7 +88,7 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
     return;
   }
   if (route === 'contents' && method === 'PUT') {
-    const answer = await ctx.files.write(server, q('path') ?? '', req, Number(q('max') ?? Infinity));
+    const answer = await ctx.files.write(server, q('path') ?? '', req, Number(q('max') ?? Infinity), reach);
     if (!answer.ok) {
       discardRest(req);
       fail(answer);
@@ -112,7 +115,7 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
   }
   if (route === 'compress' || route === 'decompress') return archive(server, route, json, simple);
   if (route === 'delete') {
-    const answer = await ctx.files.simple(server, { op: 'delete', paths: parseBody(schemas.delete, json).paths });
+    const answer = await ctx.files.simple(server, { op: 'delete', paths: parseBody(schemas.delete, json).paths, reach });
     ctx.files.changed(server);
     if (!answer.ok) fail(answer);
     res.writeHead(204);

@@ -12,6 +12,7 @@ import type { Socket } from 'node:net';
 import { PassThrough } from 'node:stream';
 import { AgentError } from '../errors';
 import type { FileResponse } from '../filesystem/protocol';
+import type { Reach } from '../filesystem/reach';
 import { answerError as failed, type ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 
@@ -45,6 +46,7 @@ export class ReadHandle extends Queued {
     private readonly files: ServerFiles,
     private readonly server: Server,
     readonly path: string,
+    private readonly reach?: Reach,
   ) {
     super();
   }
@@ -68,7 +70,7 @@ export class ReadHandle extends Queued {
 
   private async restart(offset: number): Promise<void> {
     this.stream?.destroy();
-    const { res, body } = await this.files.ask(this.server, { op: 'download', path: this.path, start: offset });
+    const { res, body } = await this.files.ask(this.server, { op: 'download', path: this.path, start: offset, reach: this.reach });
     if (!res.ok) {
       body.destroy();
       throw failed(res);
@@ -97,9 +99,9 @@ export class WriteHandle extends Queued {
   private readonly ahead = new Map<number, Buffer>();
   private aheadBytes = 0;
 
-  constructor(files: ServerFiles, server: Server, readonly path: string) {
+  constructor(files: ServerFiles, server: Server, readonly path: string, reach?: Reach) {
     super();
-    this.result = files.write(server, path, this.body).catch((err: Error) => ({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: err.message }) as const);
+    this.result = files.write(server, path, this.body, Infinity, reach).catch((err: Error) => ({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: err.message }) as const);
     void this.result.then((r) => {
       if (!r.ok) this.failure = failed(r);
     });

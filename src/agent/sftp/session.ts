@@ -15,6 +15,7 @@ import { AgentError } from '../errors';
 import type { Entry } from '../filesystem/jail';
 import { displayPath, linkDestination, pathComponents } from '../filesystem/paths';
 import type { FileRequest, FileResult } from '../filesystem/protocol';
+import type { Reach } from '../filesystem/reach';
 import { answerError as failed, type ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 import { SftpActivity } from './activity';
@@ -27,6 +28,8 @@ const DIR_PAGE = 500;
 const TYPE_BITS = { file: 0o100000, directory: 0o040000, symlink: 0o120000, other: 0 } as const;
 
 const denied = (message: string): AgentError => new AgentError(403, 'FORBIDDEN', message);
+/** The requests that only list (file.read): the deny-list does not apply to them. */
+const LISTING: ReadonlySet<FileRequest['op']> = new Set(['list', 'stat', 'readlink']);
 
 function attrsOf(e: Entry): Attributes {
   const t = Math.floor(Date.parse(e.modifiedAt) / 1000);
@@ -47,6 +50,8 @@ export class SftpSession {
   private nextHandle = 0;
   private readonly access: ServerAccess;
   private readonly deniedBy: DenylistMatcher;
+  /** what its requests may reach where paths really lead (src/agent/filesystem/reach.ts) */
+  private readonly reach: { listing: Reach; acting: Reach };
 
   constructor(
     private readonly sftp: SFTPWrapper,
@@ -60,6 +65,8 @@ export class SftpSession {
   ) {
     this.access = { serverId: grant.serverId, ownerId: '', role: grant.role, keys: new Set(grant.keys as PermissionKey[]), paths: grant.paths };
     this.deniedBy = denylistMatcher(grant.denied);
+    const scopes = grant.role === 'subuser' && grant.paths.length ? grant.paths : undefined;
+    this.reach = { listing: { scopes }, acting: { scopes, denied: grant.denied?.length ? grant.denied : undefined } };
     this.bind();
   }
 
@@ -128,8 +135,13 @@ export class SftpSession {
     return this.files.open(this.grant.serverId);
   }
 
+  /** What a request may reach where its paths really lead (the deny-list beyond listing, as `allowed`). */
+  private reachOf(op: FileRequest['op']): Reach {
+    return LISTING.has(op) ? this.reach.listing : this.reach.acting;
+  }
+
   private async ask(req: FileRequest): Promise<FileResult> {
-    const res = await this.files.simple(await this.server(), req);
+    const res = await this.files.simple(await this.server(), { ...req, reach: this.reachOf(req.op) });
     if (!res.ok) throw failed(res);
     return res.result;
   }
@@ -214,7 +226,7 @@ export class SftpSession {
       const entry = await this.entry(path, true);
       if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
       if (entry.type !== 'file') throw new AgentError(422, 'INVALID_STATE', `${path} is not a file.`);
-      return void this.sftp.handle(id, this.addHandle(new ReadHandle(this.files, server, path)));
+      return void this.sftp.handle(id, this.addHandle(new ReadHandle(this.files, server, path, this.reach.acting)));
     }
     if (flags & OPEN_MODE.READ) throw new AgentError(422, 'INVALID_STATE', 'A file is opened for reading or for writing, not both.');
     if (flags & OPEN_MODE.APPEND) throw new AgentError(422, 'INVALID_STATE', 'Appending (resuming an upload) is not supported: upload the whole file again.');
@@ -227,7 +239,7 @@ export class SftpSession {
     // a write replaces the whole file: without TRUNC the client means to keep what it does not write
     if (exists && !(flags & OPEN_MODE.TRUNC)) throw new AgentError(422, 'INVALID_STATE', 'Writing into part of a file is not supported: upload the whole file again (overwrite it).');
     const path = this.allowed(exists ? 'file.update' : 'file.create', raw);
-    this.sftp.handle(id, this.addHandle(new WriteHandle(this.files, server, path)));
+    this.sftp.handle(id, this.addHandle(new WriteHandle(this.files, server, path, this.reach.acting)));
   }
 
   private async read(id: number, h: Buffer, offset: number, length: number): Promise<void> {
