@@ -121,6 +121,8 @@ class ConsoleSession implements BatchReader {
   private sub = '';
   private expired = false;
   private dropped = false;
+  /** closed by this side (revoked, over the cap, refused, server deleted): nothing the peer sends is acted on */
+  private ended = false;
   private authTimer: NodeJS.Timeout | null;
   private expiringTimer: NodeJS.Timeout | null = null;
   private expiredTimer: NodeJS.Timeout | null = null;
@@ -166,14 +168,22 @@ class ConsoleSession implements BatchReader {
     if (this.dropped) return;
     this.dropped = true;
     log.warn({ serverId: this.server?.id, buffered: this.ws.bufferedAmount }, 'console client too slow; disconnecting it');
+    this.end(CLOSE_SLOW_CLIENT, 'client too slow');
+  }
+
+  /**
+   * Ends the session from this side: from now on nothing the peer sends is acted on (a peer may
+   * ignore the close frame and go on sending), and one that has not closed after `graceMs` is cut off.
+   */
+  private end(code: number, reason: string, graceMs = 1000): void {
+    this.ended = true;
     this.cleanup();
     try {
-      this.ws.close(CLOSE_SLOW_CLIENT, 'client too slow');
+      this.ws.close(code, reason);
     } catch {
       /* ignore */
     }
-    // a stalled peer will never read the close frame
-    setTimeout(() => this.ws.terminate(), 1000).unref();
+    setTimeout(() => this.ws.terminate(), graceMs).unref();
   }
 
   private error(code: string, message: string): void {
@@ -182,13 +192,7 @@ class ConsoleSession implements BatchReader {
 
   private reject(code: string, message: string): void {
     this.error(code, message);
-    this.cleanup();
-    try {
-      this.ws.close(CLOSE_UNAUTHORIZED, code.slice(0, 60));
-    } catch {
-      /* ignore */
-    }
-    setTimeout(() => this.ws.terminate(), 2000).unref();
+    this.end(CLOSE_UNAUTHORIZED, code.slice(0, 60), 2000);
   }
 
   private rateLimited(): boolean {
@@ -208,7 +212,7 @@ class ConsoleSession implements BatchReader {
   }
 
   private onMessage(data: RawData, isBinary: boolean): void {
-    if (this.dropped) return;
+    if (this.dropped || this.ended) return;
     if (this.rateLimited()) return;
     if (isBinary) return this.error('BAD_REQUEST', 'Binary frames are not supported');
     let msg: unknown;
@@ -254,6 +258,8 @@ class ConsoleSession implements BatchReader {
     if (this.server && claims.srv !== this.server.id) {
       return this.error('FORBIDDEN', 'A renewed token must be for the same server');
     }
+    // a socket is its user's for its whole life: it counts against their cap and acts as them
+    if (this.server && claims.sub !== this.sub) return this.error('FORBIDDEN', 'A renewed token must be for the same user: open a new connection for another user');
     const server = this.opts.manager.find(claims.srv);
     if (!server) return this.reject('UNAUTHORIZED', 'Unknown server');
     if (this.authTimer) clearTimeout(this.authTimer);
@@ -340,12 +346,7 @@ class ConsoleSession implements BatchReader {
     const onStats = (s: ServerStats): void => this.send('stats', s);
     const onDeleted = (): void => {
       this.error('NOT_FOUND', 'The server was deleted');
-      this.cleanup();
-      try {
-        this.ws.close(CLOSE_SERVER_DELETED, 'server deleted');
-      } catch {
-        /* ignore */
-      }
+      this.end(CLOSE_SERVER_DELETED, 'server deleted');
     };
     server.on('console', onLine);
     server.on('skipped', onSkipped);
@@ -407,13 +408,7 @@ class ConsoleSession implements BatchReader {
   /** Ends the session: its user has too many console sockets open. */
   tooMany(max: number): void {
     this.error('TOO_MANY_CONNECTIONS', `At most ${max} console connections per user; close another one first.`);
-    this.cleanup();
-    try {
-      this.ws.close(CLOSE_TOO_MANY, 'too many connections');
-    } catch {
-      /* ignore */
-    }
-    setTimeout(() => this.ws.terminate(), 1000).unref();
+    this.end(CLOSE_TOO_MANY, 'too many connections');
   }
 
   /** Whether this session watches `serverId` as `userId`. */
@@ -424,13 +419,7 @@ class ConsoleSession implements BatchReader {
   /** Ends the session: the user's rights on its server changed. */
   revoke(): void {
     this.error('TOKEN_REVOKED', 'Your console access to this server changed; get a new console token');
-    this.cleanup();
-    try {
-      this.ws.close(CLOSE_REVOKED, 'access revoked');
-    } catch {
-      /* ignore */
-    }
-    setTimeout(() => this.ws.terminate(), 1000).unref();
+    this.end(CLOSE_REVOKED, 'access revoked');
   }
 
   cleanup(): void {
