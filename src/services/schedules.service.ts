@@ -112,12 +112,13 @@ export class SchedulesService {
     const a = await this.access.resolve(actor, serverId);
     demand(a, 'schedule.update');
     const data = parseInput(updateScheduleInput, input);
-    if (data.tasks) demandTasks(a, data.tasks);
     const em = this.orm.em.fork();
     const schedule = await this.find(em, a, scheduleId);
     const given = Object.fromEntries(Object.entries(data).filter(([, v]) => v !== undefined));
     // nothing named: nothing changes, nothing is recorded
     if (!Object.keys(given).length) return view(schedule);
+    // any change (its times, enabling it, its tasks) decides what the tasks will do: they act for the changer
+    demandTasks(a, data.tasks ?? schedule.tasks);
     const timing = data.cron !== undefined || data.timezone !== undefined || data.enabled !== undefined;
     em.assign(schedule, given);
     if (timing) schedule.nextRunAt = nextRunOf(schedule, this.runner.now());

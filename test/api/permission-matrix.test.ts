@@ -125,6 +125,7 @@ const OPS: Op[] = [
   {
     name: 'change a schedule',
     key: 'schedule.update',
+    withBackupTaskKeys: true,
     rest: async (token) => rest('PATCH', `/servers/:id/schedules/${await freshSchedule()}`, { enabled: false })(token),
     graphql: graph('mutation($id: ID!, $s: ID!) { updateSchedule(serverId: $id, scheduleId: $s, input: { enabled: false }) { id } }', async () => ({ s: await freshSchedule() })),
   },

@@ -204,10 +204,18 @@ test('a schedule acts for whoever makes, changes or runs it: each task needs the
   expectError(await p.request('PATCH', S(idle, `/${mine.body.data.id}`), { token: helper.token, body: { tasks: [tasks.command] } }), 403, 'FORBIDDEN');
   expectError(await p.request('POST', S(idle, `/${mine.body.data.id}/run`), { token: helper.token }), 403, 'FORBIDDEN');
   expect((await p.request('GET', S(idle, `/${mine.body.data.id}/runs`), { token: owner.token })).body.meta.total).toBe(0);
+  // nor by enabling the owner's disabled power schedule, or making it run every minute
+  const off = await p.request('POST', S(idle), { token: owner.token, body: { name: 'owner start, off', cron: '0 4 * * *', enabled: false, tasks: [tasks.power] } });
+  for (const change of [{ enabled: true }, { cron: '* * * * *' }, { name: 'renamed', timezone: 'Europe/Paris' }]) {
+    const r = await p.request('PATCH', S(idle, `/${off.body.data.id}`), { token: helper.token, body: change });
+    expectError(r, 403, 'FORBIDDEN');
+    expect(r.body.error.message).toBe('A power task needs the "control.start" permission on this server; ask its owner.');
+  }
+  expect((await p.request('GET', S(idle, `/${off.body.data.id}`), { token: owner.token })).body.data).toMatchObject({ name: 'owner start, off', cron: '0 4 * * *', enabled: false });
   // with the task's key it goes through
   expect((await p.request('PATCH', `/api/v1/servers/${idle}/subusers/${helper.user.id}`, { token: owner.token, body: { permissions: [...keys, 'control.console'] } })).status).toBe(200);
   expect((await p.request('POST', S(idle), { token: helper.token, body: { name: 'chat', cron: '0 4 * * *', tasks: [tasks.command] } })).status).toBe(201);
-  expect((await p.request('DELETE', S(idle, `/${mine.body.data.id}`), { token: owner.token })).status).toBe(204);
+  for (const id of [mine.body.data.id, off.body.data.id]) expect((await p.request('DELETE', S(idle, `/${id}`), { token: owner.token })).status).toBe(204);
 });
 
 test('run now: the command reaches the server console, the history and the activity log record it', async () => {
