@@ -8,8 +8,13 @@
  */
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type { ConsoleBus } from '../console/bus.js';
 import { REVOKED, type ConsoleEvent } from '../console/types.js';
 import { AppError } from '../errors.js';
+import type { PermissionKey } from '../permissions/keys.js';
+import { demand } from '../permissions/policy.js';
+import type { AccessService } from './access.service.js';
+import type { Actor } from './actor.js';
 
 export async function guardedSubscription(
   orm: MikroORM,
@@ -47,4 +52,25 @@ export async function guardedSubscription(
   });
   recheck();
   return stop;
+}
+
+/**
+ * The subscribe function of a server feed carried on the bus (its activity, its backups): it
+ * attaches to the server's events for `who` once they hold `key`, and holds their rights through
+ * guardedSubscription; the server's deletion (`gone` on the bus) completes it.
+ */
+export function guardedServerFeed(
+  orm: MikroORM,
+  access: AccessService,
+  bus: ConsoleBus,
+  who: Actor,
+  serverId: string,
+  key: PermissionKey,
+): (push: (e: ConsoleEvent) => void) => Promise<() => void> {
+  const check = async () => demand(await access.resolve(who, serverId), key);
+  const attach = async (push: (e: ConsoleEvent) => void) => {
+    const stop = await bus.subscribe(serverId, push);
+    return () => void stop().catch(() => undefined);
+  };
+  return (push) => guardedSubscription(orm, who.user.id, check, attach, push);
 }

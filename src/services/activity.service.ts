@@ -8,12 +8,11 @@ import { randomUUID } from 'node:crypto';
 import type { ConsoleBus } from '../console/bus.js';
 import { readRows } from '../db/read-rows.js';
 import { eventIterator } from '../console/iterator.js';
-import type { ConsoleEvent } from '../console/types.js';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Activity } from '../entities/Activity.js';
 import { childLogger } from '../logger.js';
 import { demand } from '../permissions/policy.js';
-import { guardedSubscription } from './access-guard.js';
+import { guardedServerFeed } from './access-guard.js';
 import { ActivityAnnouncer } from './activity-announcer.js';
 import type { ActivityFilter } from '../validation/activity.js';
 import type { Page, Paginated } from '../validation/pagination.js';
@@ -126,13 +125,8 @@ export class ActivityService implements ActivityRecorder {
     const who = requireActor(actor);
     const a = await this.access.resolve(who, serverId);
     demand(a, 'activity.read');
-    const check = async () => demand(await this.access.resolve(who, a.serverId), 'activity.read');
-    const attach = async (push: (e: ConsoleEvent) => void) => {
-      const stop = await this.bus.subscribe(a.serverId, push);
-      return () => void stop().catch(() => undefined);
-    };
     // taking the key (or the subuser) away ends the subscription, as it ends a console's
-    const subscribe = (push: (e: ConsoleEvent) => void) => guardedSubscription(this.orm, who.user.id, check, attach, push);
+    const subscribe = guardedServerFeed(this.orm, this.access, this.bus, who, a.serverId, 'activity.read');
     return eventIterator<ActivityEntry>(subscribe, (e) => (e.type === 'activity' ? revive(e.data as ActivityEntry) : undefined), MAX_QUEUED_ENTRIES);
   }
 

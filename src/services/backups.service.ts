@@ -8,7 +8,6 @@
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { LockMode } from '@mikro-orm/core';
 import type { ConsoleBus } from '../console/bus.js';
-import type { ConsoleEvent } from '../console/types.js';
 import { eventIterator } from '../console/iterator.js';
 import { Backup } from '../entities/Backup.js';
 import { Server } from '../entities/Server.js';
@@ -23,6 +22,7 @@ import type { Page, Paginated } from '../validation/pagination.js';
 import type { AccessService } from './access.service.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, type Actor } from './actor.js';
+import { guardedServerFeed } from './access-guard.js';
 
 
 export class BackupsService {
@@ -110,7 +110,8 @@ export class BackupsService {
     try {
       await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/backups`, { id: backup.id, ignored: backup.ignored });
     } catch (err) {
-      await this.fail(backup.id, err instanceof AppError ? err.message : 'The node could not start the backup.');
+      await this.fail(backup, err instanceof AppError ? err.message : 'The node could not start the backup.');
+      this.announce(server.id, backup);
       throw err;
     }
     this.announce(server.id, backup);
@@ -174,11 +175,9 @@ export class BackupsService {
 
   /** New states of the server's backups (backup.read). */
   async subscribe(actor: Actor | null, serverId: string): Promise<AsyncIterableIterator<Backup>> {
-    const { server } = await this.server(actor, serverId, 'backup.read');
-    const subscribe = async (push: (e: ConsoleEvent) => void) => {
-      const stop = await this.bus.subscribe(server.id, push);
-      return () => void stop().catch(() => undefined);
-    };
+    const { server, actor: who } = await this.server(actor, serverId, 'backup.read');
+    // taking the key (or the subuser) away ends the subscription, as it ends the activity feed's
+    const subscribe = guardedServerFeed(this.orm, this.access, this.bus, who, server.id, 'backup.read');
     return eventIterator<Backup>(subscribe, (e) => (e.type === 'backup' ? reviveBackup(e.data as Backup) : undefined), 1000);
   }
 
@@ -207,8 +206,9 @@ export class BackupsService {
     this.announce(report.serverId, backup);
   }
 
-  private async fail(backupId: string, error: string): Promise<void> {
-    await this.em.fork().nativeUpdate(Backup, { id: backupId }, { status: 'failed', error, completedAt: new Date() });
+  private async fail(backup: Backup, error: string): Promise<void> {
+    Object.assign(backup, { status: 'failed', error, completedAt: new Date() });
+    await this.em.fork().nativeUpdate(Backup, { id: backup.id }, { status: backup.status, error, completedAt: backup.completedAt });
   }
 
   private announce(serverId: string, backup: Backup): void {

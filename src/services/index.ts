@@ -66,7 +66,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const access = new AccessService(orm);
   const activity = new ActivityService(orm, access, bus);
   const rules = { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota, backupLimitDefault: config.backupLimitDefault };
-  const servers = new ServersService(orm, provisioner, rules, activity);
+  const servers = new ServersService(orm, provisioner, rules, activity, bus);
   const power = new PowerService(orm, agents, config, events, servers, activity);
   const consoles = new ConsoleService(orm, power, servers, bus);
   const subusers = new SubusersService(orm, access, activity);

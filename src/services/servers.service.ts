@@ -1,6 +1,8 @@
 import os from 'node:os';
 import { LockMode } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
+import type { ConsoleBus } from '../console/bus.js';
+import { GONE } from '../console/types.js';
 import { Blueprint } from '../entities/Blueprint.js';
 import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
@@ -90,6 +92,8 @@ export class ServersService {
     private readonly provisioner: ServerProvisioner = noProvisioner,
     private readonly rules: ServerRules = OPEN_RULES,
     private readonly activity: ActivityRecorder = noRecorder,
+    /** where the server's deletion is told to its live feeds (activity, backups), on every instance */
+    private readonly bus: ConsoleBus | null = null,
   ) {}
 
   private get em() {
@@ -308,6 +312,8 @@ export class ServersService {
       em.remove(em.getReference(Server, server.id));
       await this.activity.record({ event: 'server:delete', serverId: server.id, actor, properties: { name: server.name, force: force ?? false } }, em);
     });
+    // its feeds complete (the console's end when its node feed does)
+    await this.bus?.publish(server.id, GONE).catch((err: unknown) => log.warn({ err, serverId: server.id }, 'could not tell the live feeds that the server is gone'));
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * The `serverActivity` subscription over graphql-ws: it ends when its subscriber loses activity.read
  * (the key, or the whole subuser entry), and it carries only entries that are in the log (never
- * those of a change refused at its flush). Also: dates in an entry's properties are kept as dates.
+ * those of a change refused at its flush). `serverBackups` ends the same way when backup.read goes,
+ * and both complete when their server is deleted. Also: dates in an entry's properties are kept as dates.
  */
 import { blueprintsByKey, createNode } from '../support/fixtures.js';
 import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
@@ -9,22 +10,31 @@ import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
 let p: TestPlatform;
+let admin: string;
 let owner: { token: string; user: any; email: string };
+let nodeId: string;
+let blueprintId: string;
 let serverId: string;
 const FEED = 'subscription($id: ID!) { serverActivity(serverId: $id) { id event } }';
+const BACKUPS = 'subscription($id: ID!) { serverBackups(serverId: $id) { id status } }';
 
 beforeAll(async () => {
   p = await startTestPlatform({ rateLimits: { general: 100_000, auth: 100_000, admin: 100_000 } });
-  const admin = (await p.admin()).token;
+  admin = (await p.admin()).token;
   owner = await p.newUser('owner');
-  const node = await createNode(p, admin);
-  const bp = (await blueprintsByKey(p, owner.token))['shell-command'].id;
-  serverId = (await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'live', nodeId: node.id, blueprintId: bp, memory: 64, cpu: 10, disk: 128 } })).body.data.id;
+  nodeId = (await createNode(p, admin)).id;
+  blueprintId = (await blueprintsByKey(p, owner.token))['shell-command'].id;
+  serverId = await newServer('live');
 }, 60_000);
 afterAll(async () => {
   await p?.stop();
 });
 
+async function newServer(name: string): Promise<string> {
+  return (await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name, nodeId, blueprintId, memory: 64, cpu: 10, disk: 128 } })).body.data.id;
+}
+/** A backup of the server (its node is unreachable: the backup is recorded, then fails). */
+const backup = (id = serverId) => p.request('POST', `/api/v1/servers/${id}/backups`, { token: owner.token, body: {} });
 const rename = (name: string) => p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { name } });
 
 /** Runs `fn` with a live serverActivity subscription of `token`'s user, once an entry came through it. */
@@ -91,4 +101,42 @@ test('a date in an entry is stored as its ISO text (an API token\'s expiry was {
   const expiresAt = log.body.data[0].properties.expiresAt;
   expect(expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   expect(Math.abs(Date.parse(expiresAt) - (Date.now() + 86_400_000))).toBeLessThan(60_000);
+});
+
+test('a serverBackups subscriber who loses backup.read stops getting backups: the subscription ends', async () => {
+  // it was checked once at its start and went on receiving the server's backups after the removal
+  const friend = await p.newUser(`backup reader ${Math.random()}`);
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['backup.read'] } })).status).toBe(201);
+  const ws = gqlWsClient(p.url, friend.token);
+  try {
+    const feed = subscribe(ws, BACKUPS, { id: serverId });
+    // the node is unreachable: the backup fails at once, and subscribers are told so
+    await until(async () => (expect((await backup()).status).toBe(422), feed.items.length > 0) || null, 10_000, 'a failed backup on the subscription');
+    expect(feed.items[0].serverBackups.status).toBe('failed');
+    expect((await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${friend.user.id}`, { token: owner.token })).status).toBe(204);
+    await until(() => feed.done || null, 5_000, 'the subscription to end');
+    expect(feed.errors.map((e: any) => e.extensions?.code)).toEqual(['FORBIDDEN']);
+    const seen = feed.items.length;
+    await backup();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(feed.items).toHaveLength(seen);
+  } finally {
+    await ws.dispose();
+  }
+});
+
+test('deleting a server completes its activity and backups subscriptions', async () => {
+  const doomed = await newServer('doomed');
+  const ws = gqlWsClient(p.url, owner.token);
+  try {
+    const backups = subscribe(ws, BACKUPS, { id: doomed });
+    const activity = subscribe(ws, FEED, { id: doomed });
+    await until(async () => (await backup(doomed), backups.items.length > 0 && activity.items.length > 0) || null, 10_000, 'both feeds running');
+    // the node is unreachable: an administrator drops the record
+    expect((await p.request('DELETE', `/api/v1/servers/${doomed}?force=true`, { token: admin })).status).toBe(204);
+    await until(() => (backups.done && activity.done) || null, 5_000, 'both subscriptions to complete');
+    expect([backups.errors, activity.errors]).toEqual([[], []]);
+  } finally {
+    await ws.dispose();
+  }
 });
