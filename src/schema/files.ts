@@ -1,5 +1,5 @@
 /** Types of the file manager (text contents only; uploads and downloads stay REST). */
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Field, Float, Int, ObjectType } from 'type-graphql';
 
 @ObjectType('FileEntry', { simpleResolvers: true, description: 'A file, folder or symlink of a server.' })
 export class FileEntryType {
@@ -9,7 +9,7 @@ export class FileEntryType {
   path!: string;
   @Field({ description: 'file, directory, symlink or other' })
   type!: string;
-  @Field(() => Int, { description: 'Bytes (0 for anything but a file).' })
+  @Field(() => Float, { description: 'Bytes (0 for anything but a file); a Float, as files pass 2 GiB (Int is 32 bits).' })
   size!: number;
   @Field({ description: 'Permission bits, octal (0644).' })
   mode!: string;

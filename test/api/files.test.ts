@@ -5,7 +5,8 @@
  * and the activity entries.
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
-import { readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { blueprintsByKey, expectError, localNodeId, waitForStatus } from '../support/fixtures.js';
@@ -266,6 +267,21 @@ test('archives: compress and decompress through the panel, with file.archive and
   const g = await p.request('POST', '/graphql', { token: owner.token, body: { query: 'mutation($s: ID!) { decompressFile(serverId: $s, path: "/maps/sub.tar.gz", destination: "/maps/g") { path } }', variables: { s: serverId } } });
   expect(g.body.data.decompressFile.map((e: any) => e.path)).toEqual(['/maps/g/out']);
   expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/maps'] } })).status).toBe(204);
+});
+
+test('GraphQL: a file of 3 GiB is listed with its size (a 32-bit Int broke the whole list)', async () => {
+  const big = path.join(p.config.dataDir, 'agent', 'servers', serverId, 'big.bin');
+  execFileSync('truncate', ['-s', '3G', big]); // sparse: no disk used
+  try {
+    const gql = (query: string) => p.request('POST', '/graphql', { token: owner.token, body: { query, variables: { s: serverId } } });
+    const list = await gql('query($s: ID!) { files(serverId: $s, path: "/") { items { name size } } }');
+    expect(list.body.errors).toBeUndefined();
+    expect(list.body.data.files.items.find((e: any) => e.name === 'big.bin')).toEqual({ name: 'big.bin', size: 3 * 1024 ** 3 });
+    const found = await gql('query($s: ID!) { fileSearch(serverId: $s, query: "big.bin") { size } }');
+    expect(found.body).toEqual({ data: { fileSearch: [{ size: 3 * 1024 ** 3 }] } });
+  } finally {
+    rmSync(big);
+  }
 });
 
 test('changes are in the activity log', async () => {
