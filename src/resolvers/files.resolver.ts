@@ -1,5 +1,4 @@
 /** The GraphQL twin of src/rest/files.routes.ts, for text: uploads and downloads stay REST. */
-import { Readable } from 'node:stream';
 import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import { AppError } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
@@ -39,7 +38,7 @@ export class FilesResolver {
 
   @Mutation(() => FileEntryType, { description: 'PUT /servers/:id/files/contents (file.update, or file.create for a new file).' })
   async writeFile(@Arg('serverId', () => ID) serverId: string, @Arg('path') path: string, @Arg('contents') contents: string, @Ctx() ctx: GraphQLContext) {
-    return (await ctx.services.files.write(ctx.actor, serverId, path, Readable.from([Buffer.from(contents, 'utf8')]))).entry;
+    return (await ctx.services.files.writeText(ctx.actor, serverId, path, contents)).entry;
   }
 
   @Mutation(() => FileEntryType, { description: 'POST /servers/:id/files/rename (file.update).' })

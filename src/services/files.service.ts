@@ -5,7 +5,7 @@
  * recorded in the activity log. Paths the server's blueprint denies (its file deny-list) are shown in
  * listings and searches, as in Pterodactyl, but every other operation on them is a 403, for everyone.
  */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { Config } from '../config.js';
 import type { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
@@ -16,7 +16,7 @@ import { encodeReach, type Reach } from '../agent/filesystem/reach.js';
 import type { PermissionKey } from '../permissions/keys.js';
 import { demand, may, withinScopes, type ServerAccess } from '../permissions/policy.js';
 import { parseInput } from '../validation/common.js';
-import { chmodInput, compressInput, decompressInput, deleteInput, pathInput, renameInput, type FileListQuery, type FileSearchQuery } from '../validation/files.js';
+import { chmodInput, compressInput, decompressInput, deleteInput, pathInput, renameInput, textContentsInput, type FileListQuery, type FileSearchQuery } from '../validation/files.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, type Actor } from './actor.js';
 import type { ServersService } from './servers.service.js';
@@ -126,6 +126,12 @@ export class FilesService {
     const answer = (await r.json()) as { data: FileEntry; meta: { created: boolean } };
     await this.record(t, event, { path, size: answer.data.size });
     return { entry: answer.data, created: answer.meta.created };
+  }
+
+  /** Writes text (the GraphQL editor's save): well-formed Unicode, written as UTF-8; see write. */
+  writeText(actor: Actor | null, serverId: string, rawPath: unknown, contents: unknown): Promise<{ entry: FileEntry; created: boolean }> {
+    const text = parseInput(textContentsInput, { contents }).contents;
+    return this.write(actor, serverId, rawPath, Readable.from([Buffer.from(text, 'utf8')]));
   }
 
   private async stat(t: Target, path: string): Promise<FileEntry> {

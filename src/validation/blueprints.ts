@@ -9,15 +9,10 @@ import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProb
 import { CONFIG_PARSERS } from '../shared/config-files.js';
 import { INSTALL_SHELLS } from '../shared/node-protocol.js';
 import { variableNameProblem } from '../shared/variable-names.js';
-import { displayName, isWellFormed, UNICODE_MESSAGE } from './common.js';
+import { displayName, plainText } from './common.js';
 import { cpu, description, disk, memory } from './servers.js';
 
-const text = (max: number) =>
-  z
-    .string({ message: 'must be a string' })
-    .max(max, `must be at most ${max} characters`)
-    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters')
-    .refine(isWellFormed, UNICODE_MESSAGE);
+const text = plainText;
 
 const problem = (check: (s: string) => string | null) => (s: string, ctx: z.RefinementCtx) => {
   const message = check(s);

@@ -27,6 +27,14 @@ const INVISIBLE = /[\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/;
 export const INVISIBLE_MESSAGE = 'must not contain invisible or text-direction characters (zero-width spaces, bidi controls)';
 export const hasInvisible = (s: string) => INVISIBLE.test(s);
 
+/** Text that is stored or handed on as is (patterns, scripts): no NUL, no lone surrogate, at most `max` characters. */
+export const plainText = (max: number) =>
+  z
+    .string({ message: 'must be a string' })
+    .max(max, `must be at most ${max} characters`)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL characters')
+    .refine(isWellFormed, UNICODE_MESSAGE);
+
 /** The one rule for every name a user gives (users, servers, nodes, API tokens). */
 export const displayName = (max = 100) =>
   z

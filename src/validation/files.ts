@@ -1,6 +1,6 @@
 /** Inputs of the file manager (paths are checked by src/files/paths.ts, scopes by the policy). */
 import { z } from 'zod';
-import { parseInput } from './common.js';
+import { isWellFormed, parseInput, UNICODE_MESSAGE } from './common.js';
 
 const path = z.string({ message: 'must be a path string' }).max(8192, 'must be at most 8192 characters');
 const intParam = (def: number, min: number, max: number) =>
@@ -26,6 +26,8 @@ const firsts = (raw: unknown, keys: string[]) => Object.fromEntries(keys.map((k)
 export const parseFileListQuery = (raw: unknown): FileListQuery => parseInput(listQuery, firsts(raw, ['path', 'page', 'limit']));
 export const parseFileSearchQuery = (raw: unknown): FileSearchQuery => parseInput(searchQuery, firsts(raw, ['path', 'query']));
 export const pathInput = z.object({ path });
+/** A text file's contents as the editor saves them (written as UTF-8). */
+export const textContentsInput = z.object({ contents: z.string({ message: 'must be a string' }).refine(isWellFormed, UNICODE_MESSAGE) });
 export const renameInput = z.object({ from: path, to: path });
 export const deleteInput = z.object({ paths: z.array(path, { message: 'must be a list of paths' }).min(1, 'must name at least one path').max(1000, 'must name at most 1000 paths') });
 export const chmodInput = z.object({ path, mode: z.string({ message: 'must be an octal string' }).regex(/^0?[0-7]{3}$/, 'must be an octal string of permission bits, e.g. "644" (no setuid, setgid or sticky bit)') });

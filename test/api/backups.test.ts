@@ -131,6 +131,12 @@ test('a locked backup cannot be deleted; unlocked it can', async () => {
 test('bad input: names, patterns, a limit of 0, foreign ids', async () => {
   expectError(await p.request('POST', B(), { token: owner.token, body: { name: '' } }), 422, 'VALIDATION_ERROR');
   expectError(await p.request('POST', B(), { token: owner.token, body: { ignored: 'logs/' } }), 422, 'VALIDATION_ERROR');
+  // text PostgreSQL cannot store in a JSON column was a 500, and left no record behind either
+  for (const bad of ['a\u0000b', 'a\ud800']) {
+    const r = await p.request('POST', B(), { token: owner.token, body: { ignored: ['ok/', bad] } });
+    expectError(r, 422, 'VALIDATION_ERROR');
+    expect(Object.keys(r.body.error.details.fields)).toEqual(['ignored.1']);
+  }
   expectError(await p.request('GET', B('/not-a-uuid'), { token: owner.token }), 404, 'NOT_FOUND');
   expectError(await p.request('GET', B('/00000000-0000-4000-8000-000000000000'), { token: owner.token }), 404, 'NOT_FOUND');
   expect((await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 0 } })).body.data.backupLimit).toBe(0);

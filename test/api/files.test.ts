@@ -293,6 +293,10 @@ test('GraphQL: the text file operations mirror REST, with the same keys', async 
   const gql = (query: string, variables: Record<string, unknown>, token = owner.token) => p.request('POST', '/graphql', { token, body: { query, variables } });
   const w = await gql('mutation($s: ID!, $p: String!, $c: String!) { writeFile(serverId: $s, path: $p, contents: $c) { path size } }', { s: serverId, p: '/gql.txt', c: 'héllo' });
   expect(w.body.data.writeFile).toEqual({ path: '/gql.txt', size: 6 });
+  // a lone surrogate is not text: it was written as U+FFFD
+  const bad = await gql('mutation($s: ID!, $p: String!, $c: String!) { writeFile(serverId: $s, path: $p, contents: $c) { path } }', { s: serverId, p: '/bad.txt', c: 'a\ud800b' });
+  expect(bad.body.errors[0].extensions).toMatchObject({ code: 'VALIDATION_ERROR', details: { fields: { contents: expect.stringContaining('lone UTF-16 surrogate') } } });
+  expect((await gql('query($s: ID!) { files(serverId: $s, path: "/") { items { name } } }', { s: serverId })).body.data.files.items.map((e: any) => e.name)).not.toContain('bad.txt');
   const r = await gql('query($s: ID!, $p: String!) { fileContents(serverId: $s, path: $p) { contents } }', { s: serverId, p: '/gql.txt' });
   expect(r.body.data.fileContents.contents).toBe('héllo');
   const list = await gql('query($s: ID!) { files(serverId: $s, path: "/") { total items { name type } } }', { s: serverId });
