@@ -13,7 +13,7 @@ import { childLogger } from '../logger.js';
 import { PacedQueue } from '../shared/paced-queue.js';
 import type { ConsoleBus } from './bus.js';
 import { batchEvent, batchLine, ConsoleBatcher } from './batcher.js';
-import type { ConsoleEvent } from './types.js';
+import type { BatchLine, ConsoleEvent } from './types.js';
 import { UpstreamFeed, type UpstreamTicket } from './upstream.js';
 
 const log = childLogger('console-hub');
@@ -67,6 +67,45 @@ class RecentLines {
     return false;
   }
 }
+
+/**
+ * The lines one subscriber got from the bus's history. A line is appended to the history before it is
+ * published, so a subscriber that read the history in between gets the line live too (alone, or in a
+ * batch gathered meanwhile): those copies are dropped for this subscriber only, until the first line
+ * newer than the whole history (lines come in time order; no copy can follow it).
+ */
+class HistoryShadow {
+  private keys: Set<string> | null;
+  private readonly newest: number;
+
+  constructor(history: readonly ConsoleEvent[]) {
+    const lines = history.filter(isLine).map(batchLine);
+    this.keys = lines.length ? new Set(lines.map(shadowKey)) : null;
+    this.newest = Math.max(-Infinity, ...lines.map((l) => Date.parse(l.ts)).filter(Number.isFinite));
+  }
+
+  /** Whether `l` is one of the history's lines. */
+  has(l: BatchLine): boolean {
+    if (!this.keys) return false;
+    if (Date.parse(l.ts) > this.newest) {
+      this.keys = null;
+      return false;
+    }
+    return this.keys.has(shadowKey(l));
+  }
+
+  /** `ev` as this subscriber should get it: a history line's copy is null; a batch loses its copies. */
+  filter(ev: ConsoleEvent): ConsoleEvent | null {
+    if (!this.keys) return ev;
+    if (isLine(ev)) return this.has(batchLine(ev)) ? null : ev;
+    if (ev.type !== 'console_batch') return ev;
+    const lines = (ev.data.lines as BatchLine[]).filter((l) => !this.has(l));
+    if (lines.length === ev.data.lines.length) return ev;
+    return lines.length || ev.data.skipped ? batchEvent(lines, ev.data.skipped) : null;
+  }
+}
+
+const shadowKey = (l: BatchLine) => `${l.stream}\u0000${l.ts}\u0000${l.seq}\u0000${l.line}`;
 
 /**
  * Lines remembered per server to drop a second copy: more than a feed's replay (150 lines) plus what
@@ -156,16 +195,17 @@ export class ConsoleHub {
     const entry = await this.entry(serverId);
     // Live events that arrive while the history is read wait in a queue, then follow it.
     const queue: ConsoleEvent[] = [];
-    let ready = false;
-    const wrapped: Listener = (ev) => (ready ? listener(ev) : queue.push(ev));
+    let shadow: HistoryShadow | null = null;
+    const deliver = (ev: ConsoleEvent) => {
+      const e = shadow!.filter(ev);
+      if (e) listener(e);
+    };
+    const wrapped: Listener = (ev) => (shadow ? deliver(ev) : queue.push(ev));
     entry.listeners.add(wrapped);
     const history = await this.bus.history(serverId).catch(() => [] as ConsoleEvent[]);
-    const seen = new Set(history.map((h) => JSON.stringify(h)));
-    // lines this subscriber gets from the history count as delivered: a replay of them is dropped too
-    for (const h of history) if (isLine(h)) entry.recent.seen(lineKey(h));
     history.forEach(listener);
-    for (const ev of queue) if (!seen.has(JSON.stringify(ev))) listener(ev);
-    ready = true;
+    shadow = new HistoryShadow(history);
+    queue.forEach(deliver);
 
     let done = false;
     return () => {
@@ -188,22 +228,18 @@ export class ConsoleHub {
       entry.listeners.add(batcher.push);
     }
     const queue: ConsoleEvent[] = [];
-    let ready = false;
-    const wrapped: Listener = (ev) => (ready ? listener(ev) : queue.push(ev));
+    let shadow: HistoryShadow | null = null;
+    const deliver = (ev: ConsoleEvent) => {
+      const e = shadow!.filter(ev);
+      if (e) listener(e);
+    };
+    const wrapped: Listener = (ev) => (shadow ? deliver(ev) : queue.push(ev));
     batcher.listeners.add(wrapped);
     const history = (await this.bus.history(serverId).catch(() => [] as ConsoleEvent[])).filter(isLine);
-    for (const h of history) entry.recent.seen(lineKey(h));
     if (history.length) listener(batchEvent(history.map(batchLine), 0));
-    // a batch made while the history was read may repeat some of its last lines
-    const known = new Set(history.map((h) => JSON.stringify(batchLine(h))));
-    for (const ev of queue) {
-      if (ev.type !== 'console_batch' || !known.size) listener(ev);
-      else {
-        const lines = ev.data.lines.filter((l: unknown) => !known.has(JSON.stringify(l)));
-        if (lines.length || ev.data.skipped) listener(batchEvent(lines, ev.data.skipped));
-      }
-    }
-    ready = true;
+    // batches made while the history was read, or gathering then, may repeat some of its last lines
+    shadow = new HistoryShadow(history);
+    queue.forEach(deliver);
 
     let done = false;
     return () => {

@@ -1,6 +1,7 @@
 /**
  * The gateway's console fan-out with the in-process bus (what Redis carries between instances is
- * published on it the same way): a line that reaches the hub twice is delivered once, and a burst as
+ * published on it the same way): a line that reaches the hub twice is delivered once, a subscriber
+ * joining while a line is on its way gets it once without taking it from the others, and a burst as
  * large as one Redis message can carry does not end a GraphQL subscriber.
  */
 import { randomUUID } from 'node:crypto';
@@ -50,6 +51,47 @@ describe('the console hub', () => {
     expect(statuses).toEqual(['running', 'running']);
     unsubscribe();
     second();
+  });
+
+  /** What the feed does with a line: into the bus's history, then published. */
+  async function relay(serverId: string, ev: ConsoleEvent): Promise<void> {
+    await bus.appendHistory(serverId, ev);
+    await bus.publish(serverId, ev);
+  }
+  const seqs = (events: ConsoleEvent[]) => events.flatMap((e) => (e.type === 'console_batch' ? e.data.lines.map((l: any) => l.seq) : e.type === 'console_output' ? [e.data.seq] : []));
+
+  test('a subscriber joining between a line\u2019s entry in the history and its publication gets it once, and the others get it too', async () => {
+    // the newcomer's history marked the line as delivered for the whole server: nobody got it live
+    const serverId = randomUUID();
+    const first: ConsoleEvent[] = [];
+    const late: ConsoleEvent[] = [];
+    const stops = [await hub.subscribe(serverId, (e) => first.push(e))];
+    await relay(serverId, line(1));
+    await bus.appendHistory(serverId, line(2));
+    stops.push(await hub.subscribe(serverId, (e) => late.push(e)));
+    await bus.publish(serverId, line(2));
+    await relay(serverId, line(3));
+    await until(() => (seqs(first).length >= 3 && seqs(late).length >= 3) || null, 5_000, 'the lines');
+    await new Promise((r) => setTimeout(r, 100));
+    expect({ first: seqs(first), late: seqs(late) }).toEqual({ first: [1, 2, 3], late: [1, 2, 3] });
+    stops.forEach((stop) => stop());
+  });
+
+  test('a batch subscriber joining while a batch gathers gets each line once', async () => {
+    // the lines of the batch gathering were in its history too, and came again in that batch
+    const serverId = randomUUID();
+    const first: ConsoleEvent[] = [];
+    const late: ConsoleEvent[] = [];
+    const stops = [await hub.subscribeBatches(serverId, (e) => first.push(e))];
+    await relay(serverId, line(1));
+    await until(() => seqs(first).length >= 1 || null, 5_000, 'the first batch');
+    for (const seq of [2, 3, 4]) await relay(serverId, line(seq)); // the next batch gathers them
+    stops.push(await hub.subscribeBatches(serverId, (e) => late.push(e)));
+    await relay(serverId, line(5));
+    await until(() => (seqs(first).length >= 5 && seqs(late).length >= 5) || null, 5_000, 'the batches');
+    await new Promise((r) => setTimeout(r, 150));
+    expect({ first: seqs(first), late: seqs(late) }).toEqual({ first: [1, 2, 3, 4, 5], late: [1, 2, 3, 4, 5] });
+    stops.forEach((stop) => stop());
   });
 });
 
