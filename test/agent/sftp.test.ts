@@ -27,6 +27,8 @@ afterAll(async () => {
 });
 
 const port = () => h.agent.sftp!.port;
+/** An ssh2 SFTP call as a promise. */
+const call = <T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void) => new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
 const connect = () => connectSftp({ port: port(), ...login });
 
 test('the host key is made once, kept (readable by the agent only) and reported to the panel', async () => {
@@ -96,7 +98,6 @@ test('connections are limited per address', async () => {
 test('writes a little out of order are put in order; a gap or a rewrite is refused and leaves nothing', async () => {
   const c = await connect();
   const { sftp } = c;
-  const call = <T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void) => new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
   const openW = (p: string) => call<Buffer>((cb) => sftp.open(p, 'w', cb));
   const write = (h: Buffer, data: string, at: number) => call<void>((cb) => sftp.write(h, Buffer.from(data), 0, data.length, at, (e) => cb(e)));
   const close = (h: Buffer) => call<void>((cb) => sftp.close(h, (e) => cb(e)));
@@ -128,13 +129,32 @@ test('writes a little out of order are put in order; a gap or a rewrite is refus
 test('a session holds at most MAX_HANDLES files and folders open at once', async () => {
   // there was no cap: 2,000 uploads left open held 2,000 temporary files and worker connections
   const c = await connect();
-  const call = <T>(fn: (cb: (err: Error | null | undefined, v?: T) => void) => void) => new Promise<T>((resolve, reject) => fn((err, v) => (err ? reject(err) : resolve(v as T))));
   const open: Buffer[] = [];
   for (let i = 0; i < MAX_HANDLES; i++) open.push(await call<Buffer>((cb) => c.sftp.opendir('/', cb)));
   await expect(call<Buffer>((cb) => c.sftp.opendir('/', cb))).rejects.toThrow(/256 files and folders open: close some/);
   await expect(call<Buffer>((cb) => c.sftp.open('/one-more.txt', 'w', cb))).rejects.toThrow(/close some/);
   await call<void>((cb) => c.sftp.close(open.pop()!, (e) => cb(e)));
   open.push(await call<Buffer>((cb) => c.sftp.opendir('/', cb)));
+  c.end();
+});
+
+test('a file replaced while it is read open: a read that jumps fails rather than mixing the two files', async () => {
+  // a jump reopened the file by its path: the bytes after it came from the new file, silently
+  const c = await connect();
+  const { sftp } = c;
+  await c.writeFile('/swapped.bin', Buffer.alloc(64 * 1024, 'a'));
+  const h = await call<Buffer>((cb) => sftp.open('/swapped.bin', 'r', cb));
+  const read = (at: number) => call<Buffer>((cb) => sftp.read(h, Buffer.alloc(16), 0, 16, at, (err, n, buf) => cb(err, buf?.subarray(0, n))));
+  expect((await read(0)).toString()).toBe('a'.repeat(16));
+  await c.writeFile('/swapped.bin', Buffer.alloc(64 * 1024 + 1, 'b')); // atomic: a new file in its place
+  expect((await read(16)).toString()).toBe('a'.repeat(16)); // in order: still the file opened
+  await expect(read(32 * 1024)).rejects.toThrow(/\/swapped\.bin changed while it was being read: download it again/);
+  await call<void>((cb) => sftp.close(h, (e) => cb(e)));
+  // a jump in a file that did not change is served
+  const again = await call<Buffer>((cb) => sftp.open('/swapped.bin', 'r', cb));
+  const readAgain = (at: number) => call<Buffer>((cb) => sftp.read(again, Buffer.alloc(4), 0, 4, at, (err, n, buf) => cb(err, buf?.subarray(0, n))));
+  expect((await readAgain(0)).toString()).toBe('bbbb');
+  expect((await readAgain(40_000)).toString()).toBe('bbbb');
   c.end();
 });
 

@@ -41,6 +41,8 @@ export class ReadHandle extends Queued {
   private rest: Buffer = Buffer.alloc(0);
   private position = -1;
   private ended = false;
+  /** the size and time of the file at the first read: a jump that finds them changed fails */
+  private identity: string | null = null;
 
   constructor(
     private readonly files: ServerFiles,
@@ -74,6 +76,15 @@ export class ReadHandle extends Queued {
     if (!res.ok) {
       body.destroy();
       throw failed(res);
+    }
+    // a jump reopens the file by its path: one replaced (or changed) since the first read would give
+    // a mix of two files' bytes
+    const { entry } = res.result as { entry?: { size: number; modifiedAt: string } };
+    const identity = entry ? `${entry.size}\u0000${entry.modifiedAt}` : null;
+    this.identity ??= identity;
+    if (identity !== this.identity) {
+      body.destroy();
+      throw new AgentError(422, 'INVALID_STATE', `${this.path} changed while it was being read: download it again.`);
     }
     this.stream = body;
     this.chunks = body[Symbol.asyncIterator]();
