@@ -1,6 +1,7 @@
 /** `/servers/:id/backups`: one-liners over BackupsService; the download is streamed from the node. */
 import { Router } from 'express';
 import { pipeline } from 'node:stream/promises';
+import { attachment } from '../http/attachment.js';
 import type { Services } from '../services/index.js';
 import { parsePagination } from '../validation/pagination.js';
 import { presentBackup } from './presenters.js';
@@ -22,9 +23,8 @@ export function backupRoutes(services: Services): Router {
   });
   r.get(`${one}/download`, async (req, res) => {
     const { response, backup } = await b.download(req.actor ?? null, req.params.id, req.params.backupId);
-    const name = `${backup.name.replace(/[^A-Za-z0-9 ._-]/g, '_')}.tar.gz`;
     res.status(200).setHeader('content-type', 'application/gzip');
-    res.setHeader('content-disposition', `attachment; filename="${name}"`);
+    res.setHeader('content-disposition', attachment(`${backup.name}.tar.gz`));
     await pipeline(response.body, res);
   });
   return r;

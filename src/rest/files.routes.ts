@@ -8,6 +8,7 @@ import { finished, PassThrough, Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import busboy from 'busboy';
 import { Router, type Request, type Response } from 'express';
+import { attachment } from '../http/attachment.js';
 import { AppError } from '../errors.js';
 import { discardRest } from '../shared/discard-body.js';
 import type { FileEntry } from '../services/files.service.js';
@@ -103,7 +104,7 @@ async function download(services: Services, req: Request<{ id: string }>, res: R
     if (v !== null) res.setHeader(h, v);
   }
   res.setHeader('content-type', 'application/octet-stream');
-  res.setHeader('content-disposition', `attachment; filename="${name.replace(/[^\x20-\x7e]|["\\]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`);
+  res.setHeader('content-disposition', attachment(name));
   await pipeline(response.body, res);
 }
 
@@ -116,7 +117,8 @@ async function upload(services: Services, req: Request<{ id: string }>): Promise
   const dir = await services.files.uploadTarget(req.actor ?? null, req.params.id, single(req.query.path));
   if (!/^multipart\/form-data/i.test(String(req.headers['content-type'] ?? ''))) throw AppError.badRequest('An upload is multipart/form-data with one part per file.');
   const max = services.files.maxUploadBytes;
-  const parser = busboy({ headers: req.headers, limits: { fileSize: max, files: 1000, fields: 10 } });
+  // browsers send a part's file name as UTF-8 bytes: busboy reads them as latin1 unless told
+  const parser = busboy({ headers: req.headers, defParamCharset: 'utf8', limits: { fileSize: max, files: 1000, fields: 10 } });
   const written: FileEntry[] = [];
   let chain = Promise.resolve();
   let failure: unknown = null;

@@ -109,7 +109,7 @@ test('the download is a .tar.gz of the backup', async () => {
   const first = (await p.request('GET', B('?limit=100'), { token: owner.token })).body.data.find((b: any) => b.name === 'First');
   const res = await fetch(`${p.url}${B(`/${first.id}/download`)}`, { headers: { authorization: `Bearer ${owner.token}` } });
   expect(res.status).toBe(200);
-  expect(res.headers.get('content-disposition')).toContain('First.tar.gz');
+  expect(res.headers.get('content-disposition')).toBe(`attachment; filename="First.tar.gz"; filename*=UTF-8''First.tar.gz`);
   const names: string[] = [];
   await new Promise<void>((resolve, reject) => {
     const parser = tarList({ onReadEntry: (e) => void names.push(e.path) });
@@ -117,6 +117,17 @@ test('the download is a .tar.gz of the backup', async () => {
     res.arrayBuffer().then((b) => Readable.from([Buffer.from(b)]).pipe(parser as unknown as NodeJS.WritableStream), reject);
   });
   expect(names.sort()).toEqual(['server.properties', 'world/', 'world/level.dat']);
+});
+
+test('a backup named in any language downloads under its name', async () => {
+  // the name was cut to ASCII: "Avant la mise à jour" came as "Avant la mise _ jour.tar.gz"
+  const made = await p.request('POST', B(), { token: owner.token, body: { name: 'Avant la mise à jour 世界' } });
+  expect(made.status).toBe(201);
+  await completed(made.body.data.id);
+  const res = await fetch(`${p.url}${B(`/${made.body.data.id}/download`)}`, { headers: { authorization: `Bearer ${owner.token}` } });
+  expect([res.status, res.headers.get('content-disposition')]).toEqual([200, `attachment; filename="Avant la mise _ jour __.tar.gz"; filename*=UTF-8''Avant%20la%20mise%20%C3%A0%20jour%20%E4%B8%96%E7%95%8C.tar.gz`]);
+  await res.arrayBuffer();
+  expect((await p.request('DELETE', B(`/${made.body.data.id}`), { token: owner.token })).status).toBe(204);
 });
 
 test('a locked backup cannot be deleted; unlocked it can', async () => {

@@ -74,6 +74,19 @@ test('uploads and downloads stream through; Range is honoured', async () => {
   expect([part.status, part.headers.get('content-range'), await part.text()]).toEqual([206, 'bytes 0-4/10', 'first']);
 });
 
+test('an upload keeps a name in any language, and the download gives it back', async () => {
+  // browsers send a part's file name as UTF-8: it was read as latin1 ("cafÃ©")
+  const name = "café ünïcödé 世界 (1)'s.txt";
+  const form = new FormData();
+  form.append('files', new Blob(['bonjour']), name);
+  const up = await fetch(p.url + F('/upload', 'path=/plugins'), { method: 'POST', headers: { authorization: `Bearer ${owner.token}` }, body: form });
+  expect([up.status, ((await up.json()) as any).data.map((e: any) => e.path)]).toEqual([201, [`/plugins/${name}`]]);
+  const down = await fetch(p.url + F('/download', `path=${encodeURIComponent(`/plugins/${name}`)}`), { headers: { authorization: `Bearer ${owner.token}` } });
+  expect(down.headers.get('content-disposition')).toBe(`attachment; filename="caf_ _n_c_d_ __ (1)'s.txt"; filename*=UTF-8''caf%C3%A9%20%C3%BCn%C3%AFc%C3%B6d%C3%A9%20%E4%B8%96%E7%95%8C%20%281%29%27s.txt`);
+  expect(await down.text()).toBe('bonjour');
+  expect((await p.request('POST', F('/delete'), { token: owner.token, body: { paths: [`/plugins/${name}`] } })).status).toBe(204);
+});
+
 test('escapes: `..`, links made by the server to / and /etc/passwd, NUL', async () => {
   expectError(await p.request('GET', F('', 'path=../../'), { token: owner.token }), 422, 'INVALID_PATH');
   expectError(await p.request('GET', F('', 'path=/root'), { token: owner.token }), 422, 'INVALID_PATH');
