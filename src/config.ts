@@ -165,6 +165,8 @@ export interface Config {
   subscriberSendBudgetBytes: number;
   /** How often the schedule runner claims due runs, in ms; 0: never on its own (tests tick it; not an env setting). */
   scheduleTickMs: number;
+  /** How long a request's body may take to arrive; an upload may take longer but not stall this long (not an env setting). */
+  bodyTimeoutMs: number;
 }
 
 export interface UserQuota {
@@ -227,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     subscriberMaxBufferedBytes: 4 * 1024 * 1024,
     subscriberSendBudgetBytes: 128 * 1024 * 1024,
     scheduleTickMs: 5_000,
+    bodyTimeoutMs: 60_000,
   };
   return { ...config, ...overrides };
 }

@@ -15,7 +15,7 @@ import { compileTrust, useTrust } from './http/client-address.js';
 import Redis from 'ioredis';
 import { memoryLimiters, RateLimiter, REDIS_LIMIT_TIMEOUT_MS, redisLimiters } from './http/rate-limit.js';
 import { closeHttpServer } from './http/shutdown.js';
-import { answerClientError } from './http/client-errors.js';
+import { answerClientError, answerLateBody } from './http/client-errors.js';
 import { childLogger, logger } from './logger.js';
 import { createServices, type Services } from './services/index.js';
 import { RequestContext } from '@mikro-orm/core';
@@ -27,6 +27,8 @@ import { ensureLocalNode } from './nodes/local-node.js';
 import { Node } from './entities/Node.js';
 import { LocalBus, type ConsoleBus } from './console/bus.js';
 import { RedisBus } from './console/redis-bus.js';
+import { isStreamedUpload } from './rest/files.routes.js';
+import { limitBodyTime } from './shared/body-time.js';
 
 const log = childLogger('platform');
 
@@ -114,10 +116,14 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const namespace = orm.config.get('dbName') ?? 'default';
     const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { redis, namespace } } : {}) });
     app.set('trust proxy', trust);
-    server.on('request', app);
+    server.on('request', (req, res) => {
+      limitBodyTime(req, res, { ms: config.bodyTimeoutMs, streamed: isStreamedUpload(req.method ?? 'GET', req.url ?? '/'), late: answerLateBody });
+      app(req, res);
+    });
     server.on('clientError', answerClientError);
     server.headersTimeout = 20_000;
-    server.requestTimeout = 60_000;
+    // a body's time is limitBodyTime's: Node's requestTimeout would cut off every upload slower than it
+    server.requestTimeout = 0;
     await new Promise<void>((resolve, reject) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
         reject(err.code === 'EADDRINUSE' ? new Error(`PORT ${config.port} is already in use on ${config.host}: set PORT to a free port`) : err),
@@ -171,7 +177,7 @@ async function startLocalAgent(orm: MikroORM, masterKey: MasterKey, config: Conf
     wsMaxAnonymousPerAddress: config.wsLimits.anonymousPerAddress,
     allowUnisolatedServers: config.allowUnisolatedServers,
     serverPidsMax: config.serverPidsMax,
-    tuning: { consoleMaxLinesPerSecond: config.consoleMaxLinesPerSecond },
+    tuning: { consoleMaxLinesPerSecond: config.consoleMaxLinesPerSecond, bodyTimeoutMs: config.bodyTimeoutMs },
   }).catch((err: NodeJS.ErrnoException) => {
     throw err.code === 'EADDRINUSE'
       ? new Error(`AGENT_PORT ${config.agentPort} is already in use: set AGENT_PORT to a free port, or LOCAL_AGENT=false to run without the local node agent`)

@@ -80,6 +80,8 @@ export interface AgentTuning {
   panelRetryMaxMs?: number; // 15000
   sftpIdleMs?: number; // 15 min
   sftpMaxPerAddress?: number; // 10
+  /** how long a request's body may take to arrive; a streamed file write may stall this long */
+  bodyTimeoutMs?: number; // 60000
   /** cgroup filesystem root (default /sys/fs/cgroup); `false` disables the cgroup limits */
   cgroupRoot?: string | false;
 }
@@ -242,7 +244,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const files = { files: serverFiles, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
   const backups = new Backups(new BackupStore(path.join(paths.root, 'backups')), serverFiles, (e) => panel.enqueue(e));
   await backups.recover();
-  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0 });
+  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0, bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000 });
   const gateway = new ConsoleGateway({
     revocations,
     maxPerUser: opts.wsMaxConnectionsPerUser ?? 20,
@@ -258,7 +260,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     expiringLeadSeconds: t.tokenExpiringLeadSeconds ?? 60,
   });
   const server = opts.tls ? https.createServer({ cert: opts.tls.cert, key: opts.tls.key }, api) : http.createServer(api);
-  server.requestTimeout = 30000;
+  // a body's time is the API handler's (src/shared/body-time.ts): Node's would cut off long uploads
+  server.requestTimeout = 0;
   server.headersTimeout = 15000;
   server.on('upgrade', (req, socket, head) => gateway.handleUpgrade(req, socket, head));
   server.on('clientError', (_e, socket) => socket.destroy());

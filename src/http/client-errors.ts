@@ -5,6 +5,7 @@
  * no other status for a request that cannot be read). The path is not known yet at this point,
  * so `/plants` gets the platform's shape too.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { AppError } from '../errors.js';
@@ -30,6 +31,16 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Socket): v
   const message = MESSAGES[err.code ?? ''] ?? 'The request could not be parsed as HTTP.';
   log.debug({ code: err.code }, 'unreadable request');
   answerOnSocket(socket, AppError.badRequest(message));
+}
+
+/** A request whose body did not arrive in time (src/shared/body-time.ts): a 400 when nothing was answered yet. */
+export function answerLateBody(req: IncomingMessage, res: ServerResponse): void {
+  if (res.headersSent || !req.socket.writable) {
+    req.socket.destroy();
+    return;
+  }
+  log.debug({ url: req.url }, 'request body not received in time');
+  answerOnSocket(req.socket, AppError.badRequest('The request was not received in time: its body stopped arriving. Send it again; an upload may take as long as it needs, but must not stall.'));
 }
 
 const REASONS: Record<number, string> = { 400: 'Bad Request', 404: 'Not Found', 429: 'Too Many Requests' };

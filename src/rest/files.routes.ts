@@ -43,6 +43,11 @@ async function streamedWrite<T>(req: Request<{ id: string }>, run: (body: Readab
 }
 
 /** PUT contents and POST upload (raw bodies): before the JSON parser. */
+/** Whether a request is a streamed upload (multipart upload, raw write): its body may take as long as it needs. */
+export function isStreamedUpload(method: string, url: string): boolean {
+  return (method === 'POST' || method === 'PUT') && /^\/api\/v1\/servers\/[^/?]+\/files\/(upload|contents)\/?(\?|$)/.test(url);
+}
+
 export function fileWriteRoutes(services: Services): Router {
   const r = Router();
   r.put('/servers/:id/files/contents', async (req, res) => {

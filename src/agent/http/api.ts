@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_CLOCK_SKEW_SECONDS, parseAuthHeader, STREAMED_BODY, verifyRequest, type NonceCache } from '../../shared/node-protocol';
 import { FailureCounter } from './failures';
+import { limitBodyTime } from '../../shared/body-time';
 import { FILE_ROUTE, handleFiles, isStreamedWrite, type FilesContext } from './files';
 import { BACKUP_ROUTE, handleBackups } from './backups';
 import type { Backups } from '../backups';
@@ -28,6 +29,8 @@ export interface ApiContext {
   revoke(serverId: string, userId: string): number;
   /** Ends the user's SFTP sessions on every server of the node (their password changed); returns how many. */
   revokeSftp(userId: string): number;
+  /** how long a request's body may take to arrive (a streamed write's: how long it may stall); src/shared/body-time.ts */
+  bodyTimeoutMs: number;
 }
 
 function send(res: ServerResponse, status: number, body?: unknown): void {
@@ -86,6 +89,9 @@ const unauthorized = (): AgentError => new AgentError(401, 'UNAUTHORIZED', 'Miss
 /** The signed agent HTTP API (everything under /api). */
 export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
+    // a body too late is dropped with its connection (the agent's answer to any unreadable request)
+    const streamed = isStreamedWrite((req.method ?? 'GET').toUpperCase(), new URL(req.url ?? '/', 'http://agent').pathname.replace(/\/+$/, ''));
+    limitBodyTime(req, res, { ms: ctx.bodyTimeoutMs, streamed, late: () => req.socket.destroy() });
     handle(ctx, req, res).catch((e: unknown) => {
       if (e instanceof AgentError) return sendError(res, e);
       log.error({ err: e instanceof Error ? e.stack : String(e), url: req.url }, 'agent API request failed');
