@@ -78,13 +78,10 @@ export class AuthService {
    */
   async checkPassword(rawEmail: string, password: string): Promise<User | null> {
     const email = rawEmail.trim().toLowerCase();
-    await this.throttle.check(email);
+    await this.throttle.attempt(email);
     const user = await this.em.findOne(User, { email });
     const ok = await verifyPassword(user?.passwordHash ?? (await dummyHash()), password);
-    if (!user || !ok) {
-      await this.throttle.failed(email);
-      return null;
-    }
+    if (!user || !ok) return null;
     await this.throttle.succeeded(email);
     return user;
   }

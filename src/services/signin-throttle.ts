@@ -14,14 +14,18 @@ export const SIGNIN_WINDOW_SECONDS = 15 * 60;
 export class SigninThrottle {
   private readonly failures = new RateLimiterMemory({ keyPrefix: 'signin-failures', points: SIGNIN_FAILURES, duration: SIGNIN_WINDOW_SECONDS });
 
-  /** Throws RATE_LIMITED while the account has used up its failures. */
-  async check(email: string): Promise<void> {
-    const res = await this.failures.get(email);
-    if (res && res.consumedPoints >= SIGNIN_FAILURES) throw refused(res);
-  }
-
-  async failed(email: string): Promise<void> {
-    await this.failures.penalty(email, 1);
+  /**
+   * Takes one of the account's tries before its password is checked, or throws RATE_LIMITED when they
+   * are used up. A try is counted before the (slow) check, so sign-ins sent at once get no more tries
+   * than sign-ins sent one by one; a success gives them all back (`succeeded`), a failure keeps its.
+   */
+  async attempt(email: string): Promise<void> {
+    try {
+      await this.failures.consume(email, 1);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw refused(err);
+      throw err;
+    }
   }
 
   async succeeded(email: string): Promise<void> {
