@@ -80,6 +80,8 @@ export interface AgentTuning {
   panelRetryMaxMs?: number; // 15000
   sftpIdleMs?: number; // 15 min
   sftpMaxPerAddress?: number; // 10
+  /** from a connection's first byte to its login (default 30 s) */
+  sftpLoginTimeoutMs?: number; // 30000
   /** how long a request's body may take to arrive; a streamed file write may stall this long */
   bodyTimeoutMs?: number; // 60000
   /** cgroup filesystem root (default /sys/fs/cgroup); `false` disables the cgroup limits */
@@ -235,7 +237,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const sftp =
     opts.sftpPort === null
       ? null
-      : await startSftp({ port: opts.sftpPort ?? 2022, host: opts.host, idleMs: t.sftpIdleMs, maxPerAddress: t.sftpMaxPerAddress }, paths, serverFiles, panel, disposers).catch(async (err) => {
+      : await startSftp({ port: opts.sftpPort ?? 2022, host: opts.host, idleMs: t.sftpIdleMs, maxPerAddress: t.sftpMaxPerAddress, loginTimeoutMs: t.sftpLoginTimeoutMs }, paths, serverFiles, panel, disposers).catch(async (err) => {
           await disposers.disposeAll();
           throw err;
         });

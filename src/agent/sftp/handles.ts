@@ -13,12 +13,11 @@ import { PassThrough } from 'node:stream';
 import { AgentError } from '../errors';
 import type { FileResponse } from '../filesystem/protocol';
 import type { Reach } from '../filesystem/reach';
+import type { Allowance } from './allowance';
 import { answerError as failed, type ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 
 const MIB = 1024 * 1024;
-/** How far ahead of the position writes may arrive (64 requests of 256 KiB, more than clients keep in flight). */
-const OUT_OF_ORDER_BYTES = 16 * MIB;
 
 const outOfOrder = (): AgentError => new AgentError(422, 'INVALID_STATE', 'Writes must cover the file once, from its start: resuming an upload at an offset or rewriting bytes is not supported, upload the whole file again.');
 
@@ -106,11 +105,11 @@ export class WriteHandle extends Queued {
   private failure: AgentError | null = null;
   /** the permission bits the client set while uploading (FSETSTAT), for the file once it is in place */
   mode: number | null = null;
-  /** writes that came before the bytes ahead of them, by offset */
+  /** writes that came before the bytes ahead of them, by offset (their bytes taken from `aheadBytes`) */
   private readonly ahead = new Map<number, Buffer>();
-  private aheadBytes = 0;
 
-  constructor(files: ServerFiles, server: Server, readonly path: string, reach?: Reach) {
+  /** `aheadBytes`: the connection's allowance for writes that come ahead of their place. */
+  constructor(files: ServerFiles, server: Server, readonly path: string, reach: Reach | undefined, private readonly aheadBytes: Allowance) {
     super();
     this.result = files.write(server, path, this.body, Infinity, reach).catch((err: Error) => ({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: err.message }) as const);
     void this.result.then((r) => {
@@ -125,25 +124,31 @@ export class WriteHandle extends Queued {
   /**
    * Takes the bytes at `offset`. Clients keep many writes in flight and some (the ssh2 client's
    * fastPut) send them as their reads of the local file finish, a little out of order: a write ahead
-   * of the position waits here (at most OUT_OF_ORDER_BYTES) until the bytes before it came.
+   * of the position waits here, within the connection's allowance, until the bytes before it came.
    */
   write(offset: number, data: Buffer): Promise<void> {
     return this.queued(async () => {
       if (this.failure) throw this.failure;
       if (offset > this.position) {
-        this.aheadBytes += data.length;
-        if (this.aheadBytes > OUT_OF_ORDER_BYTES || this.ahead.has(offset)) throw outOfOrder();
-        this.ahead.set(offset, data);
+        if (this.ahead.has(offset) || !this.aheadBytes.take(data.length)) throw outOfOrder();
+        // a copy: the request's bytes are a view of a larger packet, which would stay held with them
+        this.ahead.set(offset, Buffer.from(data));
         return;
       }
       if (offset !== this.position) throw outOfOrder();
       await this.push(data);
       for (let next = this.ahead.get(this.position); next; next = this.ahead.get(this.position)) {
         this.ahead.delete(this.position);
-        this.aheadBytes -= next.length;
+        this.aheadBytes.give(next.length);
         await this.push(next);
       }
     });
+  }
+
+  /** Gives back what the writes held ahead of their place hold. */
+  private dropAhead(): void {
+    for (const b of this.ahead.values()) this.aheadBytes.give(b.length);
+    this.ahead.clear();
   }
 
   private async push(data: Buffer): Promise<void> {
@@ -158,6 +163,7 @@ export class WriteHandle extends Queued {
   close(): Promise<void> {
     return this.queued(async () => {
       if (this.ahead.size) {
+        this.dropAhead();
         this.body.destroy();
         throw new AgentError(422, 'INVALID_STATE', 'The upload has a gap (bytes never sent before the end): nothing was written.');
       }
@@ -169,6 +175,7 @@ export class WriteHandle extends Queued {
 
   /** The session ended before the handle was closed: the upload is dropped, the old file stays. */
   abort(): void {
+    this.dropAhead();
     this.body.destroy();
   }
 }

@@ -22,6 +22,7 @@ export interface SftpSettings {
   host?: string;
   idleMs?: number;
   maxPerAddress?: number;
+  loginTimeoutMs?: number | undefined;
 }
 
 /** Refusals of the panel that mean "wrong credentials or no access" rather than "try later". */

@@ -4,17 +4,20 @@
  * the `file.sftp` key and the activity log) over the node's signed channel; the session then works on
  * that one server's files under the keys and folder scopes the panel granted (session.ts). Password
  * is the only method; shells, exec and port forwarding are refused. Connections are limited per
- * address, a login must finish in time, idle sessions end, and the panel can end a user's sessions
- * at once (revocation).
+ * address and a login must finish in time, both from the moment the TCP connection opens (a client
+ * that never says a word holds a socket too); a connection has at most MAX_CHANNELS SFTP channels,
+ * which share its open files and buffered writes; idle sessions end; the panel can end a user's
+ * sessions at once (revocation), and a deleted server's sessions end with it.
  */
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
 import { Server, type AuthContext, type Connection } from 'ssh2';
 import { childLogger } from '../../logger';
 import type { ConsoleActivityReport, SftpGrant } from '../../shared/node-protocol';
 import type { ServerFiles } from '../filesystem/server-files';
 import { SftpActivity } from './activity';
+import { Allowance } from './allowance';
 import type { HostKey } from './host-key';
-import { SftpSession } from './session';
+import { MAX_AHEAD_BYTES, MAX_HANDLES, SftpSession } from './session';
 
 const log = childLogger('agent');
 
@@ -56,10 +59,16 @@ const OPENSSH_CLIENT = /^SSH-2.0-(?:OpenSSH|dropbear)/;
 
 /** How long a revocation is kept for logins under way (far longer than the panel takes to answer one). */
 const REVOCATION_MEMORY_MS = 60_000;
+/** SFTP channels one connection may open (clients open one; a few leave room for tools that open more). */
+export const MAX_CHANNELS = 4;
 
 export class SftpServer {
   private readonly server: Server;
+  /** where connections come in: admitted here, then handed to ssh2 */
+  private readonly tcp: TcpServer;
   private readonly perAddress = new Map<string, number>();
+  /** the login timer of each socket not logged in yet */
+  private readonly loginTimers = new WeakMap<Socket, NodeJS.Timeout>();
   private readonly live = new Set<Live>();
   /** recent revocations: a login asked for before one of them (its grant may predate it) asks again */
   private revoked: { userId: string; serverId?: string; at: number }[] = [];
@@ -70,17 +79,40 @@ export class SftpServer {
     // client sends the target first, as session.ts reads them.
     this.server = new Server({ hostKeys: [opts.hostKey.privateKey], ident: 'OpenSSH_9.0-compatible hostpanel' }, (client, info) => this.accept(client, info.ip, OPENSSH_CLIENT.test(info.header.identRaw)));
     this.server.on('error', (err: Error) => log.warn({ err: err.message }, 'SFTP server error'));
+    this.tcp = createServer((socket) => this.admit(socket));
+    this.tcp.on('error', (err: Error) => log.warn({ err: err.message }, 'SFTP listener error'));
   }
 
   async listen(): Promise<number> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => {
-        this.server.off('error', reject);
+      this.tcp.once('error', reject);
+      this.tcp.listen(this.opts.port, this.opts.host ?? '0.0.0.0', () => {
+        this.tcp.off('error', reject);
         resolve();
       });
     });
-    return (this.server.address() as AddressInfo).port;
+    return (this.tcp.address() as AddressInfo).port;
+  }
+
+  /** A TCP connection: counted against its address and timed until its login, then handed to ssh2. */
+  private admit(socket: Socket): void {
+    const ip = socket.remoteAddress ?? 'unknown';
+    const count = (this.perAddress.get(ip) ?? 0) + 1;
+    this.perAddress.set(ip, count);
+    socket.on('error', () => undefined);
+    socket.once('close', () => {
+      clearTimeout(this.loginTimers.get(socket));
+      const left = (this.perAddress.get(ip) ?? 1) - 1;
+      if (left > 0) this.perAddress.set(ip, left);
+      else this.perAddress.delete(ip);
+    });
+    if (count > (this.opts.maxPerAddress ?? 10)) {
+      log.warn({ ip }, 'SFTP connection refused: too many from this address');
+      socket.destroy();
+      return;
+    }
+    this.loginTimers.set(socket, setTimeout(() => socket.destroy(), this.opts.loginTimeoutMs ?? 30_000));
+    this.server.injectSocket(socket);
   }
 
   /** Ends the sessions of `userId` (on `serverId`, or on every server); returns how many ended. */
@@ -99,16 +131,15 @@ export class SftpServer {
 
   async close(): Promise<void> {
     for (const l of this.live) hangUp(l.client);
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await new Promise<void>((resolve) => this.tcp.close(() => resolve()));
   }
 
   private accept(client: Connection, ip: string, openSsh: boolean): void {
-    const count = (this.perAddress.get(ip) ?? 0) + 1;
-    this.perAddress.set(ip, count);
+    const socket = (client as unknown as { _sock?: Socket })._sock;
     const live: Live = { client, grant: null, sessions: [] };
     this.live.add(live);
     let closed = false;
-    const loginTimer = setTimeout(() => hangUp(client), this.opts.loginTimeoutMs ?? 30_000);
+    let gone: (() => void) | null = null;
     let idle: NodeJS.Timeout | null = null;
     const touched = () => {
       if (idle) clearTimeout(idle);
@@ -118,31 +149,33 @@ export class SftpServer {
     client.on('close', () => {
       if (closed) return;
       closed = true;
-      clearTimeout(loginTimer);
       if (idle) clearTimeout(idle);
+      gone?.();
       for (const s of live.sessions) s.end();
       this.live.delete(live);
-      const left = (this.perAddress.get(ip) ?? 1) - 1;
-      if (left > 0) this.perAddress.set(ip, left);
-      else this.perAddress.delete(ip);
     });
-    if (count > (this.opts.maxPerAddress ?? 10)) {
-      log.warn({ ip }, 'SFTP connection refused: too many from this address');
-      hangUp(client);
-      return;
-    }
     // passwords tried: the `none` and key methods clients try first are refused without counting
     let attempts = 0;
     client.on('authentication', (ctx) => void this.authenticate(ctx, ip, live, ctx.method === 'password' ? ++attempts : attempts));
     client.on('ready', () => {
-      clearTimeout(loginTimer);
+      if (socket) clearTimeout(this.loginTimers.get(socket));
       touched();
+      gone = this.endWithServer(live);
+      const allowances = { handles: new Allowance(MAX_HANDLES), aheadBytes: new Allowance(MAX_AHEAD_BYTES) };
       client.on('session', (accept) => {
         const session = accept();
-        session.on('sftp', (acceptSftp) => {
+        session.on('sftp', (acceptSftp, reject) => {
+          if (live.sessions.length >= MAX_CHANNELS) return void reject();
           const grant = live.grant!;
           const activity = new SftpActivity({ serverId: grant.serverId, userId: grant.userId, ip }, this.opts.report);
-          live.sessions.push(new SftpSession(acceptSftp(), grant, this.opts.files, activity, touched, { openSsh }));
+          const sftp = acceptSftp();
+          const opened = new SftpSession(sftp, grant, this.opts.files, activity, touched, { openSsh }, allowances);
+          live.sessions.push(opened);
+          // a channel closed gives back its place and what it held
+          sftp.once('close', () => {
+            live.sessions = live.sessions.filter((s) => s !== opened);
+            opened.end();
+          });
         });
         for (const refused of ['exec', 'shell', 'pty', 'subsystem', 'env', 'x11', 'auth-agent'] as const) {
           session.on(refused as 'exec', (_accept: unknown, reject?: () => void) => reject?.());
@@ -150,6 +183,15 @@ export class SftpServer {
       });
       client.on('tcpip', (_accept, reject) => reject());
     });
+  }
+
+  /** Hangs up the connection when its server is deleted; returns what stops watching. */
+  private endWithServer(live: Live): () => void {
+    const server = this.opts.files.manager.find(live.grant!.serverId);
+    if (!server) return () => undefined;
+    const onDeleted = () => hangUp(live.client);
+    server.once('deleted', onDeleted);
+    return () => server.off('deleted', onDeleted);
   }
 
   /**

@@ -19,11 +19,14 @@ import type { Reach } from '../filesystem/reach';
 import { answerError as failed, type ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 import { SftpActivity } from './activity';
+import type { ConnectionAllowances } from './allowance';
 import { DirHandle, ReadHandle, WriteHandle, type Handle } from './handles';
 
 const { OPEN_MODE, STATUS_CODE } = utils.sftp;
-/** Files and folders one session may hold open at once (clients keep a few; FileZilla two). */
+/** Files and folders one connection may hold open at once, all its channels together (clients keep a few; FileZilla two). */
 export const MAX_HANDLES = 256;
+/** Bytes of writes one connection may hold ahead of their place (64 requests of 256 KiB, more than clients keep in flight). */
+export const MAX_AHEAD_BYTES = 16 * 1024 * 1024;
 const DIR_PAGE = 500;
 const TYPE_BITS = { file: 0o100000, directory: 0o040000, symlink: 0o120000, other: 0 } as const;
 
@@ -62,6 +65,8 @@ export class SftpSession {
     private readonly touched: () => void,
     /** the connecting client, as ssh2 tells it apart */
     private readonly client: { openSsh: boolean },
+    /** what the connection's channels may hold at once, together */
+    private readonly allowances: ConnectionAllowances,
   ) {
     this.access = { serverId: grant.serverId, ownerId: '', role: grant.role, keys: new Set(grant.keys as PermissionKey[]), paths: grant.paths };
     this.deniedBy = denylistMatcher(grant.denied);
@@ -76,6 +81,7 @@ export class SftpSession {
       if (h instanceof WriteHandle) h.abort();
       else if (h instanceof ReadHandle) void h.close();
     }
+    this.allowances.handles.give(this.handles.size);
     this.handles.clear();
     this.activity.flush();
   }
@@ -162,16 +168,24 @@ export class SftpSession {
     return found;
   }
 
-  /** Refuses a new handle past MAX_HANDLES: each open file holds a connection to the worker (and an upload its temporary file). */
-  private roomForHandle(): void {
-    if (this.handles.size >= MAX_HANDLES) throw new AgentError(422, 'INVALID_STATE', `This session has ${MAX_HANDLES} files and folders open: close some before opening more.`);
-  }
-
-  private addHandle(h: Handle): Buffer {
-    const id = Buffer.alloc(4);
-    id.writeUInt32BE(this.nextHandle++);
-    this.handles.set(id.toString('hex'), h);
-    return id;
+  /**
+   * Opens a handle within the connection's allowance (each open file holds a connection to the worker,
+   * an upload its temporary file), taken before any work so that opens sent at once cannot all pass.
+   */
+  private async newHandle(id: number, make: () => Promise<Handle>): Promise<void> {
+    const { handles } = this.allowances;
+    if (!handles.take()) throw new AgentError(422, 'INVALID_STATE', `This connection has ${handles.max} files and folders open: close some before opening more.`);
+    let handle: Handle;
+    try {
+      handle = await make();
+    } catch (err) {
+      handles.give();
+      throw err;
+    }
+    const key = Buffer.alloc(4);
+    key.writeUInt32BE(this.nextHandle++);
+    this.handles.set(key.toString('hex'), handle);
+    this.sftp.handle(id, key);
   }
 
   /**
@@ -199,11 +213,12 @@ export class SftpSession {
 
   private async opendir(id: number, raw: string): Promise<void> {
     const path = this.allowed('file.read', raw);
-    this.roomForHandle();
-    const entry = await this.entry(path, true);
-    if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
-    if (entry.type !== 'directory') throw new AgentError(422, 'INVALID_STATE', `${path} is not a folder.`);
-    this.sftp.handle(id, this.addHandle(new DirHandle(path)));
+    await this.newHandle(id, async () => {
+      const entry = await this.entry(path, true);
+      if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
+      if (entry.type !== 'directory') throw new AgentError(422, 'INVALID_STATE', `${path} is not a folder.`);
+      return new DirHandle(path);
+    });
   }
 
   private async readdir(id: number, h: Buffer): Promise<void> {
@@ -218,16 +233,21 @@ export class SftpSession {
     this.sftp.name(id, names);
   }
 
-  private async open(id: number, raw: string, flags: number): Promise<void> {
-    this.roomForHandle();
+  private open(id: number, raw: string, flags: number): Promise<void> {
+    return this.newHandle(id, () => (flags & OPEN_MODE.WRITE ? this.openForWriting(raw, flags) : this.openForReading(raw)));
+  }
+
+  private async openForReading(raw: string): Promise<Handle> {
     const server = await this.server();
-    if (!(flags & OPEN_MODE.WRITE)) {
-      const path = this.allowed('file.read-content', raw);
-      const entry = await this.entry(path, true);
-      if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
-      if (entry.type !== 'file') throw new AgentError(422, 'INVALID_STATE', `${path} is not a file.`);
-      return void this.sftp.handle(id, this.addHandle(new ReadHandle(this.files, server, path, this.reach.acting)));
-    }
+    const path = this.allowed('file.read-content', raw);
+    const entry = await this.entry(path, true);
+    if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
+    if (entry.type !== 'file') throw new AgentError(422, 'INVALID_STATE', `${path} is not a file.`);
+    return new ReadHandle(this.files, server, path, this.reach.acting);
+  }
+
+  private async openForWriting(raw: string, flags: number): Promise<Handle> {
+    const server = await this.server();
     if (flags & OPEN_MODE.READ) throw new AgentError(422, 'INVALID_STATE', 'A file is opened for reading or for writing, not both.');
     if (flags & OPEN_MODE.APPEND) throw new AgentError(422, 'INVALID_STATE', 'Appending (resuming an upload) is not supported: upload the whole file again.');
     const target = displayPath(pathComponents(raw));
@@ -239,7 +259,7 @@ export class SftpSession {
     // a write replaces the whole file: without TRUNC the client means to keep what it does not write
     if (exists && !(flags & OPEN_MODE.TRUNC)) throw new AgentError(422, 'INVALID_STATE', 'Writing into part of a file is not supported: upload the whole file again (overwrite it).');
     const path = this.allowed(exists ? 'file.update' : 'file.create', raw);
-    this.sftp.handle(id, this.addHandle(new WriteHandle(this.files, server, path, this.reach.acting)));
+    return new WriteHandle(this.files, server, path, this.reach.acting, this.allowances.aheadBytes);
   }
 
   private async read(id: number, h: Buffer, offset: number, length: number): Promise<void> {
@@ -260,6 +280,7 @@ export class SftpSession {
   private async close(id: number, h: Buffer): Promise<void> {
     const file = this.handle(h);
     this.handles.delete(h.toString('hex'));
+    this.allowances.handles.give();
     if (file instanceof DirHandle) return void this.sftp.status(id, STATUS_CODE.OK);
     await file.close();
     if (file instanceof WriteHandle) {
