@@ -85,6 +85,9 @@ export class Server implements ServerRecord {
   /** The keys the caller holds on this server (`["*"]`: every key), set by the service that read it; not persisted. */
   permissions?: string[];
 
+  /** The folders the caller's file keys are limited to (empty: the whole server), set with `permissions` by ServersService.access; not persisted. */
+  paths?: string[];
+
   /** The variables the caller may not see (the blueprint's hidden ones, for everyone but administrators); not persisted. */
   hiddenVariables?: string[];
 

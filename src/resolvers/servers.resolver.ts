@@ -90,6 +90,11 @@ export class ServersResolver {
     return shownVariables(server);
   }
 
+  @FieldResolver(() => [String], { description: 'The folders your file keys are limited to on this server (a subuser\u2019s `paths`); empty: the whole server. Open the first to browse its files.' })
+  paths(@Root() server: ServerRecord & { paths?: string[] }, @Ctx() ctx: GraphQLContext): string[] | Promise<string[]> {
+    return server.paths ?? ctx.services.servers.scopes(ctx.actor, server.id);
+  }
+
   @FieldResolver(() => UserType)
   owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): UserRecord | Promise<UserRecord> {
     return related(server.ownerId, ctx.loaders.user, 'User');

@@ -182,8 +182,14 @@ export class ServersService {
     const shared = isAdmin(a) || server.owner.id === a.user.id ? null : await this.em.findOne(Subuser, { server: serverId, user: a.user.id });
     const access = accessOf(a.user, server.id, server.owner.id, shared?.permissions ?? null, shared?.paths ?? null);
     server.permissions = keysOf(access);
+    server.paths = [...access.paths];
     if (access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
     return { server, access };
+  }
+
+  /** The folders the actor's file keys on the server are limited to; empty: the whole server. */
+  async scopes(actor: Actor | null, id: string): Promise<string[]> {
+    return (await this.access(actor, id)).server.paths ?? [];
   }
 
   /** The server if the actor may see it (owner, admin or subuser), else 404. */
