@@ -26,6 +26,23 @@ interface GraphQLErrorShape {
   extensions?: { code?: string; details?: Record<string, unknown> };
 }
 
+const UNREACHABLE = 'The node hosting this server cannot be reached right now.';
+
+/** The refused fields of an error, `name: message` each, leaving out those that only repeat its message. */
+export function fieldsText(err: ApiError): string {
+  return Object.entries(err.fields)
+    .filter(([, m]) => String(m) !== err.message)
+    .map(([name, m]) => `${name}: ${String(m)}`)
+    .join('; ');
+}
+
+/** The server's message, and the fields it refused (each named). */
+function withFields(err: ApiError): string {
+  const fields = fieldsText(err);
+  const text = err.message || err.code;
+  return fields ? `${text} ${fields}` : text;
+}
+
 /** A friendly sentence for an error, the server's message when it has one. */
 export function describe(err: unknown): string {
   if (err instanceof ApiError) {
@@ -35,11 +52,11 @@ export function describe(err: unknown): string {
       case 'RATE_LIMITED':
         return `Too many requests. ${err.message}`;
       case 'NODE_UNAVAILABLE':
-        return `The node hosting this server cannot be reached right now. ${err.message}`;
+        return err.message.startsWith(UNREACHABLE) ? err.message : `${UNREACHABLE} ${err.message}`;
       case 'INTERNAL_ERROR':
         return 'Something went wrong on the panel. Please try again.';
       default:
-        return err.message || err.code;
+        return withFields(err);
     }
   }
   return err instanceof Error ? err.message : String(err);

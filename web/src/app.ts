@@ -13,7 +13,18 @@ export function setNavigateHandler(fn: () => void): void {
   onNavigate = fn;
 }
 
+/** Asked before an in-page navigation (by a view with unsaved work): false stays on the page. */
+let leaveGuard: (() => boolean) | null = null;
+/** Sets the guard of in-page navigations; returns its removal (for the view's cleanup). */
+export function guardLeaving(fn: () => boolean): () => void {
+  leaveGuard = fn;
+  return () => {
+    if (leaveGuard === fn) leaveGuard = null;
+  };
+}
+
 export function navigate(path: string, opts: { replace?: boolean } = {}): void {
+  if (leaveGuard && !leaveGuard()) return;
   if (path !== location.pathname + location.search) {
     if (opts.replace) history.replaceState(null, '', path);
     else history.pushState(null, '', path);

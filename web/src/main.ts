@@ -109,7 +109,8 @@ function render(): void {
     return;
   }
   if (match.auth && !state.user) {
-    const next = path === '/' ? '' : `?next=${encodeURIComponent(path)}`;
+    // the whole address, query included (a folder's `?path=`), to come back to after signing in
+    const next = path === '/' && !location.search ? '' : `?next=${encodeURIComponent(path + location.search)}`;
     history.replaceState(null, '', `/sign-in${next}`);
     match = routes[0]!;
   } else if (!match.auth && state.user) {

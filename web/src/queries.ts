@@ -49,6 +49,8 @@ export interface Server {
   owner: { id: string; name: string; email: string };
   /** the keys you hold on it: ["*"] for its owner and administrators */
   permissions: string[];
+  /** the folders your file keys are limited to (empty: the whole server); asked for one server only */
+  paths?: string[];
 }
 
 export interface NodeStats {
@@ -78,7 +80,7 @@ export const M_SIGN_IN = `mutation SignIn($input: SignInInput!) { signIn(input: 
 export const M_SIGN_OUT = `mutation SignOut { signOut }`;
 
 export const Q_SERVERS = `query Servers($page: Int, $limit: Int) { servers(page: $page, limit: $limit) { total page limit items { ${SERVER} } } }`;
-export const Q_SERVER = `query Server($id: ID!) { server(id: $id) { ${SERVER} } }`;
+export const Q_SERVER = `query Server($id: ID!) { server(id: $id) { ${SERVER} paths } }`;
 export const M_CREATE_SERVER = `mutation CreateServer($input: CreateServerInput!) { createServer(input: $input) { ${SERVER} } }`;
 export const M_DELETE_SERVER = `mutation DeleteServer($id: ID!) { deleteServer(id: $id) }`;
 
@@ -225,7 +227,9 @@ export interface FileEntry {
   modifiedAt: string;
 }
 const ENTRY = 'name path type size mode modifiedAt';
-export const Q_FILES = `query Files($serverId: ID!, $path: String, $page: Int) { files(serverId: $serverId, path: $path, page: $page, limit: 1000) { total items { ${ENTRY} } } }`;
+/** The entries of a folder listed at a time (a page of Q_FILES). */
+export const FILES_PAGE_SIZE = 1000;
+export const Q_FILES = `query Files($serverId: ID!, $path: String, $page: Int) { files(serverId: $serverId, path: $path, page: $page, limit: ${FILES_PAGE_SIZE}) { total items { ${ENTRY} } } }`;
 export const Q_FILE_SEARCH = `query FileSearch($serverId: ID!, $path: String, $query: String!) { fileSearch(serverId: $serverId, path: $path, query: $query) { ${ENTRY} } }`;
 export const Q_FILE_CONTENTS = `query FileContents($serverId: ID!, $path: String!) { fileContents(serverId: $serverId, path: $path) { path contents } }`;
 export const M_WRITE_FILE = `mutation WriteFile($serverId: ID!, $path: String!, $contents: String!) { writeFile(serverId: $serverId, path: $path, contents: $contents) { ${ENTRY} } }`;

@@ -18,14 +18,30 @@ export const AREAS: [prefix: string, label: string][] = [
   ['node:', 'Nodes'],
 ];
 
+/** How many items of a list property are named (the rest are counted), and the longest text shown. */
+const LISTED = 5;
+const LONGEST = 120;
+
+const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
+const shorten = (text: string): string => (text.length > LONGEST ? `${text.slice(0, LONGEST - 1)}…` : text);
+
+/** A property as text: a value, or a list's first items and how many more; null for other shapes. */
+function valueText(v: unknown): string | null {
+  if (isScalar(v)) return shorten(String(v));
+  if (!Array.isArray(v) || !v.length || !v.every(isScalar)) return null;
+  const named = v.slice(0, LISTED).map((item) => shorten(String(item))).join(', ');
+  return v.length > LISTED ? `${named} and ${v.length - LISTED} more` : named;
+}
+
 function details(e: ActivityEntry): string {
   const p = e.properties ?? {};
   if (typeof p.command === 'string') return p.command;
   if (Array.isArray(p.permissions)) return `${p.email ?? ''} ${(p.permissions as string[]).join(', ')}`.trim();
   if (Array.isArray(p.fields)) return `changed ${(p.fields as string[]).join(', ')}`;
-  const parts = Object.entries(p)
-    .filter(([, v]) => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean')
-    .map(([k, v]) => `${k}: ${String(v)}`);
+  const parts = Object.entries(p).flatMap(([k, v]) => {
+    const text = valueText(v);
+    return text === null ? [] : [`${k}: ${text}`];
+  });
   return parts.join(' · ');
 }
 

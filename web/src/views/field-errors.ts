@@ -24,7 +24,9 @@ export function showRefusal(err: unknown, target: (name: string) => ErrorTarget 
       first ??= t.control;
     } else elsewhere.push(`${name} ${String(message)}`);
   }
-  const lead = first ? `${what}: correct the highlighted fields and try again.` : `${what}: ${describe(err)}`;
+  // none highlighted: describe() names them all
+  if (!first) return msg.error(`${what}: ${describe(err)}`);
+  const lead = `${what}: correct the highlighted fields and try again.`;
   msg.error(elsewhere.length ? `${lead} ${elsewhere.join('; ')}.` : lead);
-  first?.focus();
+  first.focus();
 }

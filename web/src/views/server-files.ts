@@ -6,7 +6,7 @@
  * sections are in ./files/.
  */
 import { gql } from '../api';
-import { link, type View } from '../app';
+import { guardLeaving, link, navigate, type View } from '../app';
 import { h, messageBox } from '../dom';
 import { Q_SERVER, type Server } from '../queries';
 import { FileBrowser } from './files/browser';
@@ -22,10 +22,14 @@ function folderFromUrl(): string {
   return p.startsWith('/') ? p : `/${p}`;
 }
 
-/** Links to each folder on the way to the browser's folder. */
-function breadcrumbs(b: FileBrowser): HTMLElement {
+/** Whether `path` lies in one of the viewer's folders (`scopes`; none: the whole server). */
+const inScopes = (scopes: readonly string[], path: string): boolean => !scopes.length || scopes.some((s) => s === '/' || path === s || path.startsWith(`${s}/`));
+
+/** Links to each folder on the way to the browser's folder (those above the viewer's folders are named, not linked). */
+function breadcrumbs(b: FileBrowser, scopes: readonly string[]): HTMLElement {
   const parts = b.dir.split('/').filter(Boolean);
-  const crumb = (label: string, path: string, current: boolean) => h('li', null, current ? h('span', { 'aria-current': 'location' }, label) : link(b.folderUrl(path), label));
+  const crumb = (label: string, path: string, current: boolean) =>
+    h('li', null, current ? h('span', { 'aria-current': 'location' }, label) : inScopes(scopes, path) ? link(b.folderUrl(path), label) : h('span', null, label));
   return h(
     'nav',
     { className: 'breadcrumbs', 'aria-label': 'Folder' },
@@ -54,20 +58,25 @@ export const serverFilesView: View = (main, params) => {
       return b.fail('Could not load the server')(err);
     }
     if (b.disposed) return;
+    // a subuser limited to some folders starts in the first of them (the root is not theirs)
+    const scopes = server.paths ?? [];
+    if (scopes.length && !new URLSearchParams(location.search).has('path')) return navigate(b.folderUrl(scopes[0]!), { replace: true });
     b.permissions = server.permissions;
     document.title = `Files · ${server.name} · HostPanel`;
     title.textContent = `${server.name}: files`;
     title.after(serverTabs(server.id, server.permissions, 'files'));
     const { progress, upload } = uploader(b);
-    const card = h('section', { className: 'card file-list', 'aria-label': 'Folder contents' }, breadcrumbs(b), fileToolbar(b, upload), progress, b.status, listingTable(b));
+    const card = h('section', { className: 'card file-list', 'aria-label': 'Folder contents' }, breadcrumbs(b, scopes), fileToolbar(b, upload), progress, b.status, listingTable(b), b.more);
     dropZone(b, card, upload);
     main.append(card, editor.el);
     if (can(server.permissions, 'file.sftp')) main.append(sftpPanel(server.id));
     await b.load();
   })();
 
+  const unguard = guardLeaving(() => editor.mayDiscard());
   return () => {
+    unguard();
     b.disposed = true;
-    editor.close();
+    editor.dispose();
   };
 };

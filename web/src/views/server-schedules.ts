@@ -8,6 +8,7 @@ import { Cron } from 'croner';
 import { describe, gql } from '../api';
 import { link, type View } from '../app';
 import { announce, clear, field, h, messageBox } from '../dom';
+import { showRefusal } from './field-errors';
 import { can, openServerSection } from './server-tabs';
 
 interface Task {
@@ -69,6 +70,12 @@ function taskRow(t: Task, onRemove: (row: HTMLElement) => void): HTMLElement {
   const row = h('li', { className: 'task' }, action, payload, offset, h('label', null, cont, ' go on if it fails'), remove);
   remove.addEventListener('click', () => onRemove(row));
   return row;
+}
+
+/** The field of `fields` a refusal's key (`cron`, `input.cron`) names, or null. */
+function fieldOf<T extends object>(fields: T, key: string): T[keyof T] | null {
+  const k = key.replace(/^input\./, '');
+  return Object.hasOwn(fields, k) ? fields[k as keyof T] : null;
 }
 
 function readTasks(list: HTMLElement): Task[] {
@@ -164,13 +171,14 @@ export const serverSchedulesView: View = (main, params) => {
     for (const t of s?.tasks ?? [{ action: 'command', payload: { command: '' }, offsetSeconds: 0, continueOnFailure: false } as Task]) addTask(t);
     const add = h('button', { type: 'button', className: 'btn btn-quiet' }, 'Add a task');
     add.addEventListener('click', () => addTask({ action: 'command', payload: {}, offsetSeconds: 0, continueOnFailure: false }));
+    const fields = { name: field('Name', name), cron: field('Cron (minute hour day month weekday)', cron), timezone: field('Time zone', timezone) };
     const el = h(
       'form',
       { className: 'card', 'aria-label': s ? `Edit ${s.name}` : 'New schedule' },
       h('h2', null, s ? `Edit ${s.name}` : 'New schedule'),
-      field('Name', name).wrap,
-      field('Cron (minute hour day month weekday)', cron).wrap,
-      field('Time zone', timezone).wrap,
+      fields.name.wrap,
+      fields.cron.wrap,
+      fields.timezone.wrap,
       h('label', null, enabled, ' Enabled'),
       h('label', null, online, ' Only while the server runs'),
       h('p', null, 'Next five runs:'),
@@ -182,15 +190,17 @@ export const serverSchedulesView: View = (main, params) => {
     );
     el.addEventListener('submit', (e) => {
       e.preventDefault();
+      for (const f of Object.values(fields)) f.setError(null);
       const input = { name: name.value.trim(), cron: cron.value.trim(), timezone: timezone.value.trim() || 'UTC', enabled: enabled.checked, onlyWhenOnline: online.checked, tasks: readTasks(tasks) };
       const done = s ? gql(M_UPDATE, { serverId, scheduleId: s.id, input }) : gql(M_CREATE, { serverId, input });
       void done.then(
         () => {
           announce(s ? 'Schedule saved' : 'Schedule created');
-          if (!s) el.reset();
+          // a fresh form: its fields back at their defaults (reset() would blank those set as properties)
+          if (!s) el.replaceWith(form());
           void load();
         },
-        (err) => msg.error(`Could not save the schedule: ${describe(err)}`),
+        (err) => showRefusal(err, (key) => fieldOf(fields, key), msg, 'Could not save the schedule'),
       );
     });
     return el;

@@ -16,6 +16,7 @@ import {
   type Server,
   type Subuser,
 } from '../queries';
+import { showRefusal, type ErrorTarget } from './field-errors';
 import { can, serverTabs } from './server-tabs';
 
 const AREA_LABEL: Record<string, string> = {
@@ -108,6 +109,17 @@ function inviteForm(page: UsersPage): HTMLElement {
   return form;
 }
 
+/** The line summing up a subuser: name, email, how many keys and which folders. */
+function summaryOf(s: Subuser): (HTMLElement | string)[] {
+  const keys = `${s.permissions.length} permission${s.permissions.length === 1 ? '' : 's'}`;
+  return [h('strong', null, s.name), ` ${s.email} · ${keys}${s.paths.length ? ` · ${s.paths.join(', ')}` : ''}`];
+}
+
+/** The folders field of a refusal (`paths`, `input.paths.0`, …), shown with the field's name. */
+function pathsTarget(paths: ReturnType<typeof field>): (name: string) => ErrorTarget | null {
+  return (name) => (/(^|\.)paths(\.|$)/.test(name) ? { control: paths.control, setError: (m) => paths.setError(m && `${name}: ${m}`) } : null);
+}
+
 function subuserItem(page: UsersPage, s: Subuser): HTMLElement {
   const { server, catalogue, msg } = page;
   const self = s.userId === state.user?.id;
@@ -117,13 +129,17 @@ function subuserItem(page: UsersPage, s: Subuser): HTMLElement {
   (paths.control as HTMLTextAreaElement).value = s.paths.join('\n');
   const save = h('button', { type: 'button', className: 'btn btn-primary' }, 'Save');
   const remove = h('button', { type: 'button', className: 'btn btn-danger' }, 'Remove');
+  const summary = h('summary', null, summaryOf(s));
   save.addEventListener('click', async () => {
     save.disabled = true;
+    paths.setError(null);
     try {
-      await gql(M_UPDATE_SUBUSER, { serverId: server.id, userId: s.userId, input: { permissions: picker.selected(), paths: pathsOf((paths.control as HTMLTextAreaElement).value) } });
+      const input = { permissions: picker.selected(), paths: pathsOf((paths.control as HTMLTextAreaElement).value) };
+      const d = await gql<{ updateSubuser: Subuser }>(M_UPDATE_SUBUSER, { serverId: server.id, userId: s.userId, input });
+      summary.replaceChildren(...summaryOf(d.updateSubuser));
       msg.info(`Saved the permissions of ${s.email}.`);
     } catch (err) {
-      msg.error(`Could not save: ${describe(err)}`);
+      showRefusal(err, pathsTarget(paths), msg, 'Could not save');
     } finally {
       save.disabled = false;
     }
@@ -142,7 +158,7 @@ function subuserItem(page: UsersPage, s: Subuser): HTMLElement {
   return h(
     'li',
     { className: 'subuser', 'data-email': s.email },
-    h('details', null, h('summary', null, h('strong', null, s.name), ` ${s.email} · ${s.permissions.length} permission${s.permissions.length === 1 ? '' : 's'}${s.paths.length ? ` · ${s.paths.join(', ')}` : ''}`), picker.el, editable ? [paths.wrap, save] : null),
+    h('details', null, summary, picker.el, editable ? [paths.wrap, save] : null),
     can(server.permissions, 'user.delete') && !self ? remove : null,
   );
 }

@@ -4,7 +4,7 @@
  */
 import { describe, gql } from '../../api';
 import { clear, h, type messageBox } from '../../dom';
-import { Q_FILES, type FileEntry } from '../../queries';
+import { FILES_PAGE_SIZE, Q_FILES, type FileEntry } from '../../queries';
 
 export const ARCHIVE = /\.(tar\.gz|tgz|tar|zip)$/i;
 
@@ -16,6 +16,11 @@ export class FileBrowser {
   /** the rows of the listing */
   readonly body = h('tbody');
   readonly status = h('p', { className: 'muted', role: 'status' });
+  private readonly moreButton = h('button', { type: 'button', className: 'btn', onclick: () => void this.loadMore() }, 'Show more');
+  /** lists the folder's next page (shown while some of the folder is not listed) */
+  readonly more = h('p', { className: 'file-more', hidden: true }, this.moreButton);
+  /** how many pages of the folder are listed */
+  private pages = 0;
   disposed = false;
   permissions: readonly string[] = [];
   /** makes a row of the listing (set by the view: rows open the editor) */
@@ -39,15 +44,43 @@ export class FileBrowser {
     };
   }
 
-  /** Lists the folder. */
+  /** Lists the folder (its first page). */
   async load(): Promise<void> {
     try {
-      const d = await gql<{ files: { total: number; items: FileEntry[] } }>(Q_FILES, { serverId: this.serverId, path: this.dir });
-      const { total, items } = d.files;
-      if (!this.disposed) this.show(items, total > items.length ? `The first ${items.length} of ${total} entries are shown.` : `${total} ${total === 1 ? 'entry' : 'entries'}`);
+      const { total, items } = await this.fetchPage(1);
+      if (this.disposed) return;
+      this.show(items, '');
+      this.paged(1, items.length, total);
     } catch (err) {
       this.fail('Could not open this folder')(err);
     }
+  }
+
+  /** Adds the folder's next page to the listing. */
+  private async loadMore(): Promise<void> {
+    this.moreButton.disabled = true;
+    try {
+      const { total, items } = await this.fetchPage(this.pages + 1);
+      if (this.disposed) return;
+      for (const e of items) this.body.append(this.row(e));
+      this.paged(this.pages + 1, this.body.rows.length, total);
+    } catch (err) {
+      this.fail('Could not list more of this folder')(err);
+    } finally {
+      this.moreButton.disabled = false;
+    }
+  }
+
+  private async fetchPage(page: number): Promise<{ total: number; items: FileEntry[] }> {
+    return (await gql<{ files: { total: number; items: FileEntry[] } }>(Q_FILES, { serverId: this.serverId, path: this.dir, page })).files;
+  }
+
+  /** Notes that `pages` pages, `shown` of the folder's `total` entries, are listed; offers the rest. */
+  private paged(pages: number, shown: number, total: number): void {
+    this.pages = pages;
+    this.status.textContent = shown < total ? `${shown} of ${total} entries are shown.` : `${total} ${total === 1 ? 'entry' : 'entries'}`;
+    this.more.hidden = shown >= total;
+    this.moreButton.textContent = `Show the next ${Math.min(FILES_PAGE_SIZE, total - shown)}`;
   }
 
   /** Shows `entries` in place of the listing, with `note` below the toolbar. */
@@ -56,6 +89,7 @@ export class FileBrowser {
     if (!entries.length) this.body.append(h('tr', null, h('td', { colspan: '5', className: 'muted' }, 'This folder is empty. Drop files here to upload them.')));
     for (const e of entries) this.body.append(this.row(e));
     this.status.textContent = note;
+    this.more.hidden = true;
   }
 
   /** Runs a mutation of this server, says `done` and lists the folder again. */

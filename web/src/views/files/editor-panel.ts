@@ -1,6 +1,7 @@
 /**
  * The editor panel of the file browser: opens a text file in CodeMirror (the editor module is loaded
- * on demand), saves it with Save or Ctrl-S, read-only without file.update.
+ * on demand), saves it with Save or Ctrl-S, read-only without file.update. Unsaved changes are not
+ * dropped without asking: on Close, on opening another file, on leaving the page.
  */
 import { ApiError, gql } from '../../api';
 import { clear, h } from '../../dom';
@@ -12,6 +13,9 @@ import type { Editor } from './editor';
 export class EditorPanel {
   readonly el = h('section', { className: 'card file-editor', hidden: true, 'aria-label': 'Editor' });
   private editor: Editor | null = null;
+  /** the file open in the editor, and its text as last loaded or saved */
+  private file: FileEntry | null = null;
+  private savedText = '';
 
   constructor(private readonly b: FileBrowser) {}
 
@@ -27,12 +31,35 @@ export class EditorPanel {
     }
   }
 
+  /** The editor module, or null (and a message saying to reload) when it cannot be loaded. */
+  private async editorModule(e: FileEntry): Promise<typeof import('./editor') | null> {
+    try {
+      return await import('./editor');
+    } catch {
+      // its file is gone when the panel was upgraded since this page was loaded
+      this.b.msg.error(`Could not open ${e.name}: the editor could not be loaded. Reload the page to try again.`);
+      return null;
+    }
+  }
+
+  /** Whether the open file has changes that were not saved. */
+  unsaved(): boolean {
+    return this.editor !== null && this.editor.text() !== this.savedText;
+  }
+
+  /** Whether the open file may be put away: nothing unsaved, or the user agrees to drop it. */
+  mayDiscard(): boolean {
+    return !this.unsaved() || confirm(`Discard your unsaved changes to ${this.file?.name ?? 'this file'}?`);
+  }
+
   async open(e: FileEntry): Promise<void> {
+    if (!this.mayDiscard()) return;
     this.b.msg.clear();
     const text = await this.contents(e);
     if (text === null || this.b.disposed) return;
-    const { createEditor } = await import('./editor');
-    this.close();
+    const module = await this.editorModule(e);
+    if (!module || this.b.disposed) return;
+    this.dispose();
     const holder = h('div', { className: 'editor-holder' });
     const saved = h('span', { className: 'muted', role: 'status' });
     const writable = can(this.b.permissions, 'file.update');
@@ -41,12 +68,17 @@ export class EditorPanel {
     const closeButton = h('button', { type: 'button', className: 'btn', onclick: () => this.close() }, 'Close');
     this.el.append(h('div', { className: 'page-head' }, h('h2', null, e.path), h('div', { className: 'actions' }, primary, closeButton, saved)), holder);
     this.el.hidden = false;
-    this.editor = createEditor(holder, e.name, text, writable ? save : null);
+    this.editor = module.createEditor(holder, e.name, text, writable ? save : null);
+    this.file = e;
+    this.savedText = this.editor.text();
+    window.addEventListener('beforeunload', this.warnOnUnload);
   }
 
   private async save(e: FileEntry, saved: HTMLElement): Promise<void> {
     try {
-      await gql(M_WRITE_FILE, { serverId: this.b.serverId, path: e.path, contents: this.editor!.text() });
+      const contents = this.editor!.text();
+      await gql(M_WRITE_FILE, { serverId: this.b.serverId, path: e.path, contents });
+      if (this.file === e) this.savedText = contents;
       saved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
     } catch (err) {
       saved.textContent = '';
@@ -54,10 +86,23 @@ export class EditorPanel {
     }
   }
 
+  /** Closes the editor, once the user agrees to drop unsaved changes. */
   close(): void {
+    if (this.mayDiscard()) this.dispose();
+  }
+
+  /** Closes the editor as it is. */
+  dispose(): void {
+    window.removeEventListener('beforeunload', this.warnOnUnload);
     this.editor?.destroy();
     this.editor = null;
+    this.file = null;
     clear(this.el);
     this.el.hidden = true;
   }
+
+  /** Leaving or reloading the page with unsaved changes: the browser asks first. */
+  private readonly warnOnUnload = (ev: BeforeUnloadEvent): void => {
+    if (this.unsaved()) ev.preventDefault();
+  };
 }

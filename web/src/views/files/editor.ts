@@ -34,7 +34,15 @@ export interface Editor {
   destroy(): void;
 }
 
-/** An editor of `contents` in `parent`; Ctrl-S / Cmd-S calls `onSave` (when given: else read-only). */
+/** The line break the file uses: its first one (`\r\n` for a Windows file), `\n` for none. */
+function lineBreakOf(contents: string): string {
+  return /\r\n|\n/.exec(contents)?.[0] ?? '\n';
+}
+
+/**
+ * An editor of `contents` in `parent`; Ctrl-S / Cmd-S calls `onSave` (when given: else read-only).
+ * Its text has the file's own line breaks (CodeMirror keeps lines, not their breaks).
+ */
 export function createEditor(parent: HTMLElement, name: string, contents: string, onSave: (() => void) | null): Editor {
   const view = new EditorView({
     doc: contents,
@@ -47,5 +55,6 @@ export function createEditor(parent: HTMLElement, name: string, contents: string
       keymap.of(onSave ? [{ key: 'Mod-s', preventDefault: true, run: () => (onSave(), true) }] : []),
     ],
   });
-  return { text: () => view.state.doc.toString(), destroy: () => view.destroy() };
+  const lineBreak = lineBreakOf(contents);
+  return { text: () => view.state.doc.sliceString(0, undefined, lineBreak), destroy: () => view.destroy() };
 }
