@@ -6,6 +6,8 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { diskUsage } from '../../src/agent/environment/proc';
+import { ENTRY_BYTES, footprint } from '../../src/agent/filesystem/footprint';
 import { signRequest, STREAMED_BODY } from '../../src/shared/node-protocol';
 import { createServer, newId, specFor, startHarness, waitFor, type Harness } from './helpers';
 import fc from 'fast-check';
@@ -172,9 +174,8 @@ test('property: writes at once never pass the limit together, what fits goes thr
         const answers = await Promise.all(sizesKib.map((kib, i) => put(`${folder}/w${i}.bin`, () => chunks(kib * KIB, i), { server })));
         expect(answers.filter((a) => a.status !== 201 && a.body?.error?.code !== 'DISK_LIMIT')).toEqual([]);
         const written = answers.map((a, i) => (a.status === 201 ? sizesKib[i]! * KIB : 0));
-        // together within the limit: the budget counts the bytes written (the blocks a file's last bytes
-        // round up to are the next measurement's, every few seconds)
-        expect(written.reduce((s, n) => s + n, 0)).toBeLessThanOrEqual(1024 * KIB);
+        // together within the limit as it counts them: whole blocks, the run's folder one too
+        expect(written.reduce((s, n) => s + (n ? footprint(n) : 0), ENTRY_BYTES)).toBeLessThanOrEqual(1024 * KIB);
         // what fits with room to spare (blocks, the folder's own entries) all goes through
         if (sizesKib.reduce((s, n) => s + n + 4, 0) <= 900) expect(answers.map((a) => a.status)).toEqual(sizesKib.map(() => 201));
         // a write cut off for the disk is answered at once; the worker drops its temporary file as it notices
@@ -189,6 +190,27 @@ test('property: writes at once never pass the limit together, what fits goes thr
     { numRuns: 15 },
   );
 }, 120_000);
+
+test('the limit counts what files take on disk: tiny files at once stay within it, and with no block left an empty file or a folder is refused', async () => {
+  // each write was charged its bytes, while the disk is counted in blocks (4 KiB an entry at least):
+  // 600 one-byte files at once passed the limit, and empty files and folders were never refused
+  const server = newId();
+  await createServer(h, specFor('shell-command', server, { disk: 1 }, { COMMAND: 'sleep 1000' }));
+  const dir = path.join(h.dataDir, 'agent', 'servers', server);
+  expect((await put('/fill.bin', Buffer.alloc(960 * 1024, 1), { server })).status).toBe(201);
+  const tiny = await Promise.all(Array.from({ length: 600 }, (_, i) => put(`/t${i}.txt`, Buffer.from('x'), { server })));
+  expect(tiny.filter((a) => a.status !== 201 && a.body?.error?.code !== 'DISK_LIMIT')).toEqual([]);
+  const made = tiny.filter((a) => a.status === 201).length;
+  expect(made).toBeGreaterThan(0);
+  expect(await diskUsage(dir)).toBeLessThanOrEqual(1024 * 1024);
+  const room = Math.floor((1024 * 1024 - (await diskUsage(dir))) / ENTRY_BYTES);
+  for (let i = 0; i < room; i++) expect((await put(`/more${i}.txt`, Buffer.alloc(0), { server })).status).toBe(201);
+  const empty = await put('/empty.txt', Buffer.alloc(0), { server });
+  expect([empty.status, empty.body?.error?.code]).toEqual([422, 'DISK_LIMIT']);
+  const folder = await h.request('POST', files('/directory', '', server), { path: '/folder' });
+  expect([folder.status, folder.body?.error?.code]).toEqual([422, 'DISK_LIMIT']);
+  expect(readdirSync(dir)).not.toContain('folder');
+}, 60_000);
 
 test('a refused write answers, reads and drops the rest of the body, and leaves the connection usable', async () => {
   // closing with unread bytes resets the connection, and the reset can beat the answer to the panel

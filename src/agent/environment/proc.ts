@@ -1,3 +1,4 @@
+import { ENTRY_BYTES } from '../filesystem/footprint';
 import { promises as fsp, readFileSync } from 'node:fs';
 import path from 'node:path';
 
@@ -172,7 +173,7 @@ export async function forEachEntry(root: string, visit: (entry: string, isDir: b
 }
 
 /** What one file, directory or link counts at least: an inode and its directory entry cost disk too. */
-export const MIN_ENTRY_BYTES = 4096;
+export const MIN_ENTRY_BYTES = ENTRY_BYTES;
 
 /**
  * Disk a directory tree takes, in bytes: the blocks allocated to every entry (`st_blocks` × 512, so a

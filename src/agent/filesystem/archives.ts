@@ -13,6 +13,7 @@
  * disk limit.
  */
 import type { Stats } from 'node:fs';
+import { ENTRY_BYTES, footprint } from './footprint';
 import { Readable } from 'node:stream';
 import archiver from 'archiver';
 import { AgentError } from '../errors';
@@ -21,8 +22,7 @@ import { alreadyExists, diskLimit, type Entry, type Jail } from './jail';
 import { commonParent, displayPath, MAX_NAME_BYTES } from './paths';
 
 /** What an entry without contents (a folder, a link) is counted as on disk, as the disk measurement does. */
-const ENTRY_BYTES = 4096;
-const onDisk = (e: ArchiveEntry): number => (e.kind === 'file' ? Math.max(ENTRY_BYTES, Math.ceil(e.size / ENTRY_BYTES) * ENTRY_BYTES) : ENTRY_BYTES);
+const onDisk = (e: ArchiveEntry): number => (e.kind === 'file' ? footprint(e.size) : ENTRY_BYTES);
 
 /** The components of an archive name below the destination; INVALID_ARCHIVE when it leads out or is not a plain name. */
 export function entryParts(name: string): string[] {

@@ -2,11 +2,13 @@
  * How many bytes a server may still write: its disk limit less what it uses (measured at most every
  * few seconds: a measurement walks the whole tree, leaving out the temporary files of writes under
  * way) less what writes under way hold. A streamed write (an upload, an editor's save, SFTP, a
- * restore) holds the bytes it has written so far, charged chunk by chunk as they pass: writes at once
- * share the free space, and together they cannot take more than it. An operation the file worker
- * does on its own (copy, compress, decompress) holds all the free space while it runs.
+ * restore) holds what it has written so far as the limit counts it (footprint.ts: whole blocks, one
+ * at least, so an empty file or a folder takes one too), charged chunk by chunk as they pass: writes
+ * at once share the free space, and together they cannot take more than it. An operation the file
+ * worker does on its own (copy, compress, decompress) holds all the free space while it runs.
  */
 import { diskUsage } from '../environment/proc';
+import { footprint } from './footprint';
 import { TEMP_PREFIX } from './paths';
 
 const MEASURE_EVERY_MS = 5_000;
@@ -15,7 +17,7 @@ const MEASURE_EVERY_MS = 5_000;
 export interface Meter {
   /** what the write may take at most, as it starts */
   allowance: number;
-  /** Holds `bytes` more; false (and nothing held) when the free space has not got them. */
+  /** Holds `bytes` more (the first charge, even of 0 bytes, holds the entry's block); false (and nothing held) when the free space has not got them. */
   charge(bytes: number): boolean;
   /** Ends the hold: `grown` is how much more the disk holds after the write (negative when a file shrank). */
   done(grown: number): void;
@@ -53,14 +55,17 @@ export class DiskBudget {
   /** Starts a streamed write: it holds nothing until it charges its bytes. */
   async meter(): Promise<Meter> {
     await this.usage();
+    let written = 0;
     let charged = 0;
     let ended = false;
     return {
       allowance: this.free(),
       charge: (bytes) => {
-        if (ended || bytes > this.free()) return false;
-        this.held += bytes;
-        charged += bytes;
+        const need = footprint(written + bytes) - charged;
+        if (ended || need > this.free()) return false;
+        this.held += need;
+        charged += need;
+        written += bytes;
         return true;
       },
       done: (grown) => {

@@ -14,6 +14,10 @@ import path from 'node:path';
 import { AgentError, notFound } from '../errors';
 import { displayPath, entryName, invalidPath, TEMP_PREFIX } from './paths';
 import { ReachCheck, type Reach, type Use } from './reach';
+import { ENTRY_BYTES } from './footprint';
+
+/** What an existing entry takes as the disk limit counts it (its blocks, one at least). */
+const footprintOnDisk = (st: Stats): number => Math.max(st.blocks * 512, ENTRY_BYTES);
 
 /** open(2)'s O_PATH (Linux): a descriptor of the inode itself, without reading it or following the last link. */
 const O_PATH = 0o10000000;
@@ -317,7 +321,7 @@ export class Jail {
         throw err;
       }
       const st = await fsp.lstat(this.at(dir, name));
-      return { entry: entryOf(parts, st), created: !before, replaced: before ? before.blocks * 512 : 0 };
+      return { entry: entryOf(parts, st), created: !before, replaced: before ? footprintOnDisk(before) : 0 };
     });
   }
 

@@ -9,6 +9,7 @@ import { AgentError, notFound } from '../errors';
 import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
 import { DiskBudget } from './budget';
+import { ENTRY_BYTES, footprint } from './footprint';
 import { diskLimit } from './jail';
 import type { FileRequest, FileResponse } from './protocol';
 import type { Reach } from './reach';
@@ -60,6 +61,12 @@ export class ServerFiles {
    */
   async write(server: Server, path: string, body: Readable, max = Infinity, reach?: Reach): Promise<FileResponse> {
     const meter = await budgetOf(server).meter();
+    // the file's own block first: no room for it, no write (an empty file takes one too)
+    if (!meter.charge(0)) {
+      meter.done(0);
+      body.resume();
+      return refusal(diskLimit());
+    }
     let refused = false;
     const metered = new Transform({
       transform(chunk: Buffer, _enc, next) {
@@ -77,13 +84,30 @@ export class ServerFiles {
       const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(meter.allowance, max), reach }, metered);
       asked.body.destroy();
       // what the disk holds more: the new file less the one it replaced
-      if (asked.res.ok && 'entry' in asked.res.result) grown = (asked.res.result.entry?.size ?? 0) - ('replaced' in asked.res.result ? (asked.res.result.replaced ?? 0) : 0);
+      if (asked.res.ok && 'entry' in asked.res.result) grown = footprint(asked.res.result.entry?.size ?? 0) - ('replaced' in asked.res.result ? (asked.res.result.replaced ?? 0) : 0);
       return refused && !asked.res.ok ? refusal(diskLimit()) : asked.res;
     } catch (err) {
       if (refused) return refusal(diskLimit());
       throw err;
     } finally {
       // a write that failed any way (a body cut off, the worker gone) gives back what it held
+      meter.done(grown);
+    }
+  }
+
+  /** Makes a folder or a link (`mkdir`, `symlink`): one block of the disk limit, refused (DISK_LIMIT) when there is none left. */
+  async makeEntry(server: Server, req: Extract<FileRequest, { op: 'mkdir' | 'symlink' }>): Promise<FileResponse> {
+    const meter = await budgetOf(server).meter();
+    if (!meter.charge(0)) {
+      meter.done(0);
+      return refusal(diskLimit());
+    }
+    let grown = 0;
+    try {
+      const res = await this.simple(server, req);
+      if (res.ok) grown = ENTRY_BYTES;
+      return res;
+    } finally {
       meter.done(grown);
     }
   }

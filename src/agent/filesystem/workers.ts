@@ -43,7 +43,7 @@ function compiledSourceDir(): string {
 /** The modules the worker loads, relative to src: nothing else of the agent (no secrets). */
 const WORKER_FILES = [
   'agent/errors.js',
-  ...['worker', 'jail', 'paths', 'protocol', 'reach', 'archives', 'archive-entries'].map((m) => `agent/filesystem/${m}.js`),
+  ...['worker', 'jail', 'paths', 'protocol', 'reach', 'footprint', 'archives', 'archive-entries'].map((m) => `agent/filesystem/${m}.js`),
   'shared/scopes.js',
   'shared/file-denylist.js',
 ];
