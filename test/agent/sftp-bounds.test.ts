@@ -88,7 +88,7 @@ test('opens sent at once get at most MAX_HANDLES handles, and closing gives them
 test('the SFTP channels of one connection share its handles, and there are at most MAX_CHANNELS of them', async () => {
   // each channel had a cap of its own: 4 channels held 1,000 handles
   const c = await connect();
-  const channels = [];
+  const channels: SFTPWrapper[] = [];
   for (let i = 0; i < MAX_CHANNELS; i++) channels.push(await channel(c));
   await expect(channel(c)).rejects.toThrow();
   const first = await Promise.all(Array.from({ length: 200 }, (_, i) => openW(channels[0]!, `/a-${i}.txt`)));
