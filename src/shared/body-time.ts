@@ -21,13 +21,15 @@ export function limitBodyTime(req: IncomingMessage, res: ServerResponse, opts: {
     opts.late(req, res);
   };
   let timer: NodeJS.Timeout | null = null;
+  let stopped = false;
   const stop = () => {
+    if (stopped) return;
+    stopped = true;
     if (timer) clearTimeout(timer);
-    timer = null;
-    if (opts.streamed) {
-      socket.off('timeout', late);
-      socket.setTimeout(0);
-    }
+    if (!opts.streamed) return;
+    socket.off('timeout', late);
+    // the socket's idle timer is this request's until its answer ends; then it is Node's keep-alive timer
+    if (!res.writableFinished) socket.setTimeout(0);
   };
   if (opts.streamed) {
     // the socket's idle timer: any byte that comes restarts it

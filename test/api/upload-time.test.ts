@@ -5,7 +5,7 @@
  * that, with "the node cannot be reached"), one that stalls is cut off and leaves nothing, and any
  * other body must still arrive whole in time.
  */
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
@@ -84,3 +84,24 @@ test('any other body must arrive whole within the limit', async () => {
   expect(JSON.parse(answer!.body).error).toEqual({ code: 'BAD_REQUEST', message: expect.stringMatching(/not received in time/), details: {} });
   expect(readdirSync(serverDir())).not.toContain('dripped');
 });
+
+test('a connection kept alive after a refused upload still closes once idle (its keep-alive timer is left alone)', async () => {
+  // the body's end, read after the refusal was answered, cleared the socket's timer: Node's keep-alive
+  // timer by then, so the idle connection was never closed
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const closed = await new Promise<Promise<void>>((resolve, reject) => {
+      const req = httpRequest(F('/contents', 'path=%2F..%2Fout.txt'), { method: 'PUT', agent, headers: { authorization: `Bearer ${token}`, 'content-length': String(256 * 1024) } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(new Promise<void>((r) => req.socket!.once('close', () => r()))));
+      });
+      req.on('error', reject);
+      req.end(Buffer.alloc(256 * 1024, 1));
+    });
+    const started = Date.now();
+    await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error('the idle connection was never closed')), 15_000))]);
+    expect(Date.now() - started).toBeLessThan(15_000);
+  } finally {
+    agent.destroy();
+  }
+}, 30_000);
