@@ -6,9 +6,8 @@
  * link to a folder opened while signed out comes back to that folder.
  */
 import type { Dialog, Page } from 'playwright-core';
-import { describeWithBrowser, TestBrowser } from '../support/browser.js';
-import { createLocalDemoServer } from '../support/fixtures.js';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { describeWithBrowser, webWorld, type TestBrowser } from '../support/browser.js';
+import type { TestPlatform } from '../support/harness.js';
 
 const maybe = describeWithBrowser('test/e2e/files-web-fixes.test.ts');
 
@@ -22,18 +21,10 @@ maybe('the file browser: line breaks, unsaved changes, paging, deep links', () =
   const read = async (path: string) => (await p.request('GET', F('/contents', `path=${encodeURIComponent(path)}`), { token: owner.token })).text;
   const row = (page: Page, entryPath: string) => page.locator(`tr[data-path="${entryPath}"]`);
 
+  const world = webWorld('Edges world');
   beforeAll(async () => {
-    p = await startTestPlatform({ localAgent: true, agentPort: 0 });
-    const admin = await p.admin();
-    owner = await p.newUser('Owner');
-    serverId = await createLocalDemoServer(p, admin.token, owner.token, 'Edges world');
-    tb = await TestBrowser.launch();
-  }, 120_000);
-
-  afterAll(async () => {
-    await tb?.close();
-    await p?.stop();
-  }, 60_000);
+    ({ p, tb, owner, serverId } = world);
+  });
 
   /** The owner's page on the folder `dir`, listed; every dialog is recorded and answered by `answer`. */
   const openFolder = async (dir: string, dialogs: Dialog[] = [], answer = (d: Dialog) => void d.accept()) => {

@@ -5,9 +5,8 @@
  * node is said once.
  */
 import type { Page } from 'playwright-core';
-import { describeWithBrowser, TestBrowser } from '../support/browser.js';
-import { createLocalDemoServer } from '../support/fixtures.js';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { describeWithBrowser, webWorld, type TestBrowser } from '../support/browser.js';
+import type { TestPlatform } from '../support/harness.js';
 
 const maybe = describeWithBrowser('test/e2e/sections-web.test.ts');
 
@@ -18,20 +17,12 @@ maybe('server sections: refusals, summaries, forms, activity', () => {
   let helper: { token: string; email: string; password: string };
   let serverId: string;
 
+  const world = webWorld('Sections world');
   beforeAll(async () => {
-    p = await startTestPlatform({ localAgent: true, agentPort: 0 });
-    const admin = await p.admin();
-    owner = await p.newUser('Owner');
+    ({ p, tb, owner, serverId } = world);
     helper = await p.newUser('Helper');
-    serverId = await createLocalDemoServer(p, admin.token, owner.token, 'Sections world');
     await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: helper.email, permissions: ['websocket.connect', 'file.read'] } });
-    tb = await TestBrowser.launch();
-  }, 120_000);
-
-  afterAll(async () => {
-    await tb?.close();
-    await p?.stop();
-  }, 60_000);
+  });
 
   const open = async (section: string): Promise<Page> => {
     const page = await tb.signedInPage(p.url, owner.email, owner.password);

@@ -5,6 +5,8 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { createLocalDemoServer } from './fixtures.js';
+import { startTestPlatform, type TestPlatform } from './harness.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const WEB_INDEX = path.resolve(__dirname, '../../web/dist/index.html');
@@ -93,4 +95,33 @@ export async function holdLiveSocket(page: Page): Promise<() => void> {
     });
   });
   return release;
+}
+
+/** A platform with its local node agent, an owner with a demo server, and Chromium: what a web page test starts from. */
+export interface WebWorld {
+  p: TestPlatform;
+  tb: TestBrowser;
+  admin: string;
+  owner: { token: string; user: any; email: string; password: string };
+  serverId: string;
+}
+
+/**
+ * Registers the hooks that start a WebWorld before the file's tests (the owner's demo server named
+ * `serverName`) and stop it after them; its fields are set once the `beforeAll` hooks have run.
+ */
+export function webWorld(serverName: string): WebWorld {
+  const w = {} as WebWorld;
+  beforeAll(async () => {
+    w.p = await startTestPlatform({ localAgent: true, agentPort: 0 });
+    w.admin = (await w.p.admin()).token;
+    w.owner = await w.p.newUser('Owner');
+    w.serverId = await createLocalDemoServer(w.p, w.admin, w.owner.token, serverName);
+    w.tb = await TestBrowser.launch();
+  }, 120_000);
+  afterAll(async () => {
+    await w.tb?.close();
+    await w.p?.stop();
+  }, 60_000);
+  return w;
 }
