@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import { AgentError, notFound } from '../errors';
 import type { ServerManager } from '../server/manager';
 import type { Server } from '../server/server';
-import { DiskBudget } from './budget';
+import { DiskBudget, type Meter } from './budget';
 import { ENTRY_BYTES, footprint } from './footprint';
 import { diskLimit } from './jail';
 import type { FileRequest, FileResponse } from './protocol';
@@ -47,11 +47,31 @@ export class ServerFiles {
     return this.workers.request({ id: server.spec.id, dir: server.dir, identity: server.identity }, req, body);
   }
 
-  /** A request with no bytes after its answer. */
+  /**
+   * A request with no bytes after its answer. A folder or a link it makes (`mkdir`, `symlink`) takes
+   * a block of the disk limit, refused (DISK_LIMIT) when there is none left.
+   */
   async simple(server: Server, req: FileRequest): Promise<FileResponse> {
-    const { res, body } = await this.ask(server, req);
-    body.destroy();
-    return res;
+    const makes = req.op === 'mkdir' || req.op === 'symlink';
+    const meter = makes ? await this.entryMeter(server) : null;
+    if (makes && !meter) return refusal(diskLimit());
+    let grown = 0;
+    try {
+      const { res, body } = await this.ask(server, req);
+      body.destroy();
+      if (res.ok && makes) grown = ENTRY_BYTES;
+      return res;
+    } finally {
+      meter?.done(grown);
+    }
+  }
+
+  /** A hold on the disk budget with the new entry's own block taken, or null when there is no block left. */
+  private async entryMeter(server: Server): Promise<Meter | null> {
+    const meter = await budgetOf(server).meter();
+    if (meter.charge(0)) return meter;
+    meter.done(0);
+    return null;
   }
 
   /**
@@ -60,10 +80,9 @@ export class ServerFiles {
    * (DISK_LIMIT; the worker drops its temporary file). `reach`: what the writer may reach (reach.ts).
    */
   async write(server: Server, path: string, body: Readable, max = Infinity, reach?: Reach): Promise<FileResponse> {
-    const meter = await budgetOf(server).meter();
     // the file's own block first: no room for it, no write (an empty file takes one too)
-    if (!meter.charge(0)) {
-      meter.done(0);
+    const meter = await this.entryMeter(server);
+    if (!meter) {
       body.resume();
       return refusal(diskLimit());
     }
@@ -91,23 +110,6 @@ export class ServerFiles {
       throw err;
     } finally {
       // a write that failed any way (a body cut off, the worker gone) gives back what it held
-      meter.done(grown);
-    }
-  }
-
-  /** Makes a folder or a link (`mkdir`, `symlink`): one block of the disk limit, refused (DISK_LIMIT) when there is none left. */
-  async makeEntry(server: Server, req: Extract<FileRequest, { op: 'mkdir' | 'symlink' }>): Promise<FileResponse> {
-    const meter = await budgetOf(server).meter();
-    if (!meter.charge(0)) {
-      meter.done(0);
-      return refusal(diskLimit());
-    }
-    let grown = 0;
-    try {
-      const res = await this.simple(server, req);
-      if (res.ok) grown = ENTRY_BYTES;
-      return res;
-    } finally {
       meter.done(grown);
     }
   }

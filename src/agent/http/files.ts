@@ -99,11 +99,7 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
   if (route === 'download' && method === 'GET') return download(ask, q('path') ?? '', req, res);
   if (method !== 'POST') throw notFound('Unknown route');
   if (route === 'rename') return simple({ op: 'rename', ...parseBody(schemas.rename, json) });
-  if (route === 'directory') {
-    const answer = await ctx.files.makeEntry(server, { op: 'mkdir', path: parseBody(schemas.directory, json).path, reach });
-    if (!answer.ok) fail(answer);
-    return sendJson(res, 201, { data: (answer.result as { entry: unknown }).entry });
-  }
+  if (route === 'directory') return simple({ op: 'mkdir', path: parseBody(schemas.directory, json).path }, 201);
   if (route === 'chmod') {
     const { path, mode } = parseBody(schemas.chmod, json);
     return simple({ op: 'chmod', path, mode: parseInt(mode, 8) });

@@ -147,10 +147,7 @@ export class SftpSession {
   }
 
   private async ask(req: FileRequest): Promise<FileResult> {
-    const server = await this.server();
-    const reached = { ...req, reach: this.reachOf(req.op) };
-    // a folder or a link takes a block of the disk limit, as a file does
-    const res = reached.op === 'mkdir' || reached.op === 'symlink' ? await this.files.makeEntry(server, reached) : await this.files.simple(server, reached);
+    const res = await this.files.simple(await this.server(), { ...req, reach: this.reachOf(req.op) });
     if (!res.ok) throw failed(res);
     return res.result;
   }
