@@ -89,9 +89,6 @@ const unauthorized = (): AgentError => new AgentError(401, 'UNAUTHORIZED', 'Miss
 /** The signed agent HTTP API (everything under /api). */
 export function createApiHandler(ctx: ApiContext): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    // a body too late is dropped with its connection (the agent's answer to any unreadable request)
-    const streamed = isStreamedWrite((req.method ?? 'GET').toUpperCase(), new URL(req.url ?? '/', 'http://agent').pathname.replace(/\/+$/, ''));
-    limitBodyTime(req, res, { ms: ctx.bodyTimeoutMs, streamed, late: () => req.socket.destroy() });
     handle(ctx, req, res).catch((e: unknown) => {
       if (e instanceof AgentError) return sendError(res, e);
       log.error({ err: e instanceof Error ? e.stack : String(e), url: req.url }, 'agent API request failed');
@@ -106,6 +103,8 @@ async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerResponse
   const url = new URL(rawUrl, 'http://agent');
   const pathname = url.pathname.replace(/\/+$/, '') || '/';
   const streamed = isStreamedWrite(method, pathname);
+  // a body too late is dropped with its connection (the agent's answer to any unreadable request)
+  limitBodyTime(req, res, { ms: ctx.bodyTimeoutMs, streamed, late: () => req.socket.destroy() });
   const address = req.socket.remoteAddress ?? 'unknown';
   if (ctx.failures.over(address)) {
     res.setHeader('connection', 'close');
