@@ -134,6 +134,8 @@ class ConsoleSession implements BatchReader {
   private batch = false;
   /** Its server's batcher sends it the lines: per-line frames stop. */
   private batching = false;
+  /** Its listening to its server's lines and skips: on while subscribed and not batching. */
+  private perLine: { on(): void; off(): void } | null = null;
 
   constructor(
     private readonly ws: WebSocket,
@@ -299,13 +301,19 @@ class ConsoleSession implements BatchReader {
     else this.leaveBatches(this.server!, true);
   }
 
+  /**
+   * The batcher sends its lines from now on: the session stops listening to them, so that the
+   * hand-out's width (src/shared/paced-queue.ts) counts its batch sessions once, as their batcher.
+   */
   batchStarted(): void {
     this.batching = true;
+    this.perLine?.off();
   }
 
   /** Leaves its server's batcher; `catchUp`: the lines and skips it had not received come as per-line frames. */
   private leaveBatches(server: Server, catchUp: boolean): void {
     const left = this.batchers.leave(server, this);
+    if (this.batching) this.perLine?.on();
     this.batching = false;
     if (!catchUp) return;
     for (const e of left.lines) this.sendLine(e);
@@ -336,11 +344,11 @@ class ConsoleSession implements BatchReader {
   }
 
   private subscribe(server: Server): void {
-    const onLine = (e: ConsoleLine): void => {
-      if (!this.batching) this.sendLine(e);
-    };
-    const onSkipped = (r: SkipReport): void => {
-      if (!this.batching) this.sendFrame(skippedFrame(r));
+    const onLine = (e: ConsoleLine): void => this.sendLine(e);
+    const onSkipped = (r: SkipReport): void => this.sendFrame(skippedFrame(r));
+    this.perLine = {
+      on: () => server.on('console', onLine).on('skipped', onSkipped),
+      off: () => server.off('console', onLine).off('skipped', onSkipped),
     };
     const onStatus = (status: ServerStatus): void => this.send('status', { status });
     const onStats = (s: ServerStats): void => this.send('stats', s);
@@ -348,16 +356,15 @@ class ConsoleSession implements BatchReader {
       this.error('NOT_FOUND', 'The server was deleted');
       this.end(CLOSE_SERVER_DELETED, 'server deleted');
     };
-    server.on('console', onLine);
-    server.on('skipped', onSkipped);
+    this.perLine.on();
     server.on('status', onStatus);
     server.on('stats', onStats);
     server.on('deleted', onDeleted);
     if (this.batch) this.batchers.join(server, this);
     this.unsubscribe = () => {
       this.leaveBatches(server, false);
-      server.off('console', onLine);
-      server.off('skipped', onSkipped);
+      this.perLine?.off();
+      this.perLine = null;
       server.off('status', onStatus);
       server.off('stats', onStats);
       server.off('deleted', onDeleted);
