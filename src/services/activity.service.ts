@@ -72,12 +72,18 @@ const BATCH_ROWS = 200;
 
 type ActivityRow = Activity;
 
+/**
+ * A string as jsonb stores it: at most 1024 characters, NUL and lone surrogates (also one left by the
+ * cut) as U+FFFD; PostgreSQL refuses the whole entry over either.
+ */
+const storable = (s: string): string => s.slice(0, 1024).replace(/\u0000|\p{Cs}/gu, '\uFFFD');
+
 function scrub(value: unknown, depth = 0): unknown {
   if (value instanceof Date) return value.toISOString();
-  if (depth > 4 || value === null || typeof value !== 'object') return typeof value === 'string' ? value.slice(0, 1024) : value;
+  if (depth > 4 || value === null || typeof value !== 'object') return typeof value === 'string' ? storable(value) : value;
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => scrub(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) if (!SECRET_KEY.test(k)) out[k] = scrub(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) if (!SECRET_KEY.test(k)) out[storable(k)] = scrub(v, depth + 1);
   return out;
 }
 

@@ -79,7 +79,8 @@ export class AuthService {
   async checkPassword(rawEmail: string, password: string): Promise<User | null> {
     const email = rawEmail.trim().toLowerCase();
     await this.throttle.attempt(email);
-    const user = await this.em.findOne(User, { email });
+    // no account has a NUL in its email, and PostgreSQL's text cannot hold one (an SFTP user name may)
+    const user = email.includes('\u0000') ? null : await this.em.findOne(User, { email });
     const ok = await verifyPassword(user?.passwordHash ?? (await dummyHash()), password);
     if (!user || !ok) return null;
     await this.throttle.succeeded(email);

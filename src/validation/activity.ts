@@ -6,14 +6,23 @@ import { parsePagination, type Page } from './pagination.js';
 /** Whether the date part names a day the calendar has (Date.parse takes 2024-02-30 for 1 March). */
 function realDay(s: string): boolean {
   const [y, m, d] = s.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(y, m - 1, d));
+  const day = new Date(0);
+  day.setUTCFullYear(y, m - 1, d); // Date.UTC would read the years 0-99 as 1900-1999
   return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
 }
 
+/** The instants the database stores: years 0001 to 9999 (UTC). */
+const FIRST = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST = Date.parse('9999-12-31T23:59:59.999Z');
+
+/**
+ * An ISO-8601 timestamp with any offset. One that falls outside years 0001-9999 once in UTC (9999-12-31
+ * at -14:00) is taken as the nearest instant inside: before or after every entry, as it is.
+ */
 const instant = z
   .string({ message: 'must be an ISO-8601 timestamp' })
   .refine((s) => /^\d{4}-\d{2}-\d{2}/.test(s) && !Number.isNaN(Date.parse(s)) && realDay(s), 'must be an ISO-8601 timestamp')
-  .transform((s) => new Date(s));
+  .transform((s) => new Date(Math.min(LAST, Math.max(FIRST, Date.parse(s)))));
 
 export const activityFilter = z.object({
   event: z

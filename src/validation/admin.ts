@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { parseInput } from './common.js';
+import { parseInput, plainText } from './common.js';
 import { parsePagination, type Page } from './pagination.js';
 
 const one = (v: unknown) => (Array.isArray(v) ? { __many: true } : v);
 
 /** `GET /admin/users` filters (besides page/limit): `search` matches email or name, case-insensitively. */
 export const adminUsersQuery = z.object({
-  search: z.preprocess(one, z.string({ message: 'must be a string' }).max(254, 'must be at most 254 characters').optional()).meta({ description: 'Case-insensitive substring of the email or the name.' }),
+  search: z.preprocess(one, plainText(254).optional()).meta({ description: 'Case-insensitive substring of the email or the name.' }),
 });
 
 export interface AdminUsersQuery {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { displayName, email, password } from './common.js';
+import { displayName, email, password, plainText } from './common.js';
 
 export const signupInput = z.object({ email, password, name: displayName(100) });
 export const signinInput = z.object({
-  email: z.string({ message: 'must be a string' }).max(254, 'must be at most 254 characters'),
+  email: plainText(254),
   password: z.string({ message: 'must be a string' }).max(1024, 'must be at most 1024 characters'),
 });
 export const updateMeInput = z

@@ -7,7 +7,7 @@ const intParam = (name: string, def: number, min: number, max?: number) =>
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v === '') return def;
-      const s = String(v).trim();
+      const s = String(v);
       const n = /^[0-9]+$/.test(s) ? Number(s) : NaN;
       if (!Number.isSafeInteger(n) || n < min || (max !== undefined && n > max)) {
         ctx.addIssue({ code: 'custom', message: max === undefined ? `must be an integer >= ${min}` : `must be an integer from ${min} to ${max}` });

@@ -114,6 +114,11 @@ test('filters are validated; a page past the end is empty with the true total', 
   expectFieldError(await p.request('GET', '/api/v1/users/me/activity?since=2024-02-30', { token: u.token }), 'since');
   expectFieldError(await p.request('GET', '/api/v1/users/me/activity?until=2023-02-29T10:00:00Z', { token: u.token }), 'until');
   expect((await p.request('GET', '/api/v1/users/me/activity?since=2024-02-29T10:00:00Z', { token: u.token })).status).toBe(200);
+  // the years 0001-0099 are years, not 1900-1999; past 9999 in UTC is after every entry (it was a 500)
+  expect((await p.request('GET', '/api/v1/users/me/activity?until=0050-06-01T00:00:00Z', { token: u.token })).body.meta.total).toBe(0);
+  expect((await p.request('GET', '/api/v1/users/me/activity?since=0050-06-01T00:00:00Z', { token: u.token })).body.meta.total).toBe(1);
+  expect((await p.request('GET', '/api/v1/users/me/activity?since=9999-12-31T23:59:59-14:00', { token: u.token })).body.meta.total).toBe(0);
+  expect((await p.request('GET', '/api/v1/users/me/activity?until=9999-12-31T23:00:00-02:00', { token: u.token })).body.meta.total).toBe(1);
   expectFieldError(await p.request('GET', '/api/v1/users/me/activity?serverId=nope', { token: u.token }), 'serverId');
   expectFieldError(await p.request('GET', '/api/v1/users/me/activity?event=%00', { token: u.token }), 'event');
   const far = await p.request('GET', '/api/v1/users/me/activity?page=50', { token: u.token });

@@ -1,5 +1,6 @@
 import { Session } from '../../src/entities/Session.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, expectError, startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { expectFieldError } from '../support/fixtures.js';
 
 let p: TestPlatform;
 beforeAll(async () => {
@@ -83,6 +84,10 @@ describe('signin', () => {
     expectError(wrong, 401, 'UNAUTHORIZED');
     expectError(unknown, 401, 'UNAUTHORIZED');
     expect(wrong.body.error.message).toBe(unknown.body.error.message);
+  });
+
+  test('an email with a NUL is a 422 naming the field, not a 500 (PostgreSQL cannot hold NUL)', async () => {
+    expectFieldError(await p.request('POST', '/api/v1/auth/signin', { body: { email: 'a\u0000b@example.com', password: 'whatever-123' } }), 'email');
   });
 
   test('missing fields are a 422', async () => {

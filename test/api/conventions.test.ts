@@ -59,7 +59,7 @@ describe('request conventions', () => {
     );
   });
 
-  test.each([['0'], ['101'], ['abc'], ['1.5'], ['-1'], ['']])('pagination limit=%s', async (v) => {
+  test.each([['0'], ['101'], ['abc'], ['1.5'], ['-1'], [''], ['5%20']])('pagination limit=%s', async (v) => {
     const r = await p.request('GET', `/api/v1/users/me/api-tokens?limit=${v}`, { token });
     if (v === '') expect(r.status).toBe(200);
     else {
@@ -68,7 +68,7 @@ describe('request conventions', () => {
     }
   });
 
-  test.each([['0'], ['abc'], ['1.5'], ['-3']])('pagination page=%s is a 422', async (v) => {
+  test.each([['0'], ['abc'], ['1.5'], ['-3'], ['%201'], ['%091'], ['1%20']])('pagination page=%s is a 422', async (v) => {
     const r = await p.request('GET', `/api/v1/users/me/api-tokens?page=${v}`, { token });
     expectError(r, 422, 'VALIDATION_ERROR');
     expect(r.body.error.details.fields.page).toBeDefined();

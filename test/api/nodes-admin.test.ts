@@ -202,6 +202,7 @@ describe('admin', () => {
     expect(inj.body).toEqual({ data: [], meta: { total: 0, page: 1, limit: 20 } });
     expectError(await p.request('GET', '/api/v1/admin/users?page=0', { token: admin.token }), 422, 'VALIDATION_ERROR');
     expectError(await p.request('GET', '/api/v1/admin/users?search=a&search=b', { token: admin.token }), 422, 'VALIDATION_ERROR');
+    expectFieldError(await p.request('GET', '/api/v1/admin/users?search=a%00', { token: admin.token }), 'search');
     expectError(await p.request('GET', '/api/v1/admin/users', { token: user.token }), 403, 'FORBIDDEN');
     expectError(await p.request('GET', '/api/v1/admin/users'), 401, 'UNAUTHORIZED');
   });

@@ -84,12 +84,15 @@ test('logins: a wrong password, an unknown server or account is refused; both ou
   await failsWith(connectSftp({ port, username: `${owner.email}.00000000`, password: owner.password }), /authentication/i);
   await failsWith(connectSftp({ port, username: 'nobody@example.com.' + serverId.slice(0, 8), password: 'x' }), /authentication/i);
   await failsWith(connectSftp({ port, username: owner.email, password: owner.password }), /authentication/i);
+  // PostgreSQL's text cannot hold NUL: such a name is refused like any other wrong one
+  await failsWith(connectSftp({ port, username: username(`${owner.email}\u0000`), password: owner.password }), /authentication/i);
   const c = await connect(owner.email, owner.password);
   expect(await c.realpath('.')).toBe('/');
   const log = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:sftp`, { token: owner.token });
   const events = log.body.data.map((e: any) => e.event);
   expect(events).toContain('server:sftp.login');
   expect(events).toContain('server:sftp.login-failed');
+  expect(log.body.data.map((e: any) => e.properties.username)).toContain(username(`${owner.email}\uFFFD`));
   expect(JSON.stringify(log.body.data)).not.toContain(owner.password);
 });
 
