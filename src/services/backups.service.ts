@@ -76,30 +76,22 @@ export class BackupsService {
   async createRotating(serverId: string, name: string, by: ActedBy): Promise<Backup> {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node'] });
     if (!server) throw AppError.notFound('Server');
-    const kept = await this.em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
-    // one backup out makes room only at the limit: past it (a limit lowered since), nothing goes
-    if (server.backupLimit > 0 && kept > server.backupLimit) {
-      throw new AppError('BACKUP_LIMIT', `This server holds ${kept} backups, more than its limit of ${server.backupLimit}; a backup task makes room by deleting one only. Delete some backups first.`, { limit: server.backupLimit });
-    }
-    if (server.backupLimit > 0 && kept === server.backupLimit) {
-      const oldest = await this.em.findOne(Backup, { server: server.id, locked: false, status: 'completed' }, { orderBy: { createdAt: 'asc', id: 'asc' } });
-      if (oldest) {
-        await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`);
-        await this.em.nativeDelete(Backup, { id: oldest.id });
-        await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: by.actor, properties: { ...by.properties, backupId: oldest.id, name: oldest.name, rotated: true } });
-      }
-    }
-    return this.start(server, { name }, by);
+    return this.start(server, { name }, by, true);
   }
 
-  private async start(server: Server, data: { name?: string | undefined; ignored?: string[] | undefined; locked?: boolean | undefined }, by: ActedBy): Promise<Backup> {
+  /**
+   * Records a new backup and has the node make it. The server's row lock makes the count, a rotation
+   * (`rotate`: a schedule's backup at the limit) and the insert one step for concurrent requests: the
+   * room a rotation makes is the new backup's.
+   */
+  private async start(server: Server, data: { name?: string | undefined; ignored?: string[] | undefined; locked?: boolean | undefined }, by: ActedBy, rotate = false): Promise<Backup> {
     const backup = await this.em.transactional(async (em) => {
-      // the server's row lock makes the count and the insert one step for concurrent requests
       const locked = await em.findOne(Server, { id: server.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (!locked) throw AppError.notFound('Server');
       // refused before a record is made (the node would refuse it too, leaving a failed one behind)
       if (locked.status === 'restoring') throw AppError.invalidState('A restore of this server is under way; back it up once it is done.');
-      const kept = await em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
+      let kept = await em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
+      if (rotate && locked.backupLimit > 0 && kept >= locked.backupLimit) kept -= await this.rotateOldest(em, server, locked.backupLimit, kept, by);
       if (kept >= locked.backupLimit) {
         throw new AppError('BACKUP_LIMIT', locked.backupLimit === 0 ? 'This server may not keep backups (its backup limit is 0).' : `This server keeps at most ${locked.backupLimit} backups: delete one first.`, { limit: locked.backupLimit });
       }
@@ -116,6 +108,24 @@ export class BackupsService {
     }
     this.announce(server.id, backup);
     return backup;
+  }
+
+  /**
+   * Deletes the server's oldest unlocked completed backup (on the node, then its record) to make room
+   * at the limit, inside the transaction that holds the server's row; returns how many went (0 or 1).
+   * Past the limit (a limit lowered since) nothing goes: one out would not make room.
+   */
+  private async rotateOldest(em: EntityManager, server: Server, limit: number, kept: number, by: ActedBy): Promise<number> {
+    if (kept > limit) {
+      throw new AppError('BACKUP_LIMIT', `This server holds ${kept} backups, more than its limit of ${limit}; a backup task makes room by deleting one only. Delete some backups first.`, { limit });
+    }
+    // the row lock waits for a delete of the same backup under way; a backup deleted meanwhile is not found
+    const oldest = await em.findOne(Backup, { server: server.id, locked: false, status: 'completed' }, { orderBy: { createdAt: 'asc', id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    if (!oldest) return kept - (await em.count(Backup, { server: server.id, status: { $ne: 'failed' } }));
+    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`);
+    await em.nativeDelete(Backup, { id: oldest.id });
+    await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: by.actor, properties: { ...by.properties, backupId: oldest.id, name: oldest.name, rotated: true } }, em);
+    return 1;
   }
 
   /** The backup as a `.tar.gz`, streamed from the node. */

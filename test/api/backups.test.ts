@@ -185,6 +185,37 @@ test('a schedule\'s backup task waits for its backup and, at the limit, rotates 
   await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 5 } });
 });
 
+test('a backup task at the limit keeps the room it makes: manual backups sent meanwhile never take it', async () => {
+  // the task deleted the oldest, a manual backup took the freed place, and the task failed at the limit
+  await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 2 } });
+  const kept = async () => (await p.request('GET', B('?limit=100'), { token: owner.token })).body.data.filter((b: any) => b.status !== 'failed');
+  const s = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, { token: owner.token, body: { name: 'rotate', cron: '0 3 * * *', tasks: [{ action: 'backup' }] } });
+  const outcomes: string[] = [];
+  for (let round = 0; round < 6; round++) {
+    for (const b of await kept()) await p.request('DELETE', B(`/${b.id}`), { token: owner.token });
+    for (const name of ['a', 'b']) await completed((await p.request('POST', B(), { token: owner.token, body: { name } })).body.data.id);
+    let running = true;
+    const manual = async () => {
+      while (running) {
+        const r = await p.request('POST', B(), { token: owner.token, body: { name: 'manual' } });
+        if (r.status === 201) await completed(r.body.data.id);
+      }
+    };
+    const senders = Array.from({ length: 4 }, manual);
+    expect((await p.request('POST', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}/run`, { token: owner.token })).status).toBe(201);
+    await p.services.scheduleRunner.idle();
+    running = false;
+    await Promise.all(senders);
+    const runs = (await p.request('GET', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}/runs?limit=1`, { token: owner.token })).body.data;
+    outcomes.push(`${runs[0].tasks[0].status} ${runs[0].tasks[0].error ?? ''}`.trim());
+    await completed((await kept()).find((b: any) => b.name.startsWith('Scheduled'))?.id ?? (await kept())[0].id);
+  }
+  expect(outcomes).toEqual(Array(6).fill('completed'));
+  await p.request('DELETE', `/api/v1/servers/${serverId}/schedules/${s.body.data.id}`, { token: owner.token });
+  for (const b of await kept()) await p.request('DELETE', B(`/${b.id}`), { token: owner.token });
+  await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { backupLimit: 5 } });
+});
+
 test('a backup task of a server holding more backups than its limit deletes none of them and fails', async () => {
   // it deleted the oldest, then failed at the limit all the same: a backup lost and none made
   const made = [];
