@@ -20,14 +20,24 @@ import { SERVER_DELETED, type PerformTask } from './tasks.js';
 export const NOT_RUNNING = 'the server was not running (the schedule runs only when it is online)';
 export const EARLIER_FAILED = 'an earlier task failed';
 export const PANEL_STOPPED = 'the panel stopped before this task ran';
+export const PANEL_STOPPED_WAITING = 'the panel stopped while this task waited for what it started (which goes on)';
 export const SCHEDULE_DELETED = 'the schedule was deleted';
 
 export interface ExecuteDeps {
   orm: MikroORM;
   perform: PerformTask;
   now: () => Date;
-  /** Waits `ms`; rejects when the runner stops (the tasks left are then skipped). */
+  /** Waits `ms`; rejects with RunnerStopped when the runner stops (the tasks left are then skipped). */
   sleep: (ms: number) => Promise<void>;
+  /** Whether the runner is stopping: no task starts any more. */
+  stopped: () => boolean;
+}
+
+/** How a wait of a stopping runner ends. */
+export class RunnerStopped extends Error {
+  constructor() {
+    super('the schedule runner stopped');
+  }
 }
 
 export interface ClaimedRun {
@@ -52,30 +62,38 @@ export async function executeRun(deps: ExecuteDeps, run: ClaimedRun): Promise<Ru
       for (const t of state.slice(i)) Object.assign(t, { status: 'skipped', error: stop });
       break;
     }
-    const ok = await performOne(deps, run, task, state, i);
-    if (!ok && !task.continueOnFailure) {
-      for (const t of state.slice(i + 1)) Object.assign(t, { status: 'skipped', error: EARLIER_FAILED });
+    const outcome = await performOne(deps, run, task, state, i);
+    if (outcome === 'stopped' || (outcome === 'failed' && !task.continueOnFailure)) {
+      const error = outcome === 'stopped' ? PANEL_STOPPED : EARLIER_FAILED;
+      for (const t of state.slice(i + 1)) Object.assign(t, { status: 'skipped', error });
       break;
     }
   }
   return finish(deps, run.runId, state, state.some((t) => t.status === 'failed') ? 'failed' : 'completed');
 }
 
-async function performOne(deps: ExecuteDeps, run: ClaimedRun, task: ScheduleTask, all: RunTask[], i: number): Promise<boolean> {
+/** Runs one task; a task whose wait the runner's stop cut short is skipped. */
+async function performOne(deps: ExecuteDeps, run: ClaimedRun, task: ScheduleTask, all: RunTask[], i: number): Promise<'completed' | 'failed' | 'stopped'> {
   const state = all[i]!;
   state.status = 'running';
   await save(deps.orm, run.runId, { tasks: all });
   try {
-    await RequestContext.create(deps.orm.em, () => deps.perform(run.serverId, task, run.by));
+    await RequestContext.create(deps.orm.em, () => deps.perform(run.serverId, task, run.by, deps.sleep));
     Object.assign(state, { status: 'completed', error: null });
-    return true;
+    return 'completed';
   } catch (err) {
+    if (err instanceof RunnerStopped) {
+      Object.assign(state, { status: 'skipped', error: PANEL_STOPPED_WAITING });
+      return 'stopped';
+    }
     Object.assign(state, { status: 'failed', error: describe(err) });
-    return false;
+    return 'failed';
   }
 }
 
+/** Whether the task may start: its offset has passed and the runner is not stopping. */
 async function waited(deps: ExecuteDeps, task: ScheduleTask): Promise<boolean> {
+  if (deps.stopped()) return false;
   if (task.offsetSeconds === 0) return true;
   return deps.sleep(task.offsetSeconds * 1000).then(
     () => true,

@@ -11,7 +11,7 @@ import type { Actor } from '../services/actor.js';
 import { Schedule } from '../entities/Schedule.js';
 import type { ScheduleRun } from '../entities/ScheduleRun.js';
 import { claim, dueSchedules, startManualRun } from './claim.js';
-import { executeRun, type ClaimedRun } from './execute.js';
+import { executeRun, RunnerStopped, type ClaimedRun } from './execute.js';
 import type { PerformTask } from './tasks.js';
 
 const log = childLogger('schedules');
@@ -58,9 +58,9 @@ export class ScheduleRunner {
   /** The injected wait, cut short (rejected) when the runner stops. */
   private wait = (ms: number): Promise<void> => {
     const signal = this.stopping.signal;
-    if (signal.aborted) return Promise.reject(new Error('stopped'));
+    if (signal.aborted) return Promise.reject(new RunnerStopped());
     return new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(new Error('stopped'));
+      const onAbort = () => reject(new RunnerStopped());
       signal.addEventListener('abort', onAbort, { once: true });
       this.sleep(ms).then(() => {
         signal.removeEventListener('abort', onAbort);
@@ -106,7 +106,7 @@ export class ScheduleRunner {
   private launch(run: ScheduleRun, by: ClaimedRun['by']): void {
     const schedule: Schedule = run.schedule;
     const claimed: ClaimedRun = { runId: run.id, scheduleId: schedule.id, serverId: schedule.server.id, tasks: schedule.tasks, onlyWhenOnline: schedule.onlyWhenOnline, by };
-    const p = executeRun({ orm: this.orm, perform: this.perform, now: this.now, sleep: this.wait }, claimed)
+    const p = executeRun({ orm: this.orm, perform: this.perform, now: this.now, sleep: this.wait, stopped: () => this.stopping.signal.aborted }, claimed)
       .catch((err: Error) => log.error({ err: err.message, runId: run.id }, 'a schedule run stopped on an error'))
       .finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);
