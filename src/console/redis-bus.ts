@@ -16,18 +16,25 @@
  * history and a local upstream lock, so consoles on this instance go on (a subscriber on another
  * instance waits for Redis, or for its own instance to take an upstream of its own). When Redis is
  * back, channels are subscribed again and the Redis lock decides again.
+ *
+ * Who may watch a server must not depend on Redis being there: events that change it (KEPT_TYPES)
+ * are never dropped for the other instances but wait until Redis takes them, and whenever the
+ * subscriber connection is (back) up, every subscription on this instance re-checks its rights
+ * (ANY_ACCESS_CHANGED), for what was published while it was not listening is lost to it.
  */
 import { randomUUID } from 'node:crypto';
 import Redis from 'ioredis';
 import { childLogger } from '../logger.js';
 import { LocalBus, type ConsoleBus } from './bus.js';
-import { HISTORY_LINES, MAX_BATCH_EVENTS, type ConsoleEvent } from './types.js';
+import { ANY_ACCESS_CHANGED, HISTORY_LINES, MAX_BATCH_EVENTS, type ConsoleEvent, type ConsoleEventType } from './types.js';
 
 const log = childLogger('redis-bus');
 /** Events per server waiting for Redis while a flush is under way (about 10 s of a 1,000 lines/s flood). */
 const MAX_PENDING = MAX_BATCH_EVENTS;
 /** How long a history read, lock or channel subscription waits for Redis before the local fallback answers. */
 const REDIS_WAIT_MS = 1_000;
+/** Events that change who may watch a server: held until Redis takes them, however long it is away. */
+const KEPT_TYPES: ReadonlySet<ConsoleEventType> = new Set(['access', 'gone']);
 
 /** Resolves like `promise`, or rejects after `ms` (the command itself goes on; only the wait ends). */
 function within<T>(ms: number, promise: Promise<T>): Promise<T> {
@@ -62,6 +69,8 @@ export class RedisBus implements ConsoleBus {
   private readonly channels = new Map<string, number>();
   private degraded = false;
   private readonly pending = new Map<string, Pending>();
+  /** Events of KEPT_TYPES not taken by Redis yet, per server (serialised; a repeat is held once). */
+  private readonly kept = new Map<string, Set<string>>();
   private flushing: Promise<void> | null = null;
   private flushQueued = false;
   private droppedWarned = false;
@@ -85,13 +94,11 @@ export class RedisBus implements ConsoleBus {
     this.keyPrefix = `hostpanel:${namespace}:`;
     this.channelPrefix = `hostpanel:${namespace}:db${this.pub.options.db ?? 0}:console:`;
     for (const c of [this.pub, this.sub]) c.on('error', (err) => log.debug({ err: err.message }, 'redis error'));
-    this.sub.on('ready', () => {
-      const names = [...this.channels.keys()].map((id) => this.channelName(id));
-      if (names.length) this.sub.subscribe(...names).catch((err: Error) => this.failed('subscribe', err));
-    });
+    this.sub.on('ready', () => void this.resubscribe());
     this.pub.on('ready', () => {
       if (this.degraded) log.info('Redis is back: console events reach the other gateway instances again');
       this.degraded = false;
+      if (this.kept.size) void this.flush();
     });
     this.sub.on('message', (ch: string, raw: string) => {
       const bar = raw.indexOf('|');
@@ -106,6 +113,19 @@ export class RedisBus implements ConsoleBus {
       // a batch (an array); a single event object is what instances before batching sent
       for (const event of Array.isArray(parsed) ? parsed : [parsed]) void this.local.publish(serverId, event as ConsoleEvent);
     });
+  }
+
+  /**
+   * Subscribes this instance's channels once the subscriber connection is (back) up, then has every
+   * subscription to them re-check its rights: an `access` event published while this instance was
+   * not subscribed never reaches it.
+   */
+  private async resubscribe(): Promise<void> {
+    const ids = [...this.channels.keys()];
+    if (!ids.length) return;
+    const names = ids.map((id) => this.channelName(id));
+    await within(REDIS_WAIT_MS, this.sub.subscribe(...names)).catch((err: Error) => this.failed('subscribe', err));
+    for (const id of ids) if (this.channels.has(id)) void this.local.publish(id, ANY_ACCESS_CHANGED);
   }
 
   /** The pub/sub channel of a server's console events. */
@@ -151,46 +171,77 @@ export class RedisBus implements ConsoleBus {
       if (!this.droppedWarned) log.warn({ serverId }, 'Redis is not keeping up: the oldest console events waiting for it are dropped for the other instances');
       this.droppedWarned = true;
     }
-    if (!this.flushQueued) {
-      this.flushQueued = true;
-      setImmediate(() => void this.flush());
-    }
+    this.schedule();
   }
 
-  /** Sends what is pending in one MULTI, after the previous flush has completed. */
+  /** Holds events of KEPT_TYPES for the next flush. */
+  private keep(serverId: string, events: Iterable<string>): void {
+    let held = this.kept.get(serverId);
+    if (!held) this.kept.set(serverId, (held = new Set()));
+    for (const e of events) held.add(e);
+  }
+
+  private schedule(): void {
+    if (this.flushQueued) return;
+    this.flushQueued = true;
+    setImmediate(() => void this.flush());
+  }
+
+  /**
+   * Sends what is pending in one MULTI, after the previous flush has completed. Without Redis the
+   * pending events are dropped for the other instances, and kept events wait: a failed flush holds
+   * them again for the next one (when events come, or when Redis is back).
+   */
   private async flush(): Promise<void> {
     if (this.flushing) return; // the running flush takes the new batch when it is done
     this.flushQueued = false;
-    if (!this.pending.size) return;
-    const batch = [...this.pending];
+    if (!this.pending.size && !this.kept.size) return;
+    const batch = new Map(this.pending);
     this.pending.clear();
     if (!this.up) return this.failed('publish', 'not connected');
-    const m = this.pub.multi();
-    for (const [serverId, p] of batch) {
-      if (p.history.length) {
-        const key = this.historyKey(serverId);
-        m.rpush(key, ...p.history)
-          .ltrim(key, -HISTORY_LINES, -1)
-          .pexpire(key, 3_600_000);
-      }
-      if (p.events.length) m.publish(this.channelName(serverId), `${this.origin}|[${p.events.join(',')}]`);
-    }
-    this.flushing = m
-      .exec()
-      .then(() => {
-        this.droppedWarned = false;
-      })
-      .catch((err: Error) => this.failed('publish', err))
+    const kept = new Map(this.kept);
+    this.kept.clear();
+    let sent = false;
+    this.flushing = this.send(batch, kept)
+      .then(
+        () => {
+          sent = true;
+          this.droppedWarned = false;
+        },
+        (err: Error) => {
+          this.failed('publish', err);
+          for (const [serverId, events] of kept) this.keep(serverId, events);
+        },
+      )
       .finally(() => {
         this.flushing = null;
-        if (this.pending.size) void this.flush();
+        if (this.pending.size || (sent && this.kept.size)) void this.flush();
       });
     await this.flushing;
   }
 
+  /** One MULTI: per server, its history lines and one PUBLISH of its events (the kept ones last). */
+  private send(batch: Map<string, Pending>, kept: Map<string, Set<string>>): Promise<unknown> {
+    const m = this.pub.multi();
+    for (const [serverId, p] of batch) {
+      if (!p.history.length) continue;
+      const key = this.historyKey(serverId);
+      m.rpush(key, ...p.history)
+        .ltrim(key, -HISTORY_LINES, -1)
+        .pexpire(key, 3_600_000);
+    }
+    for (const serverId of new Set([...batch.keys(), ...kept.keys()])) {
+      const events = [...(batch.get(serverId)?.events ?? []), ...(kept.get(serverId) ?? [])];
+      if (events.length) m.publish(this.channelName(serverId), `${this.origin}|[${events.join(',')}]`);
+    }
+    return m.exec();
+  }
+
   async publish(serverId: string, event: ConsoleEvent): Promise<void> {
     await this.local.publish(serverId, event);
-    this.enqueue(serverId, 'events', event);
+    if (!KEPT_TYPES.has(event.type)) return this.enqueue(serverId, 'events', event);
+    this.keep(serverId, [JSON.stringify(event)]);
+    this.schedule();
   }
 
   async subscribe(serverId: string, handler: (e: ConsoleEvent) => void) {

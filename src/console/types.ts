@@ -29,6 +29,11 @@ export const GONE: ConsoleEvent = { type: 'gone', data: {} };
  * subscriber gets when that check finds it may no longer watch, and it ends the subscription.
  */
 export const accessChanged = (userId: string): ConsoleEvent => ({ type: 'access', data: { userId } });
+/**
+ * An `access` event without a user: anyone's rights on the server may have changed unheard (the bus
+ * of this instance may have missed `access` events), so every subscription to it re-checks.
+ */
+export const ANY_ACCESS_CHANGED: ConsoleEvent = { type: 'access', data: {} };
 export const REVOKED: ConsoleEvent = { type: 'revoked', data: {} };
 /** `activity` carries a new activity-log entry of the server to the instances that have its subscribers. */
 

@@ -1,10 +1,11 @@
 /**
  * A live subscription's hold on its rights: when the subscriber's rights on the server change (an
- * `access` event, from any instance) and once right after it is attached (a change made while it
- * was being set up reached no one), `check` runs again; a subscriber who may no longer watch gets
- * `revoked`, which ends the subscription (src/console/iterator.ts). An event that comes while a
- * check runs makes one more check once it ends (the running one may have read the rights before
- * the change). Console feeds and the activity feed hold their rights this one way.
+ * `access` event, from any instance; one without a user stands for anyone's, see ANY_ACCESS_CHANGED)
+ * and once right after it is attached (a change made while it was being set up reached no one),
+ * `check` runs again; a subscriber who may no longer watch gets `revoked`, which ends the
+ * subscription (src/console/iterator.ts). An event that comes while a check runs makes one more
+ * check once it ends (the running one may have read the rights before the change). Console feeds
+ * and the activity feed hold their rights this one way.
  */
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -48,7 +49,8 @@ export async function guardedSubscription(
   };
   const stop = await attach((e) => {
     if (e.type !== 'access') return listener(e);
-    if (e.data?.userId === userId) recheck();
+    const whose = e.data?.userId;
+    if (whose === undefined || whose === userId) recheck();
   });
   recheck();
   return stop;

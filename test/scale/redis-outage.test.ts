@@ -6,7 +6,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunningAgent } from '../../src/agent/index.js';
@@ -16,42 +15,10 @@ import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { startRemoteNode } from '../support/remote-node.js';
 import { until, sleep } from '../support/wait.js';
 import { redisOnly } from '../support/redis-only.js';
+import { CuttableProxy } from '../support/redis-proxy.js';
 
 const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-outage.test.ts', 'to cut and restore');
 const LINES_WITH_TS = 'subscription($id: ID!) { consoleOutput(serverId: $id) { line ts } }';
-
-/** A TCP proxy to Redis that can be cut (every connection dropped, new ones refused) and restored. */
-class CuttableProxy {
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    const server = net.createServer((client) => {
-      const upstream = net.connect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on('close', () => this.sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', () => resolve()));
-    this.port = (server.address() as net.AddressInfo).port;
-    this.server = server;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise((r) => server.close(r));
-  }
-}
 
 describeRedis('Redis goes away and comes back under two gateway instances', () => {
   let a: TestPlatform;
@@ -71,7 +38,7 @@ describeRedis('Redis goes away and comes back under two gateway instances', () =
     await agent?.close();
     await b?.stop();
     await a?.stop();
-    await proxy.cut();
+    await proxy.close();
     rmSync(agentDir, { recursive: true, force: true });
   }, 60_000);
 
@@ -114,7 +81,7 @@ describeRedis('Redis goes away and comes back under two gateway instances', () =
       say('during');
       await until(() => saw(onA, 'during') && saw(onB, 'during'), 15_000, 'both to see the line said during the outage');
 
-      await proxy.open();
+      proxy.restore();
       await until(() => a.services.console.hub.upstreamCount + b.services.console.hub.upstreamCount === 1, 20_000, 'one upstream feed again');
       say('after');
       await until(() => saw(onA, 'after') && saw(onB, 'after'), 15_000, 'both to see the line said after the outage');
