@@ -32,6 +32,24 @@ const lineKey = (ev: ConsoleEvent) => `${ev.type}\u0000${ev.data?.ts}\u0000${ev.
 const lineTime = (ev: ConsoleEvent) => Date.parse(String(ev.data?.ts));
 
 /**
+ * The bus's history of a server, each line once (the first copy): every feed appends what it relays,
+ * so a hand-over can leave a line there twice (the old feed's append, held up by a Redis that hangs,
+ * lands after the new feed's append of the same lines from its replay). Every reader of the history
+ * reads it here.
+ */
+async function historyOnce(bus: ConsoleBus, serverId: string): Promise<ConsoleEvent[]> {
+  const events = await bus.history(serverId).catch(() => [] as ConsoleEvent[]);
+  const seen = new Set<string>();
+  return events.filter((ev) => {
+    if (!isLine(ev)) return true;
+    const key = lineKey(ev);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
  * The lines of the bus's history, to recognise a new feed's replay of them. Lines come in time order,
  * so the first line newer than the newest known one ends the replay, and the filter with it.
  */
@@ -42,7 +60,7 @@ class ReplayFilter {
   ) {}
 
   static async load(bus: ConsoleBus, serverId: string): Promise<ReplayFilter | null> {
-    const lines = (await bus.history(serverId).catch(() => [] as ConsoleEvent[])).filter(isLine);
+    const lines = (await historyOnce(bus, serverId)).filter(isLine);
     if (!lines.length) return null;
     return new ReplayFilter(new Set(lines.map(lineKey)), Math.max(...lines.map(lineTime).filter(Number.isFinite)));
   }
@@ -202,7 +220,7 @@ export class ConsoleHub {
     };
     const wrapped: Listener = (ev) => (shadow ? deliver(ev) : queue.push(ev));
     entry.listeners.add(wrapped);
-    const history = await this.bus.history(serverId).catch(() => [] as ConsoleEvent[]);
+    const history = await historyOnce(this.bus, serverId);
     history.forEach(listener);
     shadow = new HistoryShadow(history);
     queue.forEach(deliver);
@@ -235,7 +253,7 @@ export class ConsoleHub {
     };
     const wrapped: Listener = (ev) => (shadow ? deliver(ev) : queue.push(ev));
     batcher.listeners.add(wrapped);
-    const history = (await this.bus.history(serverId).catch(() => [] as ConsoleEvent[])).filter(isLine);
+    const history = (await historyOnce(this.bus, serverId)).filter(isLine);
     if (history.length) listener(batchEvent(history.map(batchLine), 0));
     // batches made while the history was read, or gathering then, may repeat some of its last lines
     shadow = new HistoryShadow(history);
