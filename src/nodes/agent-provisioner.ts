@@ -21,6 +21,12 @@ export class AgentProvisioner implements ServerProvisioner {
     await this.agents.call(server.node, 'PUT', `/api/servers/${server.id}`, serverSpec(server));
   }
 
+  async reinstall(server: Server): Promise<void> {
+    // the spec first: the blueprint's install script may have changed since the node last got it
+    await this.sync(server);
+    await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/reinstall`);
+  }
+
   async remove(server: Server): Promise<void> {
     await this.orm.em.populate(server, ['node']);
     try {

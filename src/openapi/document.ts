@@ -106,7 +106,7 @@ interface Operation {
   /** `body` may come as YAML too (these content types, the same schema) */
   yamlBody?: string[];
   /** `raw`: the answer is bytes of these content types rather than JSON */
-  success: { status: 200 | 201 | 204; description: string; schema?: z.ZodType; raw?: string[] };
+  success: { status: 200 | 201 | 202 | 204; description: string; schema?: z.ZodType; raw?: string[] };
   /** answers besides the success and the errors (206 and 416 of a Range) */
   more?: Record<number, string>;
   /** Error statuses besides 429 and 500 (always possible), each with what causes it here. */
@@ -433,6 +433,25 @@ const OPERATIONS: Operation[] = [
       403: 'FORBIDDEN: `force` by a non-administrator.',
       404: '',
       422: 'NODE_UNAVAILABLE: the node cannot be reached; or VALIDATION_ERROR: bad `force`.',
+    },
+  },
+  {
+    method: 'post',
+    path: '/servers/{id}/reinstall',
+    operationId: 'reinstallServer',
+    tag: 'Servers',
+    summary: 'Reinstall a server',
+    description:
+      "Runs the blueprint's install script again, as at create: `installing`, then `offline` or `install_failed` (the install's lines are in the console). The node gets the blueprint as it is now, so this is the way back from a failed install once an administrator has fixed the script. The server's files stay: the script runs over them (as in Pterodactyl), and a blueprint without a script leaves the server `offline` at once. The owner and administrators only (a subuser gets 403, whatever keys they hold). The server must not be running: offline or `install_failed`. Records `server:reinstall` in the activity log.",
+    auth: 'user',
+    pathId: 'Server',
+    success: { status: 202, description: 'The server, `installing` (the install goes on after the answer).', schema: envelope(ServerSchema) },
+    errors: {
+      400: '',
+      401: '',
+      403: 'FORBIDDEN: a subuser (reinstalling is the owner\'s and administrators\').',
+      404: '',
+      422: 'INVALID_STATE: the server is starting, running or stopping (stop it first), already installing, or a backup is being restored; NODE_UNAVAILABLE: the node cannot be reached (the server keeps its status).',
     },
   },
   ...(['start', 'stop', 'restart', 'kill'] as const).map(

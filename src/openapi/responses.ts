@@ -152,7 +152,7 @@ export const BlueprintSchema = z
           userEditable: z.boolean().meta({ description: "The server's users may change it." }),
         })
         .meta({ id: 'BlueprintVariable' }),
-    ),
+    ).meta({ description: 'For everyone but administrators, without the variables hidden from users (`userViewable: false`).' }),
     fileDenylist: z.array(z.string()).meta({
       description: "Files the server's users may not read, write, rename, copy, chmod, archive or delete through the file manager or SFTP (403): gitignore-style patterns, as Pterodactyl's `file_denylist` (`server.jar`, `config/`, `*.sh`, `/eula.txt`).",
       example: ['server.jar', 'config/secrets.yml'],

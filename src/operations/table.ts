@@ -49,6 +49,7 @@ const ROWS: Row[] = [
   // name and description need settings.rename; resources and variables are the owner's
   ['PATCH', '/servers/:id', ['updateServer'], 'user', 'settings.rename'],
   ['DELETE', '/servers/:id', ['deleteServer'], 'user', 'owner'],
+  ['POST', '/servers/:id/reinstall', ['reinstallServer'], 'user', 'owner'],
   ['POST', '/servers/:id/start', ['startServer'], 'user', 'control.start'],
   ['POST', '/servers/:id/stop', ['stopServer'], 'user', 'control.stop'],
   ['POST', '/servers/:id/restart', ['restartServer'], 'user', 'control.restart'],

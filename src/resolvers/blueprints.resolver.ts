@@ -1,11 +1,12 @@
 /** The GraphQL twin of the REST blueprints resource (every signed-in user may read them) and of /admin/blueprints. */
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Arg, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import type { Blueprint } from '../entities/Blueprint.js';
+import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
+import type { Blueprint, BlueprintVariable } from '../entities/Blueprint.js';
 import type { GraphQLContext } from '../graphql/context.js';
-import { BlueprintPage, BlueprintType, CreateBlueprintInput, ImportedBlueprintType, UpdateBlueprintInput } from '../schema/blueprint.js';
+import { BlueprintPage, BlueprintType, BlueprintVariableType, CreateBlueprintInput, ImportedBlueprintType, UpdateBlueprintInput } from '../schema/blueprint.js';
 import { toPage } from '../schema/page.js';
 import type { ImportedBlueprint } from '../services/blueprints.service.js';
+import { variablesShownTo } from '../services/server-variables.js';
 import { parsePagination } from '../validation/pagination.js';
 import { plain } from './util.js';
 
@@ -58,5 +59,11 @@ export class BlueprintsResolver {
   @Mutation(() => ImportedBlueprintType, { description: 'POST /admin/blueprints/import with a YAML body (administrators only): the egg as YAML text, as Pelican exports it (at most 1 MiB; VALIDATION_ERROR `fields.egg` with the line when it does not parse).' })
   importBlueprintYaml(@Arg('egg', () => String) egg: string, @Ctx() ctx: GraphQLContext): Promise<ImportedBlueprint> {
     return ctx.services.blueprints.importEggYaml(ctx.actor, egg);
+  }
+
+  /** Wherever a blueprint is read (`blueprint`, `blueprints`, a server's `blueprint`): hidden variables for administrators only. */
+  @FieldResolver(() => [BlueprintVariableType])
+  variables(@Root() blueprint: Pick<Blueprint, 'variables'>, @Ctx() ctx: GraphQLContext): BlueprintVariable[] {
+    return variablesShownTo(ctx.actor, blueprint);
   }
 }

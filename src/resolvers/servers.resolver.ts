@@ -85,6 +85,15 @@ export class ServersResolver {
     return true;
   }
 
+  @Mutation(() => ServerType, {
+    description:
+      "POST /servers/:id/reinstall (the owner and administrators): runs the blueprint's install script again over the server's files, which stay. " +
+      'The server must be offline or install_failed (INVALID_STATE otherwise); it is installing, then offline or install_failed.',
+  })
+  async reinstallServer(@Arg('id', () => ID) id: string, @Ctx() ctx: GraphQLContext): Promise<Server> {
+    return ctx.services.servers.reinstall(ctx.actor, id);
+  }
+
   @FieldResolver(() => GraphQLJSONObject, { description: 'Values of the blueprint variables (strings); for everyone but administrators, without the variables the blueprint hides from users.' })
   variables(@Root() server: ServerRecord): Record<string, string> {
     return shownVariables(server);

@@ -11,13 +11,13 @@ export function adminRoutes(services: Services): Router {
   r.get('/users', async (req, res) => sendList(res, await services.admin.users(req.actor ?? null, parseAdminUsersQuery(req.query)), presentUser));
   r.get('/stats', async (req, res) => sendData(res, await services.admin.stats(req.actor ?? null)));
   r.post('/nodes/:id/token', async (req, res) => sendData(res, await services.nodes.rotateToken(req.actor ?? null, req.params.id), 201));
-  r.post('/blueprints', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.create(req.actor ?? null, req.body)), 201));
+  r.post('/blueprints', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.create(req.actor ?? null, req.body), req.actor ?? null), 201));
   r.post('/blueprints/import', async (req, res) => {
     const actor = req.actor ?? null;
     const { blueprint, warnings } = isYaml(req) ? await services.blueprints.importEggYaml(actor, req.body) : await services.blueprints.importEgg(actor, req.body);
-    sendDataWithMeta(res, presentBlueprint(blueprint), { warnings }, 201);
+    sendDataWithMeta(res, presentBlueprint(blueprint, actor), { warnings }, 201);
   });
-  r.patch('/blueprints/:id', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.update(req.actor ?? null, req.params.id, req.body))));
+  r.patch('/blueprints/:id', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.update(req.actor ?? null, req.params.id, req.body), req.actor ?? null)));
   r.delete('/blueprints/:id', async (req, res) => {
     await services.blueprints.remove(req.actor ?? null, req.params.id);
     sendNoContent(res);

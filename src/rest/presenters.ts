@@ -12,6 +12,8 @@ import type { ApiToken } from '../entities/ApiToken.js';
 import type { Blueprint } from '../entities/Blueprint.js';
 import type { NodeChoice, NodeView } from '../services/nodes.service.js';
 import { shownVariables, type ServerRecord, type UserRecord } from '../services/records.js';
+import type { Actor } from '../services/actor.js';
+import { variablesShownTo } from '../services/server-variables.js';
 
 /** A User entity or a UserRecord (same shape). */
 export const presentUser = (u: UserRecord): UserOut => ({
@@ -75,7 +77,8 @@ export const presentNode = ({ node: n, allocated }: NodeView): NodeOut => ({
   updatedAt: n.updatedAt,
 });
 
-export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
+/** The blueprint as `viewer` may read it: hidden variables for administrators only. */
+export const presentBlueprint = (b: Blueprint, viewer: Actor | null): BlueprintOut => ({
   id: b.id,
   key: b.key,
   name: b.name,
@@ -86,7 +89,7 @@ export const presentBlueprint = (b: Blueprint): BlueprintOut => ({
   install: b.install,
   installShell: b.installShell,
   configFiles: b.configFiles,
-  variables: b.variables.map((v) => ({
+  variables: variablesShownTo(viewer, b).map((v) => ({
     key: v.key,
     name: v.name ?? v.key,
     description: v.description,

@@ -82,7 +82,7 @@ export class BlueprintType {
   @Field(() => [BlueprintConfigFileType], { description: "Keys written into the server's files before each start (an egg's config.files)." })
   configFiles!: BlueprintConfigFileType[];
 
-  @Field(() => [BlueprintVariableType])
+  @Field(() => [BlueprintVariableType], { description: 'For everyone but administrators, without the variables hidden from users (`userViewable: false`).' })
   variables!: BlueprintVariableType[];
 
   @Field(() => [String], { description: "Files the server's users may not touch through the file manager or SFTP: gitignore-style patterns (Pterodactyl's file_denylist)." })

@@ -10,9 +10,15 @@ export interface ServerProvisioner {
   sync(server: Server): Promise<void>;
   /** Kills the server's process and removes its files. Throws AppError NODE_UNAVAILABLE when unreachable. */
   remove(server: Server): Promise<void>;
+  /**
+   * Gives the node the server's current spec, then has it run the install script again over the
+   * server's files. Throws AppError NODE_UNAVAILABLE when unreachable.
+   */
+  reinstall(server: Server): Promise<void>;
 }
 
 export const noProvisioner: ServerProvisioner = {
   sync: async () => undefined,
   remove: async () => undefined,
+  reinstall: async () => undefined,
 };

@@ -6,6 +6,7 @@
  */
 import { validateVariable } from '../blueprints/builtin.js';
 import type { Blueprint, BlueprintVariable } from '../entities/Blueprint.js';
+import { isAdmin, type Actor } from './actor.js';
 
 const has = (o: Record<string, string>, key: string) => Object.prototype.hasOwnProperty.call(o, key);
 
@@ -20,6 +21,15 @@ export type Setter = 'admin' | 'user';
 /** The keys of the variables a server's users do not see (shown to administrators only). */
 export function hiddenKeys(blueprint: Pick<Blueprint, 'variables'>): string[] {
   return (blueprint.variables ?? []).filter((v) => !viewable(v)).map((v) => v.key);
+}
+
+/**
+ * The variables of a blueprint as `viewer` reads them: administrators all of them, everyone else the
+ * user-viewable ones only (a hidden variable's default is the value its servers run with).
+ */
+export function variablesShownTo(viewer: Actor | null, blueprint: Pick<Blueprint, 'variables'>): BlueprintVariable[] {
+  const all = blueprint.variables ?? [];
+  return viewer && isAdmin(viewer) ? all : all.filter(viewable);
 }
 
 /** Why a server's user may not set the variable (unknown, hidden, read-only), or null. */

@@ -38,6 +38,7 @@ import {
   type UserRecord,
 } from './records.js';
 import type { ServerListQuery } from '../validation/servers.js';
+import type { ServerStatus } from '../shared/node-protocol.js';
 
 const log = childLogger('servers');
 
@@ -323,14 +324,45 @@ export class ServersService {
   }
 
   /**
+   * Runs the blueprint's install script again, as at create (`installing`, then `offline` or
+   * `install_failed`), with the blueprint as it is now: the way back from a failed install once an
+   * administrator has fixed the script. The server's files stay; the script runs over them, as in
+   * Pterodactyl. The owner's and administrators' alone, and only while nothing runs (the status is
+   * checked and set under the node's row lock, as every update of the node's servers). When the node
+   * cannot be reached the server keeps its status (422 NODE_UNAVAILABLE).
+   */
+  async reinstall(actor: Actor | null, id: string): Promise<Server> {
+    const { server: current, access } = await this.access(actor, id);
+    demandOwner(access, 'reinstall it');
+    const { was, now } = await this.em.transactional(async (em) => {
+      await em.findOne(Node, { id: current.node.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+      const server = await em.findOne(Server, { id: current.id }, { refresh: true, populate: ['blueprint'] });
+      if (!server) throw AppError.notFound('Server'); // deleted meanwhile
+      assertMayReinstall(server.status);
+      const was = { status: server.status, lastExitCode: server.lastExitCode, lastStopReason: server.lastStopReason };
+      // as the node reports an install's start: no exit code or stop reason yet
+      Object.assign(server, { status: server.blueprint.install?.trim() ? 'installing' : 'offline', lastExitCode: null, lastStopReason: null });
+      server.specRevision += 1;
+      return { was, now: server.status };
+    });
+    const server = await this.reload(current.id, access);
+    try {
+      await this.provisioner.reinstall(server);
+    } catch (err) {
+      // nothing was installed: the server as it was, unless the node has reported another status meanwhile
+      await this.em.nativeUpdate(Server, { id: server.id, status: now }, was);
+      throw err;
+    }
+    await this.activity.record({ event: 'server:reinstall', serverId: server.id, actor, properties: { blueprintId: server.blueprint.id } });
+    return server;
+  }
+
+  /**
    * Reloads the committed server and tells its node (best effort: errors are logged). A server
    * deleted meanwhile (a DELETE racing this write) is a 404. Every write of a server's settings ends here.
    */
   async afterWrite(serverId: string, access?: ServerAccess): Promise<Server> {
-    const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
-    if (!server) throw AppError.notFound('Server');
-    server.permissions = access ? keysOf(access) : [ALL_PERMISSIONS];
-    if (access && access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
+    const server = await this.reload(serverId, access);
     try {
       await this.provisioner.sync(server);
     } catch (err) {
@@ -338,6 +370,23 @@ export class ServersService {
     }
     return server;
   }
+
+  /** The committed server with its node and blueprint, as the holder of `access` reads it (a 404 once deleted). */
+  private async reload(serverId: string, access?: ServerAccess): Promise<Server> {
+    const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
+    if (!server) throw AppError.notFound('Server');
+    server.permissions = access ? keysOf(access) : [ALL_PERMISSIONS];
+    if (access && access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
+    return server;
+  }
+}
+
+/** A reinstall needs a server that runs nothing: offline, or after a failed install. */
+function assertMayReinstall(status: ServerStatus): void {
+  if (status === 'offline' || status === 'install_failed') return;
+  if (status === 'installing') throw AppError.invalidState('The server is already installing.');
+  if (status === 'restoring') throw AppError.invalidState('A backup is being restored; reinstall the server once it is done.');
+  throw AppError.invalidState(`Stop the server before reinstalling it (it is ${status}).`);
 }
 
 /**

@@ -189,6 +189,8 @@ const OPS: Op[] = [
     rest: rest('PUT', '/servers/:id/startup', { variables: { COMMAND: 'echo matrix' } }),
     graphql: graph('mutation($id: ID!) { updateServerStartup(serverId: $id, variables: { COMMAND: "echo matrix" }) { startup } }'),
   },
+  // kept to the owner: refused for every subuser before the node is asked
+  { name: 'reinstall', key: 'owner', rest: rest('POST', '/servers/:id/reinstall'), graphql: graph('mutation($id: ID!) { reinstallServer(id: $id) { id } }') },
   // last: deleting the server (refused for everyone but the owner, who is not run here)
   { name: 'delete server', key: 'owner', rest: rest('DELETE', '/servers/:id'), graphql: graph('mutation($id: ID!) { deleteServer(id: $id) }') },
 ];

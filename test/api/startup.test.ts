@@ -289,4 +289,25 @@ describe("server create and update follow the blueprint's visibility (only admin
     expect(list.body.data.find((s: any) => s.id === id).variables).toEqual(asAdmin);
     expect(expectData(await gql(p, 'query ($id: ID!) { server(id: $id) { variables } }', { id }, { token: admin })).server.variables).toEqual(asAdmin);
   });
+
+  test("blueprints show hidden variables to administrators only (REST list and read, GraphQL blueprint, blueprints and a server's blueprint)", async () => {
+    const id = await newServer();
+    const keysOf = (variables: { key: string }[]) => variables.map((v) => v.key);
+    const VARIABLES = 'variables { key default userViewable }';
+    const query = `query ($b: ID!, $s: ID!) { blueprint(id: $b) { ${VARIABLES} } blueprints(limit: 100) { items { id ${VARIABLES} } } server(id: $s) { blueprint { ${VARIABLES} } } }`;
+    const read = async (token: string) => {
+      const one = await p.request('GET', `/api/v1/blueprints/${blueprintId}`, { token });
+      const list = await p.request('GET', '/api/v1/blueprints?limit=100', { token });
+      const q = expectData(await gql(p, query, { b: blueprintId, s: id }, { token }));
+      return {
+        texts: [one.text, list.text, JSON.stringify(q)],
+        keys: [one.body.data.variables, list.body.data.find((b: any) => b.id === blueprintId).variables, q.blueprint.variables, q.blueprints.items.find((b: any) => b.id === blueprintId).variables, q.server.blueprint.variables].map(keysOf),
+      };
+    };
+    const user = await read(owner.token);
+    for (const keys of user.keys) expect(keys).toEqual(['PORT', 'MOTD', 'MODE']);
+    for (const text of user.texts) expect(text).not.toContain('hunter2');
+    const byAdmin = await read(admin);
+    for (const keys of byAdmin.keys) expect(keys).toEqual(['PORT', 'MOTD', 'SECRET', 'MODE']);
+  });
 });

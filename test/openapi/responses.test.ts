@@ -140,6 +140,10 @@ describe('a scenario over every operation', () => {
       expect(['NODE_UNAVAILABLE', 'INVALID_STATE']).toContain(r.body.error.code);
       expectStatus(await p.request('POST', `/api/v1/servers/${serverId}/${action}`, { token: other.token }), 404, `${action} by another user`);
     }
+    const reinstall = await p.request('POST', `/api/v1/servers/${serverId}/reinstall`, { token: user.token });
+    expectStatus(reinstall, 422, 'reinstall (node unreachable or installing)');
+    expect(['NODE_UNAVAILABLE', 'INVALID_STATE']).toContain(reinstall.body.error.code);
+    expectStatus(await p.request('POST', `/api/v1/servers/${serverId}/reinstall`, { token: other.token }), 404, 'reinstall by another user');
     expectStatus(await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: user.token }), 200, 'console token');
     expectStatus(await p.request('GET', `/api/v1/servers/${serverId}/console-token`), 401, 'console token anonymous');
   });
@@ -259,6 +263,8 @@ describe('a scenario over every operation', () => {
       status = (await p.request('GET', `/api/v1/servers/${id}`, { token: user.token })).body.data.status;
     }
     expect(status).toBe('offline');
+    // its blueprint has no install script: offline again at once
+    expectStatus(await p.request('POST', `/api/v1/servers/${id}/reinstall`, { token: user.token }), 202, 'reinstall on the local node');
     for (const action of ['start', 'stop', 'restart', 'kill']) {
       expectStatus(await p.request('POST', `/api/v1/servers/${id}/${action}`, { token: user.token }), 200, `${action} on the local node`);
     }

@@ -83,6 +83,7 @@ export const Q_SERVERS = `query Servers($page: Int, $limit: Int) { servers(page:
 export const Q_SERVER = `query Server($id: ID!) { server(id: $id) { ${SERVER} paths } }`;
 export const M_CREATE_SERVER = `mutation CreateServer($input: CreateServerInput!) { createServer(input: $input) { ${SERVER} } }`;
 export const M_DELETE_SERVER = `mutation DeleteServer($id: ID!) { deleteServer(id: $id) }`;
+export const M_REINSTALL_SERVER = `mutation ReinstallServer($id: ID!) { reinstallServer(id: $id) { id status } }`;
 
 /** One line of a server console. */
 export interface ConsoleLine {

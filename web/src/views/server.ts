@@ -2,7 +2,7 @@
 import { ApiError, describe, gql, subscribe } from '../api';
 import { isAdmin, link, navigate, type View } from '../app';
 import { duration, h, mib, messageBox } from '../dom';
-import { M_DELETE_SERVER, Q_SERVER, S_STATS, type ConsoleBatch, type Server, type ServerStatus } from '../queries';
+import { M_DELETE_SERVER, M_REINSTALL_SERVER, Q_SERVER, S_STATS, type ConsoleBatch, type Server, type ServerStatus } from '../queries';
 import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
 import { ConsoleChannel } from './console-channel';
 import { feedConsole } from './console-feed';
@@ -68,7 +68,7 @@ export const serverView: View = (main, params) => {
         commands ? commands.el : h('p', { className: 'hint' }, 'You can watch this console; sending commands needs the control.console permission.'),
       ),
     );
-    if (can(server.permissions, '*')) main.append(dangerZone(server, msg));
+    if (can(server.permissions, '*')) main.append(dangerZone(server, msg, (s) => apply(s)));
 
     let status: ServerStatus = server.status;
     function apply(s: ServerStatus): void {
@@ -227,8 +227,23 @@ function commandLine(server: Server, notice: (text: string) => void, cleanups: (
   };
 }
 
-/** Deleting the server (its owner and administrators). */
-function dangerZone(server: Server, msg: ReturnType<typeof messageBox>): HTMLElement {
+/** Reinstalling and deleting the server (its owner and administrators). */
+function dangerZone(server: Server, msg: ReturnType<typeof messageBox>, onStatus: (s: ServerStatus) => void): HTMLElement {
+  const reinstall = h('button', {
+    type: 'button',
+    className: 'btn btn-danger',
+    onclick: async () => {
+      if (!confirm(`Reinstall ${server.name}? Its install script runs again over its files, which stay. Stop the server first.`)) return;
+      reinstall.disabled = true;
+      try {
+        onStatus((await gql<{ reinstallServer: { status: ServerStatus } }>(M_REINSTALL_SERVER, { id: server.id })).reinstallServer.status);
+      } catch (err) {
+        msg.error(`Reinstall failed: ${describe(err)}`);
+      } finally {
+        reinstall.disabled = false;
+      }
+    },
+  }, 'Reinstall server');
   const button = h('button', {
     type: 'button',
     className: 'btn btn-danger',
@@ -244,5 +259,5 @@ function dangerZone(server: Server, msg: ReturnType<typeof messageBox>): HTMLEle
       }
     },
   }, 'Delete server');
-  return h('section', { className: 'card danger-zone', 'aria-labelledby': 'danger-title' }, h('h2', { id: 'danger-title' }, 'Danger zone'), button);
+  return h('section', { className: 'card danger-zone', 'aria-labelledby': 'danger-title' }, h('h2', { id: 'danger-title' }, 'Danger zone'), h('div', { className: 'actions' }, reinstall, button));
 }
