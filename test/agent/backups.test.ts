@@ -2,14 +2,17 @@
  * Backups on the node agent with real files (against a fake panel that records the agent's events):
  * backup → change, add and delete files → restore gives back a byte-identical tree (empty folders,
  * modes and links included); a second backup of an unchanged server stores almost nothing; a damaged
- * stored file fails the restore and names the file; ignore patterns; the `.tar.gz` download; deleting
- * frees only what no other backup holds; a backup cut off by the agent stopping is failed and leaves
- * nothing at the next start; the server cannot start while a restore runs.
+ * stored file fails the restore and names the file; ignore patterns; the `.tar.gz` download (the same
+ * archive every time); entries that vanish under a backup are left out; a restore is judged on its
+ * result against the disk limit; deleting frees only what no other backup holds; a backup cut off by
+ * the agent stopping is failed and leaves nothing at the next start; the server cannot start while a
+ * restore runs.
  */
-import { createHash } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, existsSync, lchownSync, lstatSync, lutimesSync, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { gunzipSync } from 'node:zlib';
 import { list as tarList } from 'tar';
 import { signRequest, type BackupReport, type RestoreReport } from '../../src/shared/node-protocol';
 import { createServer, newId, power, specFor, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
@@ -68,15 +71,16 @@ function snapshot(root = dir): Record<string, string> {
 }
 
 const backupEvents = (backupId: string) => (h.panel.events as unknown as (BackupReport | RestoreReport)[]).filter((e) => e.backupId === backupId);
-async function backup(backupId: string, ignored: string[] = []): Promise<BackupReport> {
-  const r = await h.request('POST', `/api/servers/${id}/backups`, { id: backupId, ignored });
+const backupEnd = (backupId: string) => waitFor(() => backupEvents(backupId).find((e): e is BackupReport => e.kind === 'backup' && e.status !== 'pending'), `backup ${backupId}`, 30_000);
+async function backup(backupId: string, ignored: string[] = [], server = id): Promise<BackupReport> {
+  const r = await h.request('POST', `/api/servers/${server}/backups`, { id: backupId, ignored });
   expect(r.status).toBe(200);
-  return waitFor(() => backupEvents(backupId).find((e): e is BackupReport => e.kind === 'backup' && e.status !== 'pending'), `backup ${backupId}`, 30_000);
+  return backupEnd(backupId);
 }
 const restores = (backupId: string) => backupEvents(backupId).filter((e): e is RestoreReport => e.kind === 'restore');
-async function restore(backupId: string, truncate: boolean): Promise<RestoreReport> {
+async function restore(backupId: string, truncate: boolean, server = id): Promise<RestoreReport> {
   const seen = restores(backupId).length;
-  const r = await h.request('POST', `/api/servers/${id}/backups/${backupId}/restore`, { truncate });
+  const r = await h.request('POST', `/api/servers/${server}/backups/${backupId}/restore`, { truncate });
   expect(r.status).toBe(200);
   return waitFor(() => restores(backupId)[seen], `restore of ${backupId}`, 30_000);
 }
@@ -122,19 +126,45 @@ test('a second backup of an unchanged server stores less than 1% more', async ()
 /** Lets the files' modification times fall behind the last backup (changes just before one are read again). */
 const sleepPast = () => new Promise((r) => setTimeout(r, 2_100));
 
-test('the download is a .tar.gz of the backup, made on the fly', async () => {
-  const url = `/api/servers/${id}/backups/b1/download`;
+async function download(backupId: string): Promise<Buffer> {
+  const url = `/api/servers/${id}/backups/${backupId}/download`;
   const r = await fetch(h.base + url, { headers: { authorization: signRequest(h.nodeId, h.nodeKey, 'GET', url, '') } });
   expect(r.status).toBe(200);
-  const bytes = Buffer.from(await r.arrayBuffer());
-  const names: string[] = [];
+  return Buffer.from(await r.arrayBuffer());
+}
+/** The entries of a `.tar.gz`: `type path` → modification time (ms). */
+async function tarEntries(bytes: Buffer): Promise<Record<string, number>> {
+  const entries: Record<string, number> = {};
   await new Promise<void>((resolve, reject) => {
-    const parser = tarList({ onReadEntry: (e) => void names.push(`${e.type} ${e.path}`) });
+    const parser = tarList({ onReadEntry: (e) => void (entries[`${e.type} ${e.path}`] = e.mtime?.getTime() ?? NaN) });
     parser.on('end', resolve).on('error', reject);
     Readable.from([bytes]).pipe(parser as unknown as NodeJS.WritableStream);
   });
+  return entries;
+}
+
+test('the download is a .tar.gz of the backup, made on the fly', async () => {
+  const names = Object.keys(await tarEntries(await download('b1')));
   expect(names).toEqual(expect.arrayContaining(['File world/level.dat', 'Directory world/empty/', 'SymbolicLink level-link', 'File world/region/r.0.0.mca']));
   expect(names.some((n) => n.includes('cache'))).toBe(false);
+});
+
+test('every entry of a download has its backed-up modification time: two downloads hold the same tar', async () => {
+  // a link was dated at the time of the download
+  const long = new Date('2001-02-03T04:05:06Z');
+  lutimesSync(path.join(dir, 'level-link'), long, long);
+  expect(await backup('b-dates', ['cache/', '*.log'])).toMatchObject({ status: 'completed' });
+  try {
+    const [first, second] = [await download('b-dates'), await download('b-dates')];
+    expect(gunzipSync(first).equals(gunzipSync(second))).toBe(true);
+    const manifest = JSON.parse(readFileSync(path.join(store, 'manifests', 'b-dates.json'), 'utf8'));
+    const kinds: Record<string, string> = { file: 'File', directory: 'Directory', symlink: 'SymbolicLink' };
+    const backedUp = Object.fromEntries(manifest.entries.map((e: any) => [`${kinds[e.type]} ${e.path.slice(1)}${e.type === 'directory' ? '/' : ''}`, Math.floor(e.mtimeMs / 1000) * 1000]));
+    expect(backedUp['SymbolicLink level-link']).toBe(long.getTime());
+    expect(await tarEntries(first)).toEqual(backedUp);
+  } finally {
+    await h.request('DELETE', `/api/servers/${id}/backups/b-dates`);
+  }
 });
 
 test('a damaged stored file fails the restore, names the file, and leaves it as it was', async () => {
@@ -195,6 +225,96 @@ test('a name that is not UTF-8, or a folder the server cannot read, fails the ba
     expect([r.status, r.error]).toEqual(['failed', expect.stringMatching(/^\/closed is not accessible to the server/)]);
   } finally {
     rmSync(closed, { recursive: true });
+  }
+});
+
+/** Blocks this process (and so the agent in it) for up to `ms` until `ready()`; throws past that. */
+function blockUntil(ready: () => boolean, what: string, ms = 10_000): void {
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  for (const end = Date.now() + ms; !ready(); Atomics.wait(cell, 0, 0, 5)) if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+}
+
+test('an entry deleted, or replaced by a folder or a link, after the backup listed it is left out: the backup completes', async () => {
+  // a running server deletes and renames files under its backup: the backup failed ("/live/b.dat does not exist.")
+  const live = path.join(dir, 'live');
+  const at = (name: string) => path.join(live, name);
+  const own = (p: string) => lchownSync(p, lstatSync(dir).uid, lstatSync(dir).gid);
+  mkdirSync(at('c'), { recursive: true });
+  own(live);
+  own(at('c'));
+  // larger than what the agent reads at once: it is still storing a.big when it is seen storing it
+  writeFileSync(at('a.big'), randomBytes(16 * 1024 * 1024));
+  for (const name of ['a.big', 'b.dat', 'b2.dat', 'b3.dat']) {
+    if (name !== 'a.big') writeFileSync(at(name), name);
+    own(at(name));
+  }
+  // the walk reads folder c after it has listed the b files: c's access time, set in the past, tells when
+  utimesSync(at('c'), new Date(0), new Date());
+  const tmp = path.join(store, 'tmp');
+  const storing = () => existsSync(tmp) && readdirSync(tmp).length > 0;
+  expect(storing()).toBe(false);
+  try {
+    expect((await h.request('POST', `/api/servers/${id}/backups`, { id: 'b-live', ignored: ['/*', '!/live/'] })).status).toBe(200);
+    // seen storing a.big (its first file), the agent waits while the walk goes on and the b files change
+    await new Promise<void>((resolve, reject) => {
+      const look = (): void => {
+        if (!storing()) return void setImmediate(look);
+        try {
+          blockUntil(() => statSync(at('c')).atimeMs > 0, 'the walk to reach /live/c');
+          rmSync(at('b.dat'));
+          rmSync(at('b2.dat'));
+          mkdirSync(at('b2.dat'));
+          rmSync(at('b3.dat'));
+          symlinkSync('a.big', at('b3.dat'));
+          lchownSync(at('b3.dat'), lstatSync(dir).uid, lstatSync(dir).gid);
+          resolve();
+        } catch (err) {
+          reject(err);
+        }
+      };
+      look();
+    });
+    const done = await backupEnd('b-live');
+    expect([done.status, done.error]).toEqual(['completed', undefined]);
+    const manifest = JSON.parse(readFileSync(path.join(store, 'manifests', 'b-live.json'), 'utf8'));
+    expect(manifest.entries.map((e: any) => `${e.type} ${e.path}`)).toEqual(['directory /live', 'file /live/a.big', 'directory /live/c']);
+  } finally {
+    rmSync(live, { recursive: true });
+    await h.request('DELETE', `/api/servers/${id}/backups/b-live`);
+  }
+});
+
+test('a restore is judged on its result against the disk limit; a file that holds the backup\'s contents is not written again', async () => {
+  // restoring a 5 MiB file over itself on an 8 MiB server was refused (DISK_LIMIT): the new file was
+  // charged while the old one still counted
+  const small = newId();
+  await createServer(h, specFor('shell-command', small, { disk: 8 }, { COMMAND: 'exec sleep 1000' }));
+  const at = (name: string) => path.join(h.dataDir, 'agent', 'servers', small, name);
+  const put = (name: string, data: Buffer) => {
+    writeFileSync(at(name), data);
+    chownSync(at(name), lstatSync(at('')).uid, lstatSync(at('')).gid);
+  };
+  const MIB = 1024 * 1024;
+  const world = randomBytes(5 * MIB);
+  put('world.dat', world);
+  try {
+    expect(await backup('b-small', [], small)).toMatchObject({ status: 'completed' });
+    const inode = lstatSync(at('world.dat')).ino;
+    expect(await restore('b-small', false, small)).toMatchObject({ status: 'completed' });
+    expect(lstatSync(at('world.dat')).ino).toBe(inode);
+    // the same size, other contents: written again, in the room the old file frees
+    put('world.dat', randomBytes(5 * MIB));
+    expect(await restore('b-small', false, small)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(at('world.dat')).equals(world)).toBe(true);
+    // real growth past the limit still fails, naming the file, which stays as it was
+    const shrunk = randomBytes(MIB);
+    put('world.dat', shrunk);
+    put('filler.bin', randomBytes(6 * MIB));
+    const r = await restore('b-small', false, small);
+    expect([r.status, r.error]).toEqual(['failed', expect.stringMatching(/^\/world\.dat does not fit in the server\u2019s disk limit/)]);
+    expect(readFileSync(at('world.dat')).equals(shrunk)).toBe(true);
+  } finally {
+    await h.request('DELETE', `/api/servers/${small}`);
   }
 });
 

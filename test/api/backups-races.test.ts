@@ -146,7 +146,9 @@ test('a backup whose stored copy of a file is missing: the download is refused w
   const r = await p.request('GET', B(smallId, `/${id}/download`), { token });
   expect([r.status, r.body.error.code, r.body.error.message]).toEqual([422, 'INVALID_STATE', 'The backup\u2019s copy of /a.txt is missing: this backup cannot be downloaded or restored whole. Make a new backup.']);
   expect((await p.request('GET', `/api/v1/servers/${smallId}/files?path=/`, { token })).status).toBe(200);
-  // a restore of it fails naming the file, without the node's own paths (users read it in the activity log)
+  // a restore that needs it (the file changed since) fails naming the file, without the node's own
+  // paths (users read it in the activity log)
+  expect((await p.request('PUT', `/api/v1/servers/${smallId}/files/contents?path=/a.txt`, { token, raw: 'changed', headers: { 'content-type': 'text/plain' } })).status).toBe(200);
   expect((await p.request('POST', B(smallId, `/${id}/restore`), { token, body: {} })).status).toBe(200);
   const failed = await until(async () => {
     const log = await p.request('GET', `/api/v1/servers/${smallId}/activity?event=server:backup.restore-fail`, { token });

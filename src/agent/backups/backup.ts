@@ -6,10 +6,13 @@
  * - Making: every entry of the server's tree (links as links, never followed), less what the ignore
  *   patterns match (gitignore style: the request's, else `.hostpanelignore` at the root). A file whose
  *   size and modification time are those of the previous backup (and older than it) keeps its hash
- *   without being read again; any other file is read and stored by its hash.
+ *   without being read again; any other file is read and stored by its hash. The server may be
+ *   running: an entry deleted (or replaced by one of another type) after the walk listed it is left
+ *   out, as is one made after the walk passed its folder.
  * - Restoring: each file is streamed from the store into an atomic write while its hash is checked;
- *   a mismatch fails the restore, names the file, and leaves that file as it was. Folders, links and
- *   modes follow; `truncate` first deletes what the backup does not have.
+ *   a mismatch fails the restore, names the file, and leaves that file as it was. A file that holds
+ *   the backup's contents already is left as it is. Folders, links and modes follow; `truncate` first
+ *   deletes what the backup does not have.
  * - Streaming: a `.tar.gz` made on the fly from the manifest and the stored files.
  */
 import { createHash } from 'node:crypto';
@@ -67,13 +70,31 @@ async function readSmall(files: ServerFiles, server: Server, path: string): Prom
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function openFile(files: ServerFiles, server: Server, path: string): Promise<Readable> {
-  const { res, body } = await files.ask(server, { op: 'download', path });
-  if (!res.ok) {
-    body.destroy();
-    throw answerError(res);
+/**
+ * The contents of the file a walk listed at `path` (a link there is never followed), or null when it
+ * is no longer there: deleted, or replaced by a folder or a link, since the walk passed it.
+ */
+async function openListed(files: ServerFiles, server: Server, path: string): Promise<Readable | null> {
+  const { res, body } = await files.ask(server, { op: 'download', path, noFollow: true });
+  if (res.ok) return body;
+  body.destroy();
+  if (res.code === 'NOT_FOUND') return null;
+  const now = await files.simple(server, { op: 'stat', path });
+  if (now.ok ? 'entry' in now.result && now.result.entry?.type !== 'file' : now.code === 'NOT_FOUND') return null;
+  throw answerError(res);
+}
+
+/** The SHA-256 of the file at `path` as it is now, or null when it cannot be read whole. */
+async function hashNow(files: ServerFiles, server: Server, path: string): Promise<string | null> {
+  const file = await openListed(files, server, path).catch(() => null);
+  if (!file) return null;
+  const hash = createHash('sha256');
+  try {
+    for await (const chunk of file) hash.update(chunk as Buffer);
+  } catch {
+    return null;
   }
-  return body;
+  return hash.digest('hex');
 }
 
 /** Makes a backup of the server's files; `signal` stops it (rejecting) between two files or during one. */
@@ -96,7 +117,7 @@ export async function makeBackup(o: {
   const entries: ManifestEntry[] = [];
   const done: BackupProgress = { files: 0, bytes: 0 };
   let shown = 0;
-  for await (const e of walk(o.files, o.server)) {
+  for await (const { disk: _disk, ...e } of walk(o.files, o.server)) {
     o.signal.throwIfAborted();
     const rel = e.path.slice(1) + (e.type === 'directory' ? '/' : '');
     if (ig.ignores(rel)) continue;
@@ -105,7 +126,10 @@ export async function makeBackup(o: {
       const before = known.get(e.path);
       if (before?.sha256 && before.size === e.size && before.mtimeMs === e.mtimeMs && e.mtimeMs < racyAfter && (await o.store.hasBlob(serverId, before.sha256))) entry.sha256 = before.sha256;
       else {
-        const stored = await o.store.putBlob(serverId, await openFile(o.files, o.server, e.path), o.signal);
+        const data = await openListed(o.files, o.server, e.path);
+        // gone since the walk listed it (a running server deletes and renames files): left out
+        if (!data) continue;
+        const stored = await o.store.putBlob(serverId, data, o.signal);
         entry.sha256 = stored.sha256;
         entry.size = stored.size;
       }
@@ -157,10 +181,34 @@ async function ask(files: ServerFiles, server: Server, req: Parameters<ServerFil
 
 const octal = (mode: number): string => mode.toString(8).padStart(4, '0');
 
+/**
+ * Puts the file `e` back, unless the file there (`now`, as the restore's walk found it) holds its
+ * contents already; returns the mode of the file written, if any. The write is atomic, and judged on
+ * its result against the disk limit: the file it replaces frees its blocks.
+ */
+async function restoreFile(store: BackupStore, files: ServerFiles, server: Server, e: ManifestEntry, now: WalkEntry | undefined): Promise<string | null> {
+  if (now && now.size === e.size && (await hashNow(files, server, e.path)) === e.sha256) return null;
+  const blob = store.readBlob(server.spec.id, e.sha256!);
+  const check = verified(e.sha256!, e.path);
+  // (the store's own path stays out of the message: users read it in the activity log)
+  blob.on('error', () => check.destroy(new AgentError(422, 'BACKUP_CORRUPT', `The backup\u2019s copy of ${e.path} is missing: that file was not restored. Make a new backup.`)));
+  let failure: Error | null = null;
+  check.on('error', (err) => (failure = err));
+  // a refused check cuts the write off: its reason is the one to tell
+  const res = await files.write(server, e.path, blob.pipe(check), Infinity, undefined, now?.disk ?? 0).catch((err: Error) => {
+    throw failure ?? err;
+  });
+  if (failure) throw failure;
+  if (!res.ok && res.code === 'DISK_LIMIT') {
+    throw new AgentError(422, 'DISK_LIMIT', `${e.path} does not fit in the server\u2019s disk limit as the backup has it (${e.size} bytes): that file was not restored. Delete files or ask for more disk, then restore again.`);
+  }
+  if (!res.ok) throw answerError(res);
+  return 'entry' in res.result && res.result.entry ? res.result.entry.mode : null;
+}
+
 /** Puts the server's files back as the backup has them. */
 export async function restoreBackup(o: { files: ServerFiles; store: BackupStore; server: Server; manifest: Manifest; truncate: boolean }): Promise<void> {
   const { files, server, manifest } = o;
-  const serverId = server.spec.id;
   const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
   // what is in the way: entries of another type, and with `truncate` everything the backup lacks
   const remove: string[] = [];
@@ -168,8 +216,11 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   const modes = new Map<string, string>();
   // folders kept that their owner may not write in now: opened for the restore, their modes set last
   const readOnly: { path: string; mode: number }[] = [];
+  // the files there are now, by path: one that holds the backup's contents already is not written again
+  const current = new Map<string, WalkEntry>();
   for await (const e of walk(files, server)) {
     modes.set(e.path, octal(e.mode));
+    if (e.type === 'file') current.set(e.path, e);
     const w = wanted.get(e.path);
     const parentRemoved = remove.some((r) => e.path.startsWith(r + '/'));
     if (parentRemoved) continue;
@@ -188,19 +239,8 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
     }
     else if (e.type === 'symlink') await ask(files, server, { op: 'symlink', path: e.path, target: e.target ?? '' }, ['ALREADY_EXISTS', 'INVALID_PATH']);
     else {
-      const blob = o.store.readBlob(serverId, e.sha256!);
-      const check = verified(e.sha256!, e.path);
-      // (the store's own path stays out of the message: users read it in the activity log)
-      blob.on('error', () => check.destroy(new AgentError(422, 'BACKUP_CORRUPT', `The backup\u2019s copy of ${e.path} is missing: that file was not restored. Make a new backup.`)));
-      let failure: Error | null = null;
-      check.on('error', (err) => (failure = err));
-      // a refused check cuts the write off: its reason is the one to tell
-      const res = await files.write(server, e.path, blob.pipe(check)).catch((err: Error) => {
-        throw failure ?? err;
-      });
-      if (failure) throw failure;
-      if (!res.ok) throw answerError(res);
-      if ('entry' in res.result && res.result.entry) modes.set(e.path, res.result.entry.mode);
+      const mode = await restoreFile(o.store, files, server, e, current.get(e.path));
+      if (mode) modes.set(e.path, mode);
     }
   }
   // modes last, folders deepest first (a folder made read-only early would refuse what goes in it)
@@ -226,7 +266,8 @@ export async function backupArchive(store: BackupStore, manifest: Manifest): Pro
       const name = e.path.slice(1);
       const date = new Date(e.mtimeMs);
       if (e.type === 'directory') archive.append('', { name: `${name}/`, type: 'directory', mode: e.mode, date } as archiver.EntryData);
-      else if (e.type === 'symlink') archive.symlink(name, e.target ?? '', e.mode);
+      // (archiver's symlink() dates a link at the download's time: two downloads would differ)
+      else if (e.type === 'symlink') archive.append('', { name, type: 'symlink', linkname: e.target ?? '', mode: e.mode, date } as archiver.EntryData);
       else {
         const blob = store.readBlob(manifest.serverId, e.sha256!);
         // archiver reads a stream only when its turn comes: an error before that would be uncaught

@@ -13,7 +13,7 @@ import { pipeline } from 'node:stream/promises';
 import { Transform } from 'node:stream';
 import type { WalkEntry } from '../filesystem/protocol';
 
-export interface ManifestEntry extends WalkEntry {
+export interface ManifestEntry extends Omit<WalkEntry, 'disk'> {
   /** a file's SHA-256 (hex) */
   sha256?: string;
 }

@@ -4,8 +4,10 @@
  * way) less what writes under way hold. A streamed write (an upload, an editor's save, SFTP, a
  * restore) holds what it has written so far as the limit counts it (footprint.ts: whole blocks, one
  * at least, so an empty file or a folder takes one too), charged chunk by chunk as they pass: writes
- * at once share the free space, and together they cannot take more than it. An operation the file
- * worker does on its own (copy, compress, decompress) holds all the free space while it runs.
+ * at once share the free space, and together they cannot take more than it. A write that replaces a
+ * file it is told of (a restore's) is judged on its result: the blocks of the file it replaces are
+ * freed by the replacement, so it holds only what it takes beyond them. An operation the file worker
+ * does on its own (copy, compress, decompress) holds all the free space while it runs.
  */
 import { diskUsage } from '../environment/proc';
 import { footprint } from './footprint';
@@ -52,16 +54,19 @@ export class DiskBudget {
     this.measured = Math.max(0, this.measured + grown);
   }
 
-  /** Starts a streamed write: it holds nothing until it charges its bytes. */
-  async meter(): Promise<Meter> {
+  /**
+   * Starts a streamed write: it holds nothing until it charges its bytes. `frees`: the disk the file it
+   * replaces takes (freed when the new one takes its place); only what the write takes beyond that is held.
+   */
+  async meter(frees = 0): Promise<Meter> {
     await this.usage();
     let written = 0;
     let charged = 0;
     let ended = false;
     return {
-      allowance: this.free(),
+      allowance: this.free() + frees,
       charge: (bytes) => {
-        const need = footprint(written + bytes) - charged;
+        const need = Math.max(0, footprint(written + bytes) - frees) - charged;
         if (ended || need > this.free()) return false;
         this.held += need;
         charged += need;

@@ -17,7 +17,7 @@ import { ReachCheck, type Reach, type Use } from './reach';
 import { ENTRY_BYTES } from './footprint';
 
 /** What an existing entry takes as the disk limit counts it (its blocks, one at least). */
-const footprintOnDisk = (st: Stats): number => Math.max(st.blocks * 512, ENTRY_BYTES);
+export const footprintOnDisk = (st: Stats): number => Math.max(st.blocks * 512, ENTRY_BYTES);
 
 /** open(2)'s O_PATH (Linux): a descriptor of the inode itself, without reading it or following the last link. */
 const O_PATH = 0o10000000;
@@ -246,12 +246,13 @@ export class Jail {
 
   /**
    * A checked descriptor of the regular file `parts`, open for reading (a symlink inside the server is
-   * followed, one pointing out is refused), with its size.
+   * followed, one pointing out is refused; with `follow` false, `parts` itself being one is refused
+   * too), with its size.
    */
-  async openFile(parts: readonly string[]): Promise<{ handle: FileHandle; size: number; entry: Entry }> {
+  async openFile(parts: readonly string[], follow = true): Promise<{ handle: FileHandle; size: number; entry: Entry }> {
     const shown = displayPath(parts);
     return this.inParent(parts, async (dir, name) => {
-      const h = await fsp.open(this.at(dir, name), C.O_RDONLY | C.O_NONBLOCK).catch((e) => mapOpenError(e, shown));
+      const h = await fsp.open(this.at(dir, name), C.O_RDONLY | C.O_NONBLOCK | (follow ? 0 : C.O_NOFOLLOW)).catch((e) => mapOpenError(e, shown));
       await this.verify(h, shown);
       const st = await h.stat();
       if (!st.isFile()) {

@@ -15,7 +15,8 @@ export type FileRequest = { reach?: Reach } & (
   | { op: 'list'; path: string; page: number; limit: number }
   | { op: 'stat'; path: string; follow?: boolean }
   | { op: 'read'; path: string; maxBytes: number }
-  | { op: 'download'; path: string; start?: number; end?: number }
+  // noFollow: a symlink at `path` is refused (INVALID_PATH), not followed
+  | { op: 'download'; path: string; start?: number; end?: number; noFollow?: boolean }
   | { op: 'write'; path: string; allowance: number }
   | { op: 'mkdir'; path: string }
   | { op: 'rename'; from: string; to: string }
@@ -49,6 +50,8 @@ export interface WalkEntry {
   size: number;
   mtimeMs: number;
   target?: string;
+  /** what the entry takes on disk as the disk limit counts it (its blocks, one at least) */
+  disk: number;
 }
 
 /** The longest line either side accepts. */

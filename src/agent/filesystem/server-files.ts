@@ -66,9 +66,9 @@ export class ServerFiles {
     }
   }
 
-  /** A hold on the disk budget with the new entry's own block taken, or null when there is no block left. */
-  private async entryMeter(server: Server): Promise<Meter | null> {
-    const meter = await budgetOf(server).meter();
+  /** A hold on the disk budget with the new entry's own block taken, or null when there is no block left (`frees`: see DiskBudget.meter). */
+  private async entryMeter(server: Server, frees = 0): Promise<Meter | null> {
+    const meter = await budgetOf(server).meter(frees);
     if (meter.charge(0)) return meter;
     meter.done(0);
     return null;
@@ -78,10 +78,12 @@ export class ServerFiles {
    * Writes `body` to `path` (atomically, see Jail.writeFile) at most `max` bytes, each chunk charged to
    * the disk budget as it passes to the worker: one the free space has no room for cuts the write off
    * (DISK_LIMIT; the worker drops its temporary file). `reach`: what the writer may reach (reach.ts).
+   * `frees`: the disk the file it replaces takes, when the caller knows it (a restore): the write is
+   * then judged on its result (DiskBudget.meter).
    */
-  async write(server: Server, path: string, body: Readable, max = Infinity, reach?: Reach): Promise<FileResponse> {
+  async write(server: Server, path: string, body: Readable, max = Infinity, reach?: Reach, frees = 0): Promise<FileResponse> {
     // the file's own block first: no room for it, no write (an empty file takes one too)
-    const meter = await this.entryMeter(server);
+    const meter = await this.entryMeter(server, frees);
     if (!meter) {
       body.resume();
       return refusal(diskLimit());

@@ -10,7 +10,7 @@ import { createServer, type Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { AgentError } from '../errors';
 import { compress, decompress } from './archives';
-import { Jail, WRITE_BATCH_BYTES } from './jail';
+import { footprintOnDisk, Jail, WRITE_BATCH_BYTES } from './jail';
 import { displayPath, linkTarget, pathComponents } from './paths';
 import { readFramed, readJsonLine, type FileRequest, type FileResponse, type FileResult, type WalkEntry } from './protocol';
 
@@ -53,7 +53,7 @@ async function serve(whole: Jail, socket: Socket): Promise<void> {
 }
 
 async function download(jail: Jail, socket: Socket, req: Extract<FileRequest, { op: 'download' }>): Promise<void> {
-  const { handle, size, entry } = await jail.openFile(pathComponents(req.path));
+  const { handle, size, entry } = await jail.openFile(pathComponents(req.path), !req.noFollow);
   try {
     const start = Math.min(req.start ?? 0, size);
     const end = Math.min(req.end ?? size - 1, size - 1);
@@ -80,8 +80,13 @@ async function walk(jail: Jail, socket: Socket, raw: string): Promise<void> {
       if (!parts.length) return;
       const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : st.isSymbolicLink() ? 'symlink' : null;
       if (!type) return; // devices, sockets, fifos: not a server's data
-      const entry: WalkEntry = { path: displayPath(parts), type, mode: st.mode & 0o777, size: st.isFile() ? st.size : 0, mtimeMs: st.mtimeMs };
-      if (type === 'symlink') entry.target = await jail.readlink(parts);
+      const entry: WalkEntry = { path: displayPath(parts), type, mode: st.mode & 0o777, size: st.isFile() ? st.size : 0, mtimeMs: st.mtimeMs, disk: footprintOnDisk(st) };
+      if (type === 'symlink') {
+        // a link replaced by a file or a folder since its lstat is gone as listed: left out, as a deleted one is
+        const target = await jail.readlink(parts).catch((e: unknown) => (e instanceof AgentError && e.code === 'INVALID_STATE' ? null : Promise.reject(e)));
+        if (target === null) return;
+        entry.target = target;
+      }
       if (!socket.write(JSON.stringify(entry) + '\n')) await new Promise((r) => socket.once('drain', r));
     });
     socket.end(JSON.stringify({ end: true }) + '\n');
