@@ -24,6 +24,12 @@ import type { ActivityRecorder } from './activity.service.js';
 import { requireActor, type Actor } from './actor.js';
 import { guardedServerFeed } from './access-guard.js';
 
+/**
+ * How long the node may take to delete a backup: it stops one under way and frees the stored files no
+ * other backup holds before it answers (tens of thousands of files for a big world).
+ */
+const DELETE_TIMEOUT_MS = 120_000;
+
 
 export class BackupsService {
   constructor(
@@ -122,7 +128,7 @@ export class BackupsService {
     // the row lock waits for a delete of the same backup under way; a backup deleted meanwhile is not found
     const oldest = await em.findOne(Backup, { server: server.id, locked: false, status: 'completed' }, { orderBy: { createdAt: 'asc', id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!oldest) return kept - (await em.count(Backup, { server: server.id, status: { $ne: 'failed' } }));
-    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`);
+    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`, undefined, DELETE_TIMEOUT_MS);
     await em.nativeDelete(Backup, { id: oldest.id });
     await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: by.actor, properties: { ...by.properties, backupId: oldest.id, name: oldest.name, rotated: true } }, em);
     return 1;
@@ -170,7 +176,7 @@ export class BackupsService {
     await this.em.transactional(async (em) => {
       const row = await this.lockedRow(em, backup.id);
       if (row.locked) throw AppError.invalidState('This backup is locked: unlock it first.');
-      await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${row.id}`);
+      await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${row.id}`, undefined, DELETE_TIMEOUT_MS);
       await em.nativeDelete(Backup, { id: row.id });
       await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: a, properties: { backupId: row.id, name: row.name } }, em);
     });
