@@ -715,11 +715,11 @@ const OPERATIONS: Operation[] = [
     operationId: 'rotateNodeToken',
     tag: 'Admin',
     summary: 'Issue a new node token',
-    description: "A new secret for the node's agent; the previous one stops working at once. Shown once.",
+    description: "A new secret for the node's agent; the previous one stops working at once. Shown once. The node `local` that the panel runs in its own process (`LOCAL_AGENT`) gets a new token at every start of the panel instead.",
     auth: 'admin',
     pathId: 'Node',
     success: { status: 201, description: 'The new token.', schema: envelope(NodeTokenSchema) },
-    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '' },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '', 422: 'INVALID_STATE: the node `local` runs inside the panel; restart the panel to renew its token.' },
   },
   // --- blueprint management
   {

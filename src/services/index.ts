@@ -88,7 +88,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     users,
     sftp,
     servers,
-    nodes: new NodesService(orm, masterKey, activity),
+    nodes: new NodesService(orm, masterKey, activity, config.localAgent),
     blueprints: new BlueprintsService(orm, activity),
     admin: new AdminService(orm),
     plants: new PlantsService(orm),

@@ -4,6 +4,7 @@ import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
+import { LOCAL_NODE_NAME } from '../nodes/local-node.js';
 import { issueNodeToken } from '../nodes/node-token.js';
 import type { MasterKey } from '../security/master-key.js';
 import { parseId, parseInput } from '../validation/common.js';
@@ -44,6 +45,8 @@ export class NodesService {
     private readonly orm: MikroORM,
     private readonly masterKey: MasterKey,
     private readonly activity: ActivityRecorder,
+    /** The panel runs the node "local" in its own process (LOCAL_AGENT). */
+    private readonly localAgent = false,
   ) {}
 
   private get em() {
@@ -136,9 +139,17 @@ export class NodesService {
   }
 
   /** `POST /admin/nodes/:id/token`: admin check, then {@link issueToken}. */
+  /**
+   * A new token for a node's agent. The agent the panel runs in its own process takes its token when
+   * the panel starts and cannot be handed another: its node's token is renewed by a restart instead.
+   */
   async rotateToken(actor: Actor | null, id: string): Promise<IssuedNodeToken> {
     requireAdmin(actor);
-    const issued = await this.issueToken((await this.find(id)).id);
+    const node = await this.find(id);
+    if (this.localAgent && node.name === LOCAL_NODE_NAME) {
+      throw AppError.invalidState(`The node "${LOCAL_NODE_NAME}" runs inside the panel (LOCAL_AGENT), which renews its token at every start: restart the panel to renew it.`);
+    }
+    const issued = await this.issueToken(node.id);
     await this.activity.record({ event: 'node:token', actor, properties: { nodeId: issued.nodeId } });
     return issued;
   }

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { seedBuiltinBlueprints } from '../../src/services/blueprint-seeder.js';
 import { BUILTIN_BLUEPRINTS } from '../../src/blueprints/builtin.js';
 import { deriveNodeKey, signRequest } from '../../src/shared/node-protocol.js';
-import { blueprintsByKey, createNode, expectError, expectFieldError } from '../support/fixtures.js';
+import { blueprintsByKey, createNode, expectError, expectFieldError, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 let p: TestPlatform;
@@ -179,6 +179,24 @@ describe('nodes', () => {
     expect(p.services.agents.nodeKey(entity as any)?.equals(deriveNodeKey(r.body.data.token))).toBe(true);
   });
 });
+
+test('the node the panel runs in its own process keeps its token: a rotation is refused, its servers stay under control', async () => {
+  // the new token could not reach the agent inside the panel: every local server was NODE_UNAVAILABLE until a restart
+  const local = await startTestPlatform({ localAgent: true, agentPort: 0 });
+  try {
+    const admin = await local.admin();
+    const nodeId = await localNodeId(local, admin.token);
+    expectError(await local.request('POST', `/api/v1/admin/nodes/${nodeId}/token`, { token: admin.token }), 422, 'INVALID_STATE');
+    const bps = await blueprintsByKey(local, admin.token);
+    const r = await local.request('POST', '/api/v1/servers', { token: admin.token, body: { name: 'still mine', nodeId, blueprintId: bps['shell-command'].id, memory: 128, cpu: 50, disk: 128, variables: { COMMAND: 'exec sleep 600' } } });
+    expect(r.status).toBe(201);
+    await waitForStatus(local, admin.token, r.body.data.id, 'offline');
+    expect((await local.request('POST', `/api/v1/servers/${r.body.data.id}/start`, { token: admin.token })).status).toBe(200);
+    expect((await local.request('POST', `/api/v1/servers/${r.body.data.id}/kill`, { token: admin.token })).status).toBe(200);
+  } finally {
+    await local.stop();
+  }
+}, 90_000);
 
 describe('admin', () => {
   test('GET /admin/users: paginated, searchable by email or name (case-insensitive, wildcards literal), never hashes', async () => {
