@@ -12,6 +12,7 @@ import { eventIterator } from '../console/iterator.js';
 import { Backup } from '../entities/Backup.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
+import { childLogger } from '../logger.js';
 import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
 import type { ActedBy } from './power.service.js';
 import { demand } from '../permissions/policy.js';
@@ -29,6 +30,8 @@ import { guardedServerFeed } from './access-guard.js';
  * other backup holds before it answers (tens of thousands of files for a big world).
  */
 const DELETE_TIMEOUT_MS = 120_000;
+
+const log = childLogger('backups');
 
 
 export class BackupsService {
@@ -207,7 +210,8 @@ export class BackupsService {
       await this.activity.record({ event, serverId: report.serverId, properties: { backupId: report.backupId, ...(report.error ? { error: report.error } : {}) } });
       return;
     }
-    if (!backup || backup.status !== 'pending') return;
+    if (!backup || backup.status === 'failed') return this.dropStray(report);
+    if (backup.status !== 'pending') return;
     backup.files = report.files;
     backup.size = report.bytes;
     if (report.status !== 'pending') {
@@ -220,6 +224,21 @@ export class BackupsService {
     }
     await em.flush();
     this.announce(report.serverId, backup);
+  }
+
+  /**
+   * A backup the node makes or made that the panel does not hold as under way: one whose start the
+   * panel recorded as failed (the node answered too late, then made it), or one deleted meanwhile. The
+   * node deletes it, so that it holds no backup the panel does not count.
+   */
+  private async dropStray(report: BackupReport): Promise<void> {
+    if (report.status === 'failed') return;
+    const server = await this.em.fork().findOne(Server, { id: report.serverId }, { populate: ['node'] });
+    if (!server) return;
+    log.info({ serverId: server.id, backupId: report.backupId }, 'the node reported a backup this panel does not hold as under way: deleting it on the node');
+    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${report.backupId}`, undefined, DELETE_TIMEOUT_MS).catch((err: unknown) => {
+      log.warn({ serverId: server.id, backupId: report.backupId, err: err instanceof Error ? err.message : String(err) }, 'could not delete a backup the panel does not hold');
+    });
   }
 
   private async fail(backup: Backup, error: string): Promise<void> {

@@ -1,0 +1,60 @@
+/**
+ * A node that answers too late: the panel tells the caller NODE_UNAVAILABLE after its wait, and the
+ * node, once it runs again, carries out what it was sent. A backup the panel recorded as failed then
+ * must not stay on the node (it counts toward no limit and nobody sees it).
+ */
+import { existsSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { Node } from '../../src/entities/Node.js';
+import { hasAgentBuild, startAgentProcess, type AgentProcess } from '../agent/agent-process.js';
+import { killAllUnder } from '../agent/helpers.js';
+import { expectError } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+const maybe = hasAgentBuild ? test : test.skip;
+
+let p: TestPlatform | null = null;
+let agent: AgentProcess | null = null;
+afterAll(async () => {
+  agent?.child.kill('SIGCONT');
+  await agent?.stop();
+  if (agent) {
+    killAllUnder(agent.dataDir);
+    rmSync(agent.dataDir, { recursive: true, force: true });
+  }
+  await p?.stop();
+}, 60_000);
+
+maybe('a backup the node starts after the panel gave up on it is deleted on the node; its record stays failed', async () => {
+  p = await startTestPlatform();
+  const admin = await p.admin();
+  const reg = await p.request('POST', '/api/v1/nodes', { token: admin.token, body: { name: 'late', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 } });
+  const nodeId: string = reg.body.data.id;
+  agent = await startAgentProcess(0, { HEARTBEAT_SECONDS: '1' }, { panelUrl: p.url, nodeId, nodeToken: reg.body.data.token });
+  await p.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+  const demo = (await p.request('GET', '/api/v1/blueprints', { token: admin.token })).body.data.find((b: any) => b.key === 'demo-game');
+  const created = await p.request('POST', '/api/v1/servers', { token: admin.token, body: { name: 'late', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } });
+  const id: string = created.body.data.id;
+  const status = async () => (await p!.request('GET', `/api/v1/servers/${id}`, { token: admin.token })).body.data.status;
+  await until(async () => (await status()) === 'offline', 30_000, 'the install');
+  const B = (sub = '') => `/api/v1/servers/${id}/backups${sub}`;
+
+  agent.child.kill('SIGSTOP');
+  const late = await p.request('POST', B(), { token: admin.token, body: { name: 'late' } });
+  expectError(late, 422, 'NODE_UNAVAILABLE');
+  agent.child.kill('SIGCONT');
+  const failed = (await p.request('GET', B(), { token: admin.token })).body.data.find((b: any) => b.name === 'late');
+  expect(failed.status).toBe('failed');
+
+  // the node takes its requests in order: once a later backup is done, it has dealt with the late one
+  await until(async () => (await p!.request('GET', `/api/v1/nodes/${nodeId}`, { token: admin.token })).body.data.status === 'online', 30_000, 'the node online');
+  const next = await p.request('POST', B(), { token: admin.token, body: { name: 'next' } });
+  expect(next.status).toBe(201);
+  await until(async () => (await p!.request('GET', B(`/${next.body.data.id}`), { token: admin.token })).body.data.status === 'completed', 30_000, 'the next backup');
+  const manifests = path.join(agent.dataDir, 'agent', 'backups', id, 'manifests');
+  const held = () => (existsSync(manifests) ? readdirSync(manifests) : []);
+  await until(() => !held().includes(`${failed.id}.json`) || null, 20_000, `the node to drop the backup it made late (it holds ${held().join(', ')})`);
+  expect(held()).toEqual([`${next.body.data.id}.json`]);
+  expect((await p.request('GET', B(`/${failed.id}`), { token: admin.token })).body.data.status).toBe('failed');
+}, 120_000);
