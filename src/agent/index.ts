@@ -19,6 +19,7 @@ import { createApiHandler } from './http/api';
 import { Revocations } from './http/revocations';
 import { ServerFiles } from './filesystem/server-files';
 import { applyConfigFiles } from './config-files/apply';
+import { EditThreads } from './config-files/editor';
 import { Disposers } from '../shared/disposers';
 import { FailureCounter } from './http/failures';
 import { FileWorkers, installWorker } from './filesystem/workers';
@@ -176,7 +177,9 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const fileWorkers = new FileWorkers(paths.run, workerScript);
   disposers.add('file workers', () => fileWorkers.close());
   const serverFiles = new ServerFiles(manager, fileWorkers);
-  runtime.beforeStart = (server) => applyConfigFiles(serverFiles, server);
+  const editThreads = new EditThreads();
+  disposers.add('configuration file threads', () => editThreads.close());
+  runtime.beforeStart = (server) => applyConfigFiles(serverFiles, editThreads, server);
   const system = new SystemStats(paths.root);
   const unisolated = isolationWarning(runtime.allowUnisolated);
   if (unisolated) log.warn(unisolated);

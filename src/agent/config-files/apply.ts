@@ -3,31 +3,41 @@
  * before each start. Every read and write goes through the server's file worker (filesystem/), as
  * the server's own uid and inside its directory: a symlink that points out of it is refused, never
  * followed, and nothing is written as root. A missing file is created (as Wings does), the folders
- * on its way too. What cannot be done is a `[panel]` console line, and the start goes on.
+ * on its way too. The parsers run in the agent's editing thread, in bounded time (editor.ts). What
+ * cannot be done is a `[panel]` console line, and the start goes on.
  */
 import { Readable } from 'node:stream';
+import { configValueProblem } from '../../shared/config-file-checks';
 import { fillPlaceholders, type ConfigFile, type PlaceholderValues } from '../../shared/config-files';
 import { childLogger } from '../../logger';
 import { userVariables } from '../environment/env';
 import type { FileResponse } from '../filesystem/protocol';
 import type { ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
-import { ConfigParseError, editConfig } from './edit';
+import type { ConfigEditor, EditThreads } from './editor';
+import { ConfigParseError } from './errors';
 
 const log = childLogger('agent');
 
 /** Larger files are left as they are. */
 const MAX_CONFIG_BYTES = 4 * 1024 * 1024;
 
-export async function applyConfigFiles(files: ServerFiles, server: Server): Promise<void> {
+export async function applyConfigFiles(files: ServerFiles, threads: EditThreads, server: Server): Promise<void> {
+  const configFiles = server.spec.configFiles ?? [];
+  if (!configFiles.length) return;
   const values = placeholderValues(server);
-  for (const config of server.spec.configFiles ?? []) {
-    try {
-      await applyOne(files, server, config, values);
-    } catch (err) {
-      log.warn({ serverId: server.id, file: config.file, err: (err as Error).message }, 'configuration file not written');
-      server.systemLine(`Configuration file ${config.file} is not changed: ${(err as Error).message}`);
+  const editor = threads.forStart();
+  try {
+    for (const config of configFiles) {
+      try {
+        await applyOne(files, server, config, values, editor);
+      } catch (err) {
+        log.warn({ serverId: server.id, file: config.file, err: (err as Error).message }, 'configuration file not written');
+        server.systemLine(`Configuration file ${config.file} is not changed: ${(err as Error).message}`);
+      }
     }
+  } finally {
+    editor.close();
   }
 }
 
@@ -36,19 +46,15 @@ function placeholderValues(server: Server): PlaceholderValues {
   return { port: env.SERVER_PORT ?? '', ip: env.SERVER_IP || '0.0.0.0', memory: String(server.spec.memory), env };
 }
 
-async function applyOne(files: ServerFiles, server: Server, config: ConfigFile, values: PlaceholderValues): Promise<void> {
-  const entries: [string, string][] = [];
-  for (const [key, raw] of Object.entries(config.find)) {
-    const filled = fillPlaceholders(raw, values);
-    if ('refused' in filled) server.systemLine(`Configuration file ${config.file}: ${key} is not written: the placeholder ${filled.refused} is not allowed`);
-    else entries.push([key, filled.value]);
-  }
+async function applyOne(files: ServerFiles, server: Server, config: ConfigFile, values: PlaceholderValues, editor: ConfigEditor): Promise<void> {
+  const entries = filledEntries(server, config, values);
   if (!entries.length) return;
+  editor.checkTime();
   const path = '/' + config.file;
   const before = await readText(files, server, path);
   let after: string;
   try {
-    after = editConfig(config.parser, before ?? '', entries);
+    after = await editor.edit({ parser: config.parser, text: before ?? '', entries });
   } catch (err) {
     if (err instanceof ConfigParseError) throw new Error(`${err.message}; fix or delete the file`);
     throw err;
@@ -57,6 +63,27 @@ async function applyOne(files: ServerFiles, server: Server, config: ConfigFile, 
   if (before === null) await ensureFolder(files, server, path);
   const answer = await files.write(server, path, Readable.from([Buffer.from(after)]), MAX_CONFIG_BYTES);
   if (!answer.ok) throw new Error(answer.message);
+}
+
+/**
+ * The keys of `config` with their values filled in. A value filled in must still be one line (as
+ * blueprints' values are): a server's variable with a line break would add lines of its own to a
+ * file. A refused placeholder or value is a console line, and its key is not written.
+ */
+function filledEntries(server: Server, config: ConfigFile, values: PlaceholderValues): [string, string][] {
+  const entries: [string, string][] = [];
+  for (const [key, raw] of Object.entries(config.find)) {
+    const filled = fillPlaceholders(raw, values);
+    const problem = 'refused' in filled ? `the placeholder ${filled.refused} is not allowed` : filledLineProblem(filled.value);
+    if (problem) server.systemLine(`Configuration file ${config.file}: ${key} is not written: ${problem}`);
+    else if ('value' in filled) entries.push([key, filled.value]);
+  }
+  return entries;
+}
+
+function filledLineProblem(value: string): string | null {
+  const problem = configValueProblem(value);
+  return problem && `its value with the placeholders filled in ${problem}`;
 }
 
 /** The file's text, or null when it does not exist. */

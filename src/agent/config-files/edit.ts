@@ -13,7 +13,7 @@
  *
  * A file that does not parse (json, yaml, xml) throws ConfigParseError and is left as it is.
  */
-import { parseDocument } from 'yaml';
+import { isScalar, parseDocument, visit, type Document } from 'yaml';
 import type { ConfigParser } from '../../shared/config-files';
 import { ConfigParseError } from './errors';
 import { editXml } from './xml';
@@ -50,12 +50,23 @@ const joined = (lines: string[]): string => (lines.length ? lines.join('\n') + '
 function editProperties(text: string, entries: Entries): string {
   const lines = linesOf(text);
   const keyOf = (line: string): string | null => (/^\s*[#!]/.test(line) ? null : (/^\s*([^=:\s]+)\s*[=:]/.exec(line)?.[1] ?? null));
+  const lineOf = firstLines(lines, keyOf);
   for (const [key, value] of entries) {
-    const at = lines.findIndex((l) => keyOf(l) === key);
-    if (at >= 0) lines[at] = `${key}=${value}`;
+    const at = lineOf.get(key);
+    if (at !== undefined) lines[at] = `${key}=${value}`;
     else lines.push(`${key}=${value}`);
   }
   return joined(lines);
+}
+
+/** Each key's first line (by index), in one pass over the file. */
+function firstLines(lines: string[], keyOf: (line: string, index: number) => string | null): Map<string, number> {
+  const first = new Map<string, number>();
+  lines.forEach((line, i) => {
+    const key = keyOf(line, i);
+    if (key !== null && !first.has(key)) first.set(key, i);
+  });
+  return first;
 }
 
 function editLines(text: string, entries: Entries): string {
@@ -65,12 +76,41 @@ function editLines(text: string, entries: Entries): string {
 
 function editIni(text: string, entries: Entries): string {
   const lines = linesOf(text);
+  const sections = sectionsOf(lines);
+  const lineOf = firstLines(lines, (line, i) => {
+    const key = iniKey(line);
+    return key === null ? null : iniId(sections[i]!, key);
+  });
+  const lastOf = new Map(sections.map((section, i) => [section, i]));
+  const after = new Map<number, string[]>(); // lines added after line i (-1: before the first)
+  const added = new Map<string, string[]>(); // sections appended, with their lines
   for (const [path, value] of entries) {
     const dot = path.indexOf('.');
     const [section, key] = dot > 0 ? [path.slice(0, dot), path.slice(dot + 1)] : ['', path];
-    setIni(lines, section, key, value);
+    const line = `${key}=${value}`;
+    const at = lineOf.get(iniId(section, key));
+    if (at !== undefined) lines[at] = line;
+    else if (section === '' || lastOf.has(section)) pushTo(after, lastOf.get(section) ?? -1, line);
+    else pushTo(added, section, line);
   }
-  return joined(lines);
+  const out = [...(after.get(-1) ?? [])];
+  lines.forEach((line, i) => out.push(line, ...(after.get(i) ?? [])));
+  for (const [section, keys] of added) out.push(`[${section}]`, ...keys);
+  return joined(out);
+}
+
+/** One id for a key in its section. */
+const iniId = (section: string, key: string): string => `${section}\n${key}`;
+
+/** The key of a `key=value` line (not of a comment or a header). */
+function iniKey(line: string): string | null {
+  return /^\s*[#;[]/.test(line) ? null : (/^\s*([^=\s]+)\s*=/.exec(line)?.[1] ?? null);
+}
+
+function pushTo<K>(map: Map<K, string[]>, at: K, line: string): void {
+  const list = map.get(at);
+  if (list) list.push(line);
+  else map.set(at, [line]);
 }
 
 /** The section each line belongs to ('' before the first header). */
@@ -81,21 +121,6 @@ function sectionsOf(lines: string[]): string[] {
     if (header) current = header[1]!.trim();
     return current;
   });
-}
-
-function setIni(lines: string[], section: string, key: string, value: string): void {
-  const sections = sectionsOf(lines);
-  const isKey = (line: string) => !/^\s*[#;[]/.test(line) && /^\s*([^=\s]+)\s*=/.exec(line)?.[1] === key;
-  const at = lines.findIndex((l, i) => sections[i] === section && isKey(l));
-  const line = `${key}=${value}`;
-  if (at >= 0) {
-    lines[at] = line;
-    return;
-  }
-  const last = sections.lastIndexOf(section);
-  if (section === '') lines.splice(last + 1, 0, line);
-  else if (last >= 0) lines.splice(last + 1, 0, line);
-  else lines.push(`[${section}]`, line);
 }
 
 type Segment = string | number;
@@ -160,8 +185,11 @@ function editJson(text: string, entries: Entries): string {
 }
 
 function editYaml(text: string, entries: Entries): string {
-  const doc = parseDocument(text);
+  // yaml's own check of unique keys compares every key with every other one: ours is one pass
+  const doc = parseDocument(text, { uniqueKeys: false });
   if (doc.errors.length) throw new ConfigParseError(`it is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
+  const twice = repeatedKey(doc);
+  if (twice !== null) throw new ConfigParseError(`it is not valid YAML (the key ${twice} appears twice in one mapping)`);
   const view: unknown = doc.toJS() ?? {};
   if (typeof view !== 'object') throw new ConfigParseError('it is not a YAML mapping');
   for (const [key, value] of entries) {
@@ -170,4 +198,24 @@ function editYaml(text: string, entries: Entries): string {
     for (const path of expand(view, segments)) doc.setIn(path, typed(value));
   }
   return doc.toString();
+}
+
+/** A scalar key that a mapping of the document holds twice (as yaml's `uniqueKeys` finds them), or null. */
+function repeatedKey(doc: Document): string | null {
+  let twice: string | null = null;
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Set<unknown>();
+      for (const { key } of map.items) {
+        const id = isScalar(key) ? key.value : key;
+        if (seen.has(id)) {
+          twice = String(id).slice(0, 100);
+          return visit.BREAK;
+        }
+        seen.add(id);
+      }
+      return undefined;
+    },
+  });
+  return twice;
 }

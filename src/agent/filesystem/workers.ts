@@ -32,8 +32,11 @@ interface Worker {
   busy: number;
 }
 
-/** The compiled worker's folder (src/agent): beside this file when running from dist/, else dist/'s (tests run src/). */
-function compiledSourceDir(): string {
+/**
+ * The compiled agent's source folder (dist/src): this file's when running from dist/, else dist/'s
+ * (tests run src/). Code that runs in a process or thread of its own starts from there.
+ */
+export function compiledSourceDir(): string {
   if (existsSync(path.join(__dirname, 'worker.js'))) return path.resolve(__dirname, '../..');
   const dist = path.resolve(__dirname, '../../../dist/src');
   if (existsSync(path.join(dist, 'agent', 'filesystem', 'worker.js'))) return dist;
