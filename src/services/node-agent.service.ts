@@ -161,7 +161,8 @@ export class NodeAgentService {
     node.status = 'online';
     node.lastSeenAt = new Date();
     const cores = (stats as unknown as NodeStats).cpu?.cores;
-    if (typeof cores === 'number' && cores > 0) node.cpuCores = cores;
+    // an administrator's figure stands: the agent's fills it in only when none was given
+    if (node.cpuCores === null && typeof cores === 'number' && cores > 0) node.cpuCores = cores;
     await this.em.flush();
     if (cameBack) this.resync(node.id);
   }

@@ -158,6 +158,20 @@ describe('nodes', () => {
     expectError(await p.request('POST', '/api/agent/v1/events', { headers: { 'content-type': 'application/json' }, raw: big }), 401, 'UNAUTHORIZED');
   });
 
+  test('cpuCores an administrator gives stands; the agent\'s heartbeat fills it in only when none was given', async () => {
+    // the first heartbeat overwrote the administrator's 16 with the machine's own count
+    const beat = (n: { id: string; token: string }, cores: number) => {
+      const body = JSON.stringify({ stats: { cpu: { cores } } });
+      const authorization = signRequest(n.id, deriveNodeKey(n.token), 'POST', '/api/agent/v1/heartbeat', body);
+      return p.request('POST', '/api/agent/v1/heartbeat', { headers: { authorization, 'content-type': 'application/json' }, raw: body });
+    };
+    const given = await createNode(p, admin.token, { cpuCores: 16 });
+    const open = await createNode(p, admin.token, { cpuCores: null });
+    for (const n of [given, open]) expect((await beat(n, 2)).status).toBeLessThan(300);
+    const cores = async (id: string) => (await p.request('GET', `/api/v1/nodes/${id}`, { token: admin.token })).body.data.cpuCores;
+    expect([await cores(given.id), await cores(open.id)]).toEqual([16, 2]);
+  });
+
   test('POST /admin/nodes/:id/token issues a new token; the previous one stops working', async () => {
     const n = await createNode(p, admin.token);
     const signed = (token: string) =>
