@@ -85,7 +85,6 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const bus: ConsoleBus = config.redisUrl ? new RedisBus(config.redisUrl, orm.config.get('dbName') ?? 'default') : new LocalBus();
     disposers.add('console bus', () => bus.close());
     const services = createServices(orm, config, masterKey, bus);
-    disposers.add('node agent background work', () => services.nodeAgent.close());
     disposers.add('console hub', () => services.console.hub.close());
     disposers.add('activity log', () => services.activity.flush());
     const firstAdmin = await RequestContext.create(orm.em, () => services.auth.ensureFirstAdmin());

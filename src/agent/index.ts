@@ -14,6 +14,7 @@ import { makeServerMountPoints, privateTmpAvailable } from './environment/sandbo
 import { ServerManager } from './server/manager';
 import type { ServerRuntimeOptions } from './server/server';
 import { PanelClient } from './panel-client';
+import { PanelSync } from './panel-sync';
 import { SystemStats } from './system';
 import { createApiHandler } from './http/api';
 import { Revocations } from './http/revocations';
@@ -180,39 +181,18 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const editThreads = new EditThreads();
   disposers.add('configuration file threads', () => editThreads.close());
   runtime.beforeStart = (server) => applyConfigFiles(serverFiles, editThreads, server);
+  const backupStore = new BackupStore(path.join(paths.root, 'backups'));
+  runtime.afterRemove = (serverId) => backupStore.removeServer(serverId);
   const system = new SystemStats(paths.root);
   const unisolated = isolationWarning(runtime.allowUnisolated);
   if (unisolated) log.warn(unisolated);
   log.info(enforcedLimits(cgroups), 'resource limits of servers on this node');
 
   // --- learn the servers (panel first, state.json as fallback) and restore them
-  let panelServers = null;
-  try {
-    panelServers = await panel.fetchServers();
-  } catch (e) {
-    log.warn({ err: (e as Error).message }, 'panel unreachable at boot; restoring servers from state.json and retrying');
-  }
-  await manager.restore(panelServers);
-
+  const sync = new PanelSync(panel, manager, { minMs: t.panelRetryMinMs ?? 1000, maxMs: t.panelRetryMaxMs ?? 15000 });
+  disposers.add('server list sync', () => sync.close());
+  await sync.boot();
   let closed = false;
-  let syncTimer: NodeJS.Timeout | null = null;
-  let syncDelay = t.panelRetryMinMs ?? 1000;
-  const retrySync = (): void => {
-    syncTimer = setTimeout(async () => {
-      syncTimer = null;
-      if (closed) return;
-      try {
-        const list = await panel.fetchServers();
-        if (closed) return;
-        await manager.reconcile(list);
-        log.info({ servers: list.length }, 'synchronised server list with the panel');
-      } catch {
-        syncDelay = Math.min(syncDelay * 2, t.panelRetryMaxMs ?? 15000);
-        retrySync();
-      }
-    }, syncDelay);
-  };
-  if (!panelServers) retrySync();
 
   // --- heartbeat
   const collectStats = () => {
@@ -222,17 +202,17 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   let sftpInfo: SftpInfo | null = null;
   const beat = async (): Promise<void> => {
     try {
-      await panel.heartbeat(await collectStats(), sftpInfo);
+      sync.heartbeatAnswered(await panel.heartbeat(await collectStats(), sftpInfo));
     } catch (e) {
+      sync.heartbeatFailed();
       log.debug({ err: (e as Error).message }, 'heartbeat failed');
     }
   };
   void beat();
   const heartbeatTimer = setInterval(() => void beat(), (opts.heartbeatSeconds ?? 10) * 1000);
-  disposers.add('heartbeat and sync', () => {
+  disposers.add('heartbeat', () => {
     closed = true;
     clearInterval(heartbeatTimer);
-    if (syncTimer) clearTimeout(syncTimer);
   });
 
   // --- HTTP(S) server: API + /console
@@ -247,7 +227,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   sftpInfo = sftp?.info ?? null;
   if (sftpInfo) void beat();
   const files = { files: serverFiles, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
-  const backups = new Backups(new BackupStore(path.join(paths.root, 'backups')), serverFiles, (e) => panel.enqueue(e));
+  const backups = new Backups(backupStore, serverFiles, (e) => panel.enqueue(e));
   await backups.recover();
   const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0, bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000 });
   const gateway = new ConsoleGateway({

@@ -1,12 +1,21 @@
 import type { AgentEvent, NodeStats, ServerSpec, ServerStatus } from '../shared/node-protocol';
-import { signRequest } from '../shared/node-protocol';
+import { SERVER_STATUSES, signRequest } from '../shared/node-protocol';
 import { childLogger } from '../logger';
+import { SERVER_ID_RE } from './paths';
 
 const log = childLogger('agent');
 
 export interface PanelServerEntry {
   spec: ServerSpec;
   status: ServerStatus;
+}
+
+function isServerEntry(e: unknown): e is PanelServerEntry {
+  const entry = e as Partial<PanelServerEntry> | null;
+  return (
+    typeof entry === 'object' && entry !== null && typeof entry.spec === 'object' && entry.spec !== null &&
+    typeof entry.spec.id === 'string' && SERVER_ID_RE.test(entry.spec.id) && SERVER_STATUSES.includes(entry.status as ServerStatus)
+  );
 }
 
 export interface PanelClientOptions {
@@ -77,16 +86,26 @@ export class PanelClient {
     }
   }
 
+  /**
+   * The panel's complete list of this node's servers. The agent removes the servers it does not list:
+   * an answer that is not a 2xx, not JSON, or has one entry that is not a server is an error, never a
+   * shorter list.
+   */
   async fetchServers(): Promise<PanelServerEntry[]> {
-    const res = await this.request<{ data?: PanelServerEntry[] }>('GET', '/api/agent/v1/servers');
+    const res = await this.request<{ data?: unknown }>('GET', '/api/agent/v1/servers');
     const data = res?.data;
     if (!Array.isArray(data)) throw new Error('panel sent no server list');
-    return data.filter((e) => e && typeof e === 'object' && e.spec && typeof e.spec.id === 'string');
+    if (!data.every(isServerEntry)) throw new Error('panel sent a server list with an entry that is not a server');
+    return data;
   }
 
-  /** Live figures, and the SFTP server's port and host key fingerprint for the node's record. */
-  async heartbeat(stats: NodeStats, sftp: { port: number; fingerprint: string } | null = null): Promise<void> {
-    await this.request('POST', '/api/agent/v1/heartbeat', { stats, sftp });
+  /**
+   * Live figures, and the SFTP server's port and host key fingerprint for the node's record. The
+   * answer's `resync`: the node was offline for the panel, whose list of its servers may have changed.
+   */
+  async heartbeat(stats: NodeStats, sftp: { port: number; fingerprint: string } | null = null): Promise<{ resync: boolean }> {
+    const res = await this.request<{ data?: { resync?: unknown } }>('POST', '/api/agent/v1/heartbeat', { stats, sftp });
+    return { resync: res?.data?.resync === true };
   }
 
   /** Queues an event (a state change, a console action) and sends it right away (or as soon as the panel is reachable). */

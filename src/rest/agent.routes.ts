@@ -22,10 +22,7 @@ export function agentRoutes(agents: AgentClient, nodeAgent: NodeAgentService, sf
     await nodeAgent.applyEvents(req.node!, req.body);
     sendNoContent(res);
   });
-  r.post('/heartbeat', async (req, res) => {
-    await nodeAgent.heartbeat(req.node!, req.body);
-    sendNoContent(res);
-  });
+  r.post('/heartbeat', async (req, res) => sendData(res, await nodeAgent.heartbeat(req.node!, req.body)));
   // an SFTP login spends the client address's sign-in budget, like POST /auth/signin
   r.post('/sftp/login', async (req, res) => {
     const ip = (req.body as { ip?: unknown } | undefined)?.ip;

@@ -81,7 +81,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   users.onPasswordChanged((userId) => sftp.endSessions(userId));
   const backups = new BackupsService(orm, access, agents, activity, bus);
   const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, () => orm.em), clock);
-  const nodeAgent = new NodeAgentService(orm, events, provisioner, activity);
+  const nodeAgent = new NodeAgentService(orm, events, activity);
   nodeAgent.onBackupReport((r) => backups.progress(r));
   return {
     auth,

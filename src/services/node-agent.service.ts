@@ -2,7 +2,6 @@
  * What node agents tell the panel (src/rest/agent.routes.ts is the transport): their servers'
  * state changes, heartbeats with live figures, and the list of servers they should run.
  */
-import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import { z } from 'zod';
 import { Node } from '../entities/Node.js';
@@ -12,7 +11,6 @@ import { serverSpec } from '../nodes/spec.js';
 import { SERVER_STATUSES, type NodeStats, type ServerSpec, type ServerStatus } from '../shared/node-protocol.js';
 import { isUuid, parseInput } from '../validation/common.js';
 import type { ServerEvents } from './server-events.js';
-import type { ServerProvisioner } from './provisioner.js';
 import { User } from '../entities/User.js';
 import type { ActivityRecorder } from './activity.service.js';
 
@@ -76,7 +74,6 @@ export class NodeAgentService {
   constructor(
     private readonly orm: MikroORM,
     private readonly events: ServerEvents,
-    private readonly provisioner: ServerProvisioner,
     private readonly activity: ActivityRecorder,
   ) {}
 
@@ -86,10 +83,6 @@ export class NodeAgentService {
   onBackupReport(listener: (r: BackupProgressReport) => Promise<void>): void {
     this.backupListener = listener;
   }
-
-  /** Background resyncs under way (see close()). */
-  private readonly background = new Set<Promise<void>>();
-  private closed = false;
 
   private get em() {
     return this.orm.em;
@@ -153,7 +146,13 @@ export class NodeAgentService {
     }
   }
 
-  async heartbeat(node: Node, input: unknown): Promise<void> {
+  /**
+   * The node's live figures. A node that was offline (never seen, timed out, or a call to it failed)
+   * may have missed servers created, changed or deleted meanwhile (a force-delete): the answer's
+   * `resync` has its agent fetch the list of its servers again (GET /servers), which it reconciles
+   * with (src/agent/server/manager.ts).
+   */
+  async heartbeat(node: Node, input: unknown): Promise<{ resync: boolean }> {
     const { stats, sftp } = parseInput(heartbeatInput, input);
     const cameBack = node.status !== 'online';
     node.sftpPort = sftp?.port ?? null;
@@ -164,36 +163,8 @@ export class NodeAgentService {
     // an administrator's figure stands: the agent's fills it in only when none was given
     if (node.cpuCores === null && typeof cores === 'number' && cores > 0) node.cpuCores = cores;
     await this.em.flush();
-    if (cameBack) this.resync(node.id);
-  }
-
-  /**
-   * A node that was offline (never seen, timed out, or a push to it failed) may have missed servers
-   * created or changed meanwhile: push every server's spec again (idempotent on the agent), in the
-   * background.
-   */
-  private resync(nodeId: string): void {
-    if (this.closed) return;
-    const task: Promise<void> = RequestContext.create(this.orm.em, async () => {
-      const servers = await this.orm.em.find(Server, { node: nodeId }, { populate: ['node', 'blueprint'] });
-      for (const server of servers) {
-        if (this.closed) break; // closing: the rest waits for the next time the node comes back
-        await this.provisioner.sync(server).catch((err: unknown) => log.warn({ serverId: server.id, err: (err as Error).message }, 'resync of a server failed'));
-      }
-      if (servers.length) log.info({ nodeId, servers: servers.length }, 'node is back: server specs pushed again');
-    })
-      .catch((err: unknown) => log.warn({ nodeId, err: (err as Error).message }, 'node resync failed'))
-      .finally(() => this.background.delete(task));
-    this.background.add(task);
-  }
-
-  /**
-   * Starts no more background work and waits for what is under way: the platform calls this before it
-   * closes the database (a resync left running would query a closed pool).
-   */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.allSettled([...this.background]);
+    if (cameBack) log.info({ nodeId: node.id }, 'node is back: its agent fetches its server list again');
+    return { resync: cameBack };
   }
 
   /** Marks nodes that stopped sending heartbeats as offline. */

@@ -370,6 +370,8 @@ test('a backup cut off by the agent stopping is marked failed at the next start 
   writeFileSync(path.join(store, 'tmp', 'half'), 'half');
   mkdirSync(path.join(store, 'blobs', 'ff'), { recursive: true });
   writeFileSync(path.join(store, 'blobs', 'ff', 'f'.repeat(64)), 'orphan');
+  // the panel lists the server (the agent removes one it does not, with its backups)
+  h.panel.servers = [{ spec: specFor('shell-command', id, { disk: 64 }, { COMMAND }), status: 'offline' }];
   await h.restartAgent();
   const failed = await waitFor(() => backupEvents('cut').find((e) => e.kind === 'backup'), 'the failed report');
   expect(failed).toMatchObject({ status: 'failed', error: expect.stringMatching(/stopped/) });

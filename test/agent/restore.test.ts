@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgent } from '../../src/agent';
 import { pidAlive } from '../../src/agent/environment/proc';
@@ -79,6 +79,7 @@ describe('agent restart finds the true state', () => {
     const id = newId();
     await createServer(h, demoSpec(id));
     await startRunning(h, id);
+    h.panel.servers = [{ spec: demoSpec(id), status: 'running' }];
     h.panel.down = true;
     await h.restartAgent();
     await waitStatus(h, id, 'running');
@@ -91,5 +92,44 @@ describe('agent restart finds the true state', () => {
     expect(h.panel.eventsFor(id)[0]!.reason).toBe('agent_restart');
     // the agent adopts servers the panel knows about once it can reach it (spec updates included)
     expect((await logs(h, id)).length).toBeGreaterThan(0);
+  });
+});
+
+describe("the panel's list of the node's servers at boot", () => {
+  const serverDir = (id: string) => path.join(h.dataDir, 'agent', 'servers', id);
+  const backupDir = (id: string) => path.join(h.dataDir, 'agent', 'backups', id);
+  /** Restarts the agent (its servers left running) with `list` as the panel's list at its boot. */
+  const bootWith = async (list: typeof h.panel.servers) => {
+    await h.agent.close({ stopServers: false });
+    h.panel.servers = list;
+    h.agent = await startAgent(h.opts);
+    h.base = `http://127.0.0.1:${h.agent.port}`;
+  };
+
+  test('a server the panel does not list is removed with its files and backups; the listed one stays', async () => {
+    const kept = { spec: demoSpec(newId()), status: 'offline' as const };
+    const gone = { spec: demoSpec(newId()), status: 'offline' as const };
+    h.panel.servers = [kept, gone];
+    await createServer(h, kept.spec);
+    await createServer(h, gone.spec);
+    await startRunning(h, gone.spec.id);
+    mkdirSync(path.join(backupDir(gone.spec.id), 'manifests'), { recursive: true });
+    await bootWith([kept]);
+    expect((await h.request('GET', `/api/servers/${gone.spec.id}`)).status).toBe(404);
+    expect(existsSync(serverDir(gone.spec.id))).toBe(false);
+    expect(existsSync(backupDir(gone.spec.id))).toBe(false);
+    expect(stateFile().servers[gone.spec.id]).toBeUndefined();
+    expect((await getState(h, kept.spec.id)).status).toBe('offline');
+    expect(existsSync(serverDir(kept.spec.id))).toBe(true);
+  });
+
+  test('a list with an entry that is not a server is not acted on: the servers come from state.json', async () => {
+    const entry = { spec: demoSpec(newId()), status: 'offline' as const };
+    h.panel.servers = [entry];
+    await createServer(h, entry.spec);
+    await bootWith([{ status: 'offline' } as never]);
+    expect((await getState(h, entry.spec.id)).status).toBe('offline');
+    expect(existsSync(serverDir(entry.spec.id))).toBe(true);
+    h.panel.servers = [entry];
   });
 });

@@ -103,10 +103,9 @@ function trackTimers(): { stop(): void; alive(): string[]; dispose(): void } {
 }
 
 test('a start that fails after the local agent said hello leaves no work running that keeps the process alive', async () => {
-  // The agent's first heartbeat reaches the panel before the agent's own listen fails; the panel then
-  // pushes server specs to the node that "came back", in the background. That work must be finished
-  // (and the heartbeat answered) before the database closes: it used to ask the closing pool for a
-  // connection, which left the pool's 60 s acquire timer keeping the process (and Jest) alive.
+  // The agent's first heartbeat reaches the panel before the agent's own listen fails. Its answer must be
+  // done before the database closes: work that asks the closing pool for a connection leaves the pool's
+  // 60 s acquire timer keeping the process (and Jest) alive.
   const timers = trackTimers();
   const busy = await occupy();
   try {

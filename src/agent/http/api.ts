@@ -169,15 +169,7 @@ const ROUTES: Route[] = [
   },
   { method: 'PUT', path: server(), handle: async (ctx, id, body) => (await ctx.manager.upsert(parseSpec(id, body()))).state() },
   { method: 'GET', path: server(), handle: (ctx, id) => ctx.manager.get(id).state() },
-  {
-    method: 'DELETE',
-    path: server(),
-    handle: async (ctx, id) => {
-      await ctx.manager.remove(id);
-      // its backups go with it; a store that cannot be removed now never keeps the server's deletion from happening
-      await ctx.backups.store.removeServer(id).catch((err: Error) => log.warn({ serverId: id, err: err.message }, 'could not remove the backups of a deleted server'));
-    },
-  },
+  { method: 'DELETE', path: server(), handle: (ctx, id) => ctx.manager.remove(id) },
   {
     method: 'POST',
     path: server('power'),

@@ -24,6 +24,9 @@ export class ServerManager {
    * DELETE), and would bring a deleted server back to life with its files.
    */
   private readonly removed = new Set<string>();
+  /** Pushes (PUT) so far, and the count at each server's last one (see reconcile). */
+  private pushes = 0;
+  private readonly pushedAt = new Map<string, number>();
   private readonly uids = new UidAllocator();
   /** uids from state.json, claimed at boot before any new server gets one */
   private readonly restoredUids = new Map<string, number>();
@@ -72,6 +75,7 @@ export class ServerManager {
   /** PUT /api/servers/:id — creates (and installs) a new server or updates the spec of a known one. */
   async upsert(spec: ServerSpec): Promise<Server> {
     if (this.removed.has(spec.id)) throw notFound('Server not found (it was removed from this node)');
+    this.pushedAt.set(spec.id, ++this.pushes);
     const existing = this.servers.get(spec.id);
     if (existing) {
       this.updateSpec(existing, spec);
@@ -101,21 +105,28 @@ export class ServerManager {
     server.updateSpec(spec);
   }
 
-  async remove(id: string): Promise<void> {
+  /**
+   * Deletes a server from the node: its processes (killed at once, or, `graceful`, after its stop
+   * command and the grace period), its files and its backups.
+   */
+  async remove(id: string, graceful = false): Promise<void> {
     const server = this.get(id);
     this.servers.delete(id);
+    this.pushedAt.delete(id);
     this.removed.add(id);
     if (this.removed.size > REMEMBERED_REMOVALS) this.removed.delete(this.removed.values().next().value!);
-    await server.destroy();
+    await server.destroy(graceful);
     this.uids.release(server.uid);
     this.persist();
+    // a store that cannot be removed now never keeps the server's deletion from happening
+    await this.opts.afterRemove?.(id).catch((err: Error) => log.warn({ serverId: id, err: err.message }, 'could not remove the backups of a deleted server'));
   }
 
   /**
    * Agent boot. Kills processes left over from the previous run (state.json pids), then rebuilds the
-   * servers from the panel's list (or from state.json when the panel is unreachable): servers that
-   * should be running are started again, interrupted installs are re-run, the others are reported as
-   * they are.
+   * servers from the panel's list (see reconcile), or from state.json when the panel is unreachable:
+   * servers that should be running are started again, interrupted installs are re-run, the others are
+   * reported as they are.
    */
   async restore(panel: PanelServerEntry[] | null): Promise<void> {
     const persisted = this.store.load();
@@ -135,33 +146,50 @@ export class ServerManager {
     const deadline = Date.now() + 3000;
     while (killed.some((pid) => pidAlive(pid)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
 
-    const entries: { spec: ServerSpec; local?: PersistedServer; panelStatus?: string }[] = [];
     if (panel) {
-      for (const e of panel) entries.push({ spec: e.spec, local: persisted[e.spec.id], panelStatus: e.status });
-      for (const id of Object.keys(persisted)) {
-        if (!panel.some((e) => e.spec.id === id)) log.warn({ serverId: id }, 'server in state.json is unknown to the panel; ignoring it (files kept)');
+      // state.json's servers as they were (none runs), for the panel's list to keep or remove
+      for (const [id, p] of Object.entries(persisted)) {
+        if (p?.spec?.id === id && !panel.some((e) => e.spec.id === id)) this.create(p.spec).restore(p);
       }
+      await this.reconcile(panel, this.mark(), persisted);
     } else {
-      for (const p of Object.values(persisted)) if (p?.spec?.id) entries.push({ spec: p.spec, local: p });
-    }
-    for (const e of entries) {
-      if (this.servers.has(e.spec.id)) continue;
-      try {
-        await this.bring(e.spec, e.local, e.panelStatus);
-      } catch (err) {
-        log.error({ serverId: e.spec.id, err: (err as Error).message }, 'could not restore server');
-      }
+      for (const p of Object.values(persisted)) if (p?.spec?.id) await this.adopt(p.spec, p, undefined);
     }
     this.persist();
   }
 
-  /** Panel list fetched later (it was down at boot): adopt new servers and newer specs. */
-  async reconcile(panel: PanelServerEntry[]): Promise<void> {
+  /** The count of pushes so far: taken before the panel is asked for its list (see reconcile). */
+  mark(): number {
+    return this.pushes;
+  }
+
+  /**
+   * The panel's complete list of this node's servers (at boot, or fetched again later), asked for when
+   * the push count was `since`. Servers it lists are adopted (with their state.json entry in `local`)
+   * or given the newer spec. A server it does not list was deleted on the panel while this node could
+   * not be told (a force-delete): it is stopped (killed after the grace period) and removed with its
+   * files, unless it was pushed after `since` (created after the panel read its list).
+   */
+  async reconcile(panel: PanelServerEntry[], since: number, local: Record<string, PersistedServer> = {}): Promise<void> {
+    const listed = new Set(panel.map((e) => e.spec.id));
+    const gone = this.list().filter((s) => !listed.has(s.id) && (this.pushedAt.get(s.id) ?? 0) <= since);
+    await Promise.all(gone.map((s) => this.removeUnlisted(s)));
     for (const e of panel) {
       const s = this.servers.get(e.spec.id);
       if (s) this.updateSpec(s, e.spec);
-      else await this.bring(e.spec, undefined, e.status).catch((err: Error) => log.error({ serverId: e.spec.id, err: err.message }, 'could not adopt server'));
+      else if (!this.removed.has(e.spec.id)) await this.adopt(e.spec, local[e.spec.id], e.status);
     }
+  }
+
+  private async removeUnlisted(server: Server): Promise<void> {
+    const { id, name } = server.spec;
+    log.warn({ serverId: id, name, status: server.status }, 'server unknown to the panel (deleted while this node could not be told): stopping it and removing it with its files');
+    await this.remove(id, true).catch((err: Error) => log.error({ serverId: id, err: err.message }, 'could not remove a server unknown to the panel'));
+  }
+
+  private async adopt(spec: ServerSpec, local: PersistedServer | undefined, panelStatus: string | undefined): Promise<void> {
+    if (this.servers.has(spec.id)) return;
+    await this.bring(spec, local, panelStatus).catch((err: Error) => log.error({ serverId: spec.id, err: err.message }, 'could not restore server'));
   }
 
   private async bring(spec: ServerSpec, local: PersistedServer | undefined, panelStatus: string | undefined): Promise<void> {

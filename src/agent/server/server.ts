@@ -47,6 +47,8 @@ export interface ServerRuntimeOptions {
   historyLines: number;
   /** Runs before each start, once the start is checked (the agent writes the configuration files). */
   beforeStart?: (server: Server) => Promise<void>;
+  /** Runs once a deleted server is gone from the node (the agent removes its backups). */
+  afterRemove?: (serverId: string) => Promise<void>;
 }
 
 /** What is persisted in state.json for one server. */
@@ -456,6 +458,15 @@ export class Server extends EventEmitter {
     }, grace * 1000);
   }
 
+  /** stop(reason); resolves once the process is gone (SIGKILL at the end of the grace period). */
+  private async stopAndWait(reason: string): Promise<void> {
+    const proc = this.proc;
+    if (!proc) return;
+    await this.stop(reason);
+    const bound = (this.opts.stopGraceSeconds + 5) * 1000;
+    await Promise.race([proc.done, new Promise((r) => setTimeout(r, bound).unref())]);
+  }
+
   /** SIGKILL at once; resolves when the process is gone (status offline). */
   async kill(reason = 'killed'): Promise<void> {
     this.cancelAutoRestart();
@@ -561,11 +572,15 @@ export class Server extends EventEmitter {
   // ------------------------------------------------------------------------------------------
   // lifecycle
 
-  /** Kills everything and removes the files. */
-  async destroy(): Promise<void> {
+  /**
+   * Kills everything and removes the files. `graceful`: the server gets its stop command first and is
+   * killed only if it has not stopped within the grace period.
+   */
+  async destroy(graceful = false): Promise<void> {
     this.cancelAutoRestart();
+    this.deleted = true; // nothing starts it again from here on
+    if (graceful) await this.stopAndWait('deleted');
     await this.kill('killed');
-    this.deleted = true;
     this.monitor.stop();
     // nothing of the server runs any more when its files are removed
     this.env.empty();
