@@ -11,7 +11,7 @@ import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
-jest.setTimeout(120_000);
+jest.setTimeout(240_000);
 
 const FILES = 1500;
 let p: TestPlatform;
@@ -36,7 +36,7 @@ async function settled(server: string, id: string): Promise<any> {
   return until(async () => {
     const b = (await p.request('GET', B(server, `/${id}`), { token })).body.data;
     return b?.status !== 'pending' ? b : null;
-  }, 60_000, `backup ${id}`);
+  }, 120_000, `backup ${id}`);
 }
 
 async function backup(server: string): Promise<string> {
