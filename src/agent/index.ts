@@ -229,7 +229,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const files = { files: serverFiles, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
   const backups = new Backups(backupStore, serverFiles, (e) => panel.enqueue(e));
   await backups.recover();
-  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId) => gateway.revoke(serverId, userId) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0, bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000 });
+  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId, at) => gateway.revoke(serverId, userId, at) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0, bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000 });
   const gateway = new ConsoleGateway({
     revocations,
     maxPerUser: opts.wsMaxConnectionsPerUser ?? 20,

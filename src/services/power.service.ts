@@ -110,16 +110,18 @@ export class PowerService {
 
   /** A short-lived JWT for the node's console channel, bound to this server and user, signed with Kc. */
   async consoleToken(actor: Actor | null, id: string): Promise<ConsoleTicket> {
+    // stamped before the rights are read: a change of rights after this time refuses the token (accessChanged)
+    const issuedAt = Date.now();
     const { server, access } = await this.servers.access(actor, id);
     demand(access, CONSOLE_CONNECT);
     const keys = CONSOLE_KEYS.filter((k) => may(access, k));
-    return this.mintConsoleToken(server.node, server.id, requireActor(actor).user.id, keys);
+    return this.mintConsoleToken(server.node, server.id, requireActor(actor).user.id, keys, undefined, issuedAt);
   }
 
-  mintConsoleToken(node: Node, serverId: string, subject: string, perms: string[], ttlSeconds = this.config.consoleTokenTtlSeconds): ConsoleTicket {
+  mintConsoleToken(node: Node, serverId: string, subject: string, perms: string[], ttlSeconds = this.config.consoleTokenTtlSeconds, issuedAt = Date.now()): ConsoleTicket {
     const key = this.agents.nodeKey(node);
     if (!key) throw AppError.nodeUnavailable('This node has no token yet, so it cannot verify console tokens.');
-    const claims: ConsoleTokenClaims = { sub: subject, srv: serverId, node: node.id, perms, issuedAt: Date.now() };
+    const claims: ConsoleTokenClaims = { sub: subject, srv: serverId, node: node.id, perms, issuedAt };
     const ttl = Math.min(ttlSeconds, 600);
     const token = jwt.sign(claims, deriveConsoleKey(key), { algorithm: 'HS256', expiresIn: ttl, audience: `node:${node.id}` });
     return { token, socket: this.agents.consoleUrl(node), expiresAt: new Date(Date.now() + ttl * 1000) };
@@ -131,10 +133,12 @@ export class PowerService {
    * be reached has no socket of the server open through it either, and its tokens expire in minutes).
    */
   async accessChanged(serverId: string, userId: string): Promise<void> {
+    // the change's time on the clock of the tokens' issue times: a token issued after it stands
+    const at = Date.now();
     const server = await this.orm.em.fork().findOne(Server, { id: serverId }, { populate: ['node'] });
     if (!server) return;
     try {
-      await this.agents.call(server.node, 'POST', `/api/servers/${serverId}/revoke`, { userId });
+      await this.agents.call(server.node, 'POST', `/api/servers/${serverId}/revoke`, { userId, at });
     } catch (err) {
       log.warn({ serverId, userId, err: (err as Error).message }, 'could not tell the node to close a revoked user\'s console sockets');
     }

@@ -4,6 +4,7 @@
  * a renewal of a socket's token must be for the same user.
  */
 import { createServer, newId, power, specFor, startHarness, waitFor, waitStatus, type Harness } from './helpers';
+import jwt from 'jsonwebtoken';
 import { RawWs } from '../support/raw-ws';
 import { sleep } from '../support/wait';
 
@@ -86,3 +87,28 @@ test('a renewal with another user\u2019s token is refused: the socket stays its 
   await waitFor(() => other.json().filter((m) => m.type === 'auth_success').length === 2 || null, 'the renewal');
   for (const s of [...kept, other]) s.destroy();
 }, 30_000);
+
+test('a change of rights that reaches the node late ends only the sockets of tokens issued before it', async () => {
+  // the node dated the change when it heard of it: a token the panel issued after the change, with the
+  // rights left, was refused and its socket closed when the change came late
+  const id = await echoServer();
+  const changedAt = Date.now();
+  const tokenAt = (issuedAt: number) => jwt.sign({ sub: 'user-late', srv: id, node: h.nodeId, perms: ['websocket.connect', 'control.console'], issuedAt }, h.consoleKey, { algorithm: 'HS256', expiresIn: 600 });
+  const open = async (issuedAt: number) => {
+    const c = await h.console(id, { auth: false });
+    c.send({ type: 'auth', token: tokenAt(issuedAt) });
+    await c.next('auth_success');
+    return c;
+  };
+  const [before, after] = [await open(changedAt - 1000), await open(changedAt + 1)];
+  expect((await h.request('POST', `/api/servers/${id}/revoke`, { userId: 'user-late', at: changedAt })).status).toBe(200);
+  await waitFor(() => before.closeCode, 'the older socket to close');
+  expect([before.closeCode, after.closeCode]).toEqual([4403, null]);
+  const again = await h.console(id, { auth: false });
+  again.send({ type: 'auth', token: tokenAt(changedAt - 1) });
+  expect((await again.next('error')).data.code).toBe('TOKEN_REVOKED');
+  const fresh = await open(changedAt + 2);
+  fresh.send({ type: 'command', data: 'still here' });
+  await fresh.waitFor((m) => m.type === 'console_output' && m.data.line === '> still here');
+  for (const c of [after, again, fresh]) c.close();
+});

@@ -26,7 +26,7 @@ export interface ApiContext {
   /** failed signatures per client address (past the limit, requests are refused unread) */
   failures: FailureCounter;
   /** Closes `userId`'s console sockets to the server; returns how many. */
-  revoke(serverId: string, userId: string): number;
+  revoke(serverId: string, userId: string, at?: number): number;
   /** Ends the user's SFTP sessions on every server of the node (their password changed); returns how many. */
   revokeSftp(userId: string): number;
   /** how long a request's body may take to arrive (a streamed write's: how long it may stall); src/shared/body-time.ts */
@@ -188,7 +188,14 @@ const ROUTES: Route[] = [
     },
   },
   { method: 'POST', path: server('reinstall'), handle: async (ctx, id) => (await ctx.manager.reinstall(id)).state() },
-  { method: 'POST', path: server('revoke'), handle: (ctx, id, body) => ({ closed: ctx.revoke(id, parseBody(revokeSchema, body()).userId) }) },
+  {
+    method: 'POST',
+    path: server('revoke'),
+    handle: (ctx, id, body) => {
+      const { userId, at } = parseBody(revokeSchema, body());
+      return { closed: ctx.revoke(id, userId, at) };
+    },
+  },
   { method: 'POST', path: SFTP_REVOKE, handle: (ctx, _id, body) => ({ closed: ctx.revokeSftp(parseBody(revokeSchema, body()).userId) }) },
   { method: 'GET', path: server('logs'), handle: (ctx, id) => ({ lines: ctx.manager.get(id).buffer.lines() }) },
 ];

@@ -119,6 +119,8 @@ class ConsoleSession implements BatchReader {
   private server: Server | null = null;
   private perms = new Set<string>();
   private sub = '';
+  /** when the panel issued the token the session holds (the panel's clock, ms) */
+  private issuedAt = 0;
   private expired = false;
   private dropped = false;
   /** closed by this side (revoked, over the cap, refused, server deleted): nothing the peer sends is acted on */
@@ -272,6 +274,7 @@ class ConsoleSession implements BatchReader {
     this.server = server;
     this.perms = new Set(claims.perms);
     this.sub = claims.sub;
+    this.issuedAt = claims.issuedAt ?? 0;
     this.expired = false;
     if (first && this.opts.onAuthenticated && !this.opts.onAuthenticated(this)) return;
     this.scheduleExpiry(exp);
@@ -418,9 +421,9 @@ class ConsoleSession implements BatchReader {
     this.end(CLOSE_TOO_MANY, 'too many connections');
   }
 
-  /** Whether this session watches `serverId` as `userId`. */
-  isFor(serverId: string, userId: string): boolean {
-    return this.server?.id === serverId && this.sub === userId;
+  /** Whether this session watches `serverId` as `userId` with a token issued at or before `at`. */
+  heldBefore(serverId: string, userId: string, at: number): boolean {
+    return this.server?.id === serverId && this.sub === userId && this.issuedAt <= at;
   }
 
   /** Ends the session: the user's rights on its server changed. */
@@ -510,11 +513,16 @@ export class ConsoleGateway {
   }
 
   /** The panel took rights on `serverId` from `userId`: their tokens so far stop working, their sockets close. */
-  revoke(serverId: string, userId: string): number {
-    this.revocations.record(serverId, userId);
+  /**
+   * The user's rights on the server changed at `at` (the panel's clock, as tokens' issue times are):
+   * tokens issued before then are refused and the sockets they opened closed. A token the panel issued
+   * after the change, with the rights left, stands, however late the change reaches this node.
+   */
+  revoke(serverId: string, userId: string, at = Date.now()): number {
+    this.revocations.record(serverId, userId, at);
     let closed = 0;
     for (const s of this.sessions.values()) {
-      if (!s.isFor(serverId, userId)) continue;
+      if (!s.heldBefore(serverId, userId, at)) continue;
       s.revoke();
       closed++;
     }

@@ -53,7 +53,8 @@ export const serverSpecSchema = z.object({
   revision: z.number().int().min(0).default(0),
 });
 
-export const revokeSchema = z.object({ userId: z.string().min(1).max(128) });
+/** `at`: when the rights changed, on the panel's clock (ms); without it, now. */
+export const revokeSchema = z.object({ userId: z.string().min(1).max(128), at: z.number().int().nonnegative().optional() });
 export const powerSchema = z.object({ action: z.enum(POWER_ACTIONS as unknown as [string, ...string[]]) });
 export const commandSchema = z.object({
   command: z
