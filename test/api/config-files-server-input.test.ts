@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { agentPaths, serverDir } from '../../src/agent/paths.js';
-import { localNodeId, waitForStatus } from '../support/fixtures.js';
+import { createRecordedServer, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -36,16 +36,9 @@ async function blueprint(key: string, extra: Record<string, unknown>): Promise<s
 }
 
 async function createServer(blueprintId: string): Promise<string> {
-  const r = await p.request('POST', '/api/v1/servers', { token: user, body: { name: 'config files', nodeId, blueprintId, memory: 96, cpu: 50, disk: 256 } });
-  expect(r.status).toBe(201);
-  const id = r.body.data.id;
-  await waitForStatus(p, admin, id, 'offline');
-  consoleLines[id] = [];
-  unsubscribes.push(
-    await p.services.console.hub.subscribe(id, (e) => {
-      if (e.type === 'console_output') consoleLines[id]!.push(String(e.data.line));
-    }),
-  );
+  const { id, lines, stop } = await createRecordedServer(p, user, { name: 'config files', nodeId, blueprintId, memory: 96, cpu: 50, disk: 256 });
+  consoleLines[id] = lines;
+  unsubscribes.push(stop);
   return id;
 }
 

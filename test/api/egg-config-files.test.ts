@@ -8,7 +8,7 @@
 import { lstatSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { agentPaths, serverDir } from '../../src/agent/paths.js';
-import { localNodeId, waitForStatus } from '../support/fixtures.js';
+import { createRecordedServer, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { EGGS_DIR } from '../support/eggs.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
@@ -64,16 +64,9 @@ async function importEgg(body: unknown): Promise<{ data: any; warnings: { field:
 }
 
 async function createServer(blueprintId: string, variables: Record<string, string> = {}): Promise<string> {
-  const r = await p.request('POST', '/api/v1/servers', { token: admin, body: { name: 'config files', nodeId, blueprintId, memory: 96, cpu: 50, disk: 256, variables } });
-  expect(r.status).toBe(201);
-  const id = r.body.data.id;
-  await waitForStatus(p, admin, id, 'offline');
-  consoleLines[id] = [];
-  unsubscribes.push(
-    await p.services.console.hub.subscribe(id, (e) => {
-      if (e.type === 'console_output') consoleLines[id]!.push(String(e.data.line));
-    }),
-  );
+  const { id, lines, stop } = await createRecordedServer(p, admin, { name: 'config files', nodeId, blueprintId, memory: 96, cpu: 50, disk: 256, variables });
+  consoleLines[id] = lines;
+  unsubscribes.push(stop);
   return id;
 }
 

@@ -3,36 +3,28 @@
  * node, once it runs again, carries out what it was sent. A backup the panel recorded as failed then
  * must not stay on the node (it counts toward no limit and nobody sees it).
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { Node } from '../../src/entities/Node.js';
-import { hasAgentBuild, startAgentProcess, type AgentProcess } from '../agent/agent-process.js';
-import { killAllUnder } from '../agent/helpers.js';
+import { hasAgentBuild } from '../agent/agent-process.js';
 import { expectError } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { startNodeProcess } from '../support/remote-node.js';
 import { until } from '../support/wait.js';
 
 const maybe = hasAgentBuild ? test : test.skip;
 
 let p: TestPlatform | null = null;
-let agent: AgentProcess | null = null;
+let stopNode: (() => Promise<void>) | null = null;
 afterAll(async () => {
-  agent?.child.kill('SIGCONT');
-  await agent?.stop();
-  if (agent) {
-    killAllUnder(agent.dataDir);
-    rmSync(agent.dataDir, { recursive: true, force: true });
-  }
+  await stopNode?.();
   await p?.stop();
 }, 60_000);
 
 maybe('a backup the node starts after the panel gave up on it is deleted on the node; its record stays failed', async () => {
   p = await startTestPlatform();
   const admin = await p.admin();
-  const reg = await p.request('POST', '/api/v1/nodes', { token: admin.token, body: { name: 'late', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 } });
-  const nodeId: string = reg.body.data.id;
-  agent = await startAgentProcess(0, { HEARTBEAT_SECONDS: '1' }, { panelUrl: p.url, nodeId, nodeToken: reg.body.data.token });
-  await p.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+  const { nodeId, agent, stop } = await startNodeProcess(p, admin.token, 'late', 0, { HEARTBEAT_SECONDS: '1' });
+  stopNode = stop;
   const demo = (await p.request('GET', '/api/v1/blueprints', { token: admin.token })).body.data.find((b: any) => b.key === 'demo-game');
   const created = await p.request('POST', '/api/v1/servers', { token: admin.token, body: { name: 'late', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } });
   const id: string = created.body.data.id;

@@ -2,34 +2,25 @@
  * A node whose agent is not root: the panel's user learns why a server does not start, and what to
  * do, through the API (422 INVALID_STATE, details.agentCode SERVER_NOT_ISOLATED).
  */
-import { rmSync } from 'node:fs';
-import { Node } from '../../src/entities/Node.js';
-import { hasAgentBuild, NOBODY, startAgentProcess, type AgentProcess } from '../agent/agent-process.js';
-import { killAllUnder } from '../agent/helpers.js';
+import { hasAgentBuild, NOBODY } from '../agent/agent-process.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { startNodeProcess } from '../support/remote-node.js';
 import { until } from '../support/wait.js';
 
 const maybe = hasAgentBuild ? test : test.skip;
 
 let p: TestPlatform | null = null;
-let agent: AgentProcess | null = null;
+let stopNode: (() => Promise<void>) | null = null;
 afterAll(async () => {
-  await agent?.stop();
-  if (agent) {
-    killAllUnder(agent.dataDir);
-    rmSync(agent.dataDir, { recursive: true, force: true });
-  }
+  await stopNode?.();
   await p?.stop();
 }, 60_000);
 
 maybe('starting a server on a node whose agent cannot isolate it answers 422 with the reason and what to do', async () => {
   p = await startTestPlatform();
   const admin = await p.admin();
-  const reg = await p.request('POST', '/api/v1/nodes', { token: admin.token, body: { name: 'unprivileged', fqdn: '127.0.0.1', port: 5000, memory: 4096, disk: 8192 } });
-  expect(reg.status).toBe(201);
-  const nodeId: string = reg.body.data.id;
-  agent = await startAgentProcess(NOBODY, {}, { panelUrl: p.url, nodeId, nodeToken: reg.body.data.token });
-  await p.orm.em.fork().nativeUpdate(Node, { id: nodeId }, { port: agent.port });
+  const { nodeId, stop } = await startNodeProcess(p, admin.token, 'unprivileged', NOBODY);
+  stopNode = stop;
 
   const bps = await p.request('GET', '/api/v1/blueprints', { token: admin.token });
   const demo = bps.body.data.find((b: any) => b.key === 'demo-game');

@@ -54,6 +54,22 @@ export async function createLocalDemoServer(p: TestPlatform, adminToken: string,
   return r.body.data.id;
 }
 
+/**
+ * Creates a server (`body` of POST /servers) and waits until it is installed (offline); from its creation
+ * on, the text of every console line the panel's hub hands out for it is kept in `lines` until `stop()`.
+ */
+export async function createRecordedServer(p: TestPlatform, token: string, body: Record<string, unknown>): Promise<{ id: string; lines: string[]; stop: () => void }> {
+  const r = await p.request('POST', '/api/v1/servers', { token, body });
+  if (r.status !== 201) throw new Error(`server create failed: ${r.status} ${r.text}`);
+  const id: string = r.body.data.id;
+  await waitForStatus(p, token, id, 'offline');
+  const lines: string[] = [];
+  const stop = await p.services.console.hub.subscribe(id, (e) => {
+    if (e.type === 'console_output') lines.push(String(e.data.line));
+  });
+  return { id, lines, stop };
+}
+
 /** Starts the server (offline, installed) and keeps every line of its console output in `lines` until `stop()`. */
 export async function startWithConsole(p: TestPlatform, token: string, id: string): Promise<{ lines: string[]; stop: () => void }> {
   const r = await p.request('POST', `/api/v1/servers/${id}/start`, { token });
