@@ -131,9 +131,7 @@ export class BackupsService {
     // the row lock waits for a delete of the same backup under way; a backup deleted meanwhile is not found
     const oldest = await em.findOne(Backup, { server: server.id, locked: false, status: 'completed' }, { orderBy: { createdAt: 'asc', id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!oldest) return kept - (await em.count(Backup, { server: server.id, status: { $ne: 'failed' } }));
-    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${oldest.id}`, undefined, DELETE_TIMEOUT_MS);
-    await em.nativeDelete(Backup, { id: oldest.id });
-    await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: by.actor, properties: { ...by.properties, backupId: oldest.id, name: oldest.name, rotated: true } }, em);
+    await this.deleteWith(em, server, oldest, by.actor, { ...by.properties, rotated: true });
     return 1;
   }
 
@@ -179,10 +177,19 @@ export class BackupsService {
     await this.em.transactional(async (em) => {
       const row = await this.lockedRow(em, backup.id);
       if (row.locked) throw AppError.invalidState('This backup is locked: unlock it first.');
-      await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${row.id}`, undefined, DELETE_TIMEOUT_MS);
-      await em.nativeDelete(Backup, { id: row.id });
-      await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor: a, properties: { backupId: row.id, name: row.name } }, em);
+      await this.deleteWith(em, server, row, a);
     });
+  }
+
+  /** Deletes a backup on the node, then (in `em`'s transaction) its record, and logs it. */
+  private async deleteWith(em: EntityManager, server: Server, backup: Backup, actor: Actor | null | undefined, properties: Record<string, unknown> = {}): Promise<void> {
+    await this.deleteOnNode(server, backup.id);
+    await em.nativeDelete(Backup, { id: backup.id });
+    await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor, properties: { ...properties, backupId: backup.id, name: backup.name } }, em);
+  }
+
+  private deleteOnNode(server: Server, backupId: string): Promise<unknown> {
+    return this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${backupId}`, undefined, DELETE_TIMEOUT_MS);
   }
 
   /** The backup's record, locked until the transaction of `em` ends; 404 once it is gone. */
@@ -236,7 +243,7 @@ export class BackupsService {
     const server = await this.em.fork().findOne(Server, { id: report.serverId }, { populate: ['node'] });
     if (!server) return;
     log.info({ serverId: server.id, backupId: report.backupId }, 'the node reported a backup this panel does not hold as under way: deleting it on the node');
-    await this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${report.backupId}`, undefined, DELETE_TIMEOUT_MS).catch((err: unknown) => {
+    await this.deleteOnNode(server, report.backupId).catch((err: unknown) => {
       log.warn({ serverId: server.id, backupId: report.backupId, err: err instanceof Error ? err.message : String(err) }, 'could not delete a backup the panel does not hold');
     });
   }
