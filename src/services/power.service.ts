@@ -10,9 +10,10 @@ import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import { childLogger } from '../logger.js';
 import { AppError } from '../errors.js';
-import type { AgentClient } from '../nodes/agent-client.js';
+import { AGENT_TIMEOUT_MS, type AgentClient } from '../nodes/agent-client.js';
 import {
   deriveConsoleKey,
+  KILL_WAIT_MS,
   POWER_ACTIONS,
   type ConsoleTokenClaims,
   type NodeStats,
@@ -41,6 +42,12 @@ export interface ConsoleTicket {
   socket: string;
   expiresAt: Date;
 }
+
+/**
+ * How long a power action may take at the node: a kill answers once the process is gone (up to
+ * KILL_WAIT_MS), a start once the configuration files are written and the process spawned.
+ */
+const POWER_TIMEOUT_MS = KILL_WAIT_MS + 2 * AGENT_TIMEOUT_MS;
 
 const log = childLogger('power');
 
@@ -87,6 +94,7 @@ export class PowerService {
       'POST',
       `/api/servers/${server.id}/power`,
       { action },
+      POWER_TIMEOUT_MS,
     );
     await this.activity.record({ event: `server:power.${action}`, serverId: server.id, actor: by.actor, ...(by.properties ? { properties: by.properties } : {}) });
     if (state?.status && state.status !== server.status) {

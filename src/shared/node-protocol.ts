@@ -259,5 +259,8 @@ export interface SftpGrant {
   denied: string[];
 }
 
+/** Longest a kill waits for the process to be gone before the node answers (the panel waits longer). */
+export const KILL_WAIT_MS = 5000;
+
 /** Least time between two `console_batch` frames of one server, on the node channel and in GraphQL `consoleBatches`. */
 export const CONSOLE_BATCH_EVERY_MS = 50;

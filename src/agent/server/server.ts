@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { promises as fsp } from 'node:fs';
-import type { ServerSpec, ServerStateEvent, ServerStatus } from '../../shared/node-protocol';
+import { KILL_WAIT_MS, type ServerSpec, type ServerStateEvent, type ServerStatus } from '../../shared/node-protocol';
 import { childLogger } from '../../logger';
 import { AgentError, invalidState } from '../errors';
 import { type AgentPaths, serverDir } from '../paths';
@@ -478,7 +478,7 @@ export class Server extends EventEmitter {
     if (!proc) return;
     this.expectedExit = reason;
     proc.kill();
-    await Promise.race([proc.done, new Promise((r) => setTimeout(r, 5000).unref())]);
+    await Promise.race([proc.done, new Promise((r) => setTimeout(r, KILL_WAIT_MS).unref())]);
   }
 
   private limitKill(reason: string, message: string): void {
