@@ -251,7 +251,14 @@ test('an entry deleted, or replaced by a folder or a link, after the backup list
   // the walk reads folder c after it has listed the b files: c's access time, set in the past, tells when
   utimesSync(at('c'), new Date(0), new Date());
   const tmp = path.join(store, 'tmp');
-  const storing = () => existsSync(tmp) && readdirSync(tmp).length > 0;
+  // (a collection of unused blobs may delete the folder between two looks)
+  const storing = () => {
+    try {
+      return readdirSync(tmp).length > 0;
+    } catch {
+      return false;
+    }
+  };
   expect(storing()).toBe(false);
   try {
     expect((await h.request('POST', `/api/servers/${id}/backups`, { id: 'b-live', ignored: ['/*', '!/live/'] })).status).toBe(200);
