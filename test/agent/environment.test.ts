@@ -5,6 +5,7 @@ import path from 'node:path';
 import { diskUsage, MIN_ENTRY_BYTES } from '../../src/agent/environment/proc';
 import { buildArgv, splitTemplate, TemplateError } from '../../src/agent/environment/template';
 import { childEnv, templateVariablesFor } from '../../src/agent/environment/env';
+import { variableNameProblem } from '../../src/shared/variable-names';
 import { LineSplitter } from '../../src/agent/environment/line-splitter';
 import { ConsoleBuffer } from '../../src/agent/server/console-buffer';
 import { FloodNotices, TokenBucket } from '../../src/agent/server/line-budget';
@@ -80,6 +81,14 @@ describe('child environment', () => {
       delete process.env.NODE_TOKEN;
       delete process.env.DATABASE_URL;
     }
+  });
+
+  test('the names glibc distrusts in a setuid program are reserved too (GLIBC_TUNABLES: CVE-2023-4911)', () => {
+    const names = ['GLIBC_TUNABLES', 'GCONV_PATH', 'GETCONF_DIR', 'HOSTALIASES', 'LOCALDOMAIN', 'LOCPATH', 'MALLOC_TRACE', 'NIS_PATH', 'NLSPATH', 'RESOLV_HOST_CONF', 'RES_OPTIONS'];
+    const env = childEnv(spec({ MOTD: 'hi', ...Object.fromEntries(names.map((n) => [n, 'x'])) }), '/srv/x');
+    expect(names.filter((n) => n in env)).toEqual([]);
+    expect(names.filter((n) => variableNameProblem(n) === null)).toEqual([]);
+    expect(['HOSTNAME', 'TMPDIR', 'SERVER_PORT'].map(variableNameProblem)).toEqual([null, null, null]);
   });
 });
 

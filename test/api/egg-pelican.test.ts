@@ -122,6 +122,20 @@ describe('422 naming the field', () => {
     expectFieldError(await importYaml('meta: ' + '['.repeat(64) + ']'.repeat(64) + '\n'), 'meta');
   });
 
+  test('a YAML text of more tokens than any egg has is refused before it is parsed; a key twice in a long mapping is found, with its line', async () => {
+    // a flat mapping of 88,000 keys (1 MiB) held the panel's event loop for minutes (yaml's check of
+    // unique keys compares every key with every other one)
+    let flat = 'meta:\n  version: PTDL_v2\nname: x\nextra:\n';
+    for (let i = 0; flat.length < 1024 * 1024 - 40; i++) flat += `  k${i}: v\n`;
+    const r = await importYaml(flat);
+    expectFieldError(r, 'egg');
+    expect(r.body.error.details.fields.egg).toMatch(/^has more than 20,000 YAML tokens/);
+    const keys = Array.from({ length: 2000 }, (_, i) => `  k${i}: v`);
+    keys.push('  k7: again');
+    const twice = await importYaml(`name: x\nextra:\n${keys.join('\n')}\n`);
+    expect(twice.body.error.details.fields.egg).toBe('is not valid YAML: Map keys must be unique at line 2003, column 3 (the key k7 appears twice)');
+  });
+
     test('not a mapping, empty', async () => {
     expect((await importYaml('- a\n- b\n')).body.error.details.fields.egg).toBe('must be a YAML mapping (the egg\u2019s fields)');
     expectFieldError(await importYaml('# nothing\n'), 'egg');

@@ -13,8 +13,9 @@
  *
  * A file that does not parse (json, yaml, xml) throws ConfigParseError and is left as it is.
  */
-import { isScalar, parseDocument, visit, type Document } from 'yaml';
+import { parseDocument } from 'yaml';
 import type { ConfigParser } from '../../shared/config-files';
+import { repeatedKey } from '../../shared/yaml-keys';
 import { ConfigParseError } from './errors';
 import { editXml } from './xml';
 
@@ -185,11 +186,11 @@ function editJson(text: string, entries: Entries): string {
 }
 
 function editYaml(text: string, entries: Entries): string {
-  // yaml's own check of unique keys compares every key with every other one: ours is one pass
+  // yaml's own check of unique keys is quadratic: repeatedKey is one pass
   const doc = parseDocument(text, { uniqueKeys: false });
   if (doc.errors.length) throw new ConfigParseError(`it is not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`);
   const twice = repeatedKey(doc);
-  if (twice !== null) throw new ConfigParseError(`it is not valid YAML (the key ${twice} appears twice in one mapping)`);
+  if (twice !== null) throw new ConfigParseError(`it is not valid YAML (the key ${twice.key} appears twice in one mapping)`);
   const view: unknown = doc.toJS() ?? {};
   if (typeof view !== 'object') throw new ConfigParseError('it is not a YAML mapping');
   for (const [key, value] of entries) {
@@ -200,22 +201,3 @@ function editYaml(text: string, entries: Entries): string {
   return doc.toString();
 }
 
-/** A scalar key that a mapping of the document holds twice (as yaml's `uniqueKeys` finds them), or null. */
-function repeatedKey(doc: Document): string | null {
-  let twice: string | null = null;
-  visit(doc, {
-    Map(_, map) {
-      const seen = new Set<unknown>();
-      for (const { key } of map.items) {
-        const id = isScalar(key) ? key.value : key;
-        if (seen.has(id)) {
-          twice = String(id).slice(0, 100);
-          return visit.BREAK;
-        }
-        seen.add(id);
-      }
-      return undefined;
-    },
-  });
-  return twice;
-}
