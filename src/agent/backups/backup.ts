@@ -255,10 +255,11 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
  * the store lacks a file's copy. A copy that cannot be read later cuts the stream off.
  */
 export async function backupArchive(store: BackupStore, manifest: Manifest): Promise<Readable> {
-  for (const e of manifest.entries) {
-    if (e.type === 'file' && !(await store.hasBlob(manifest.serverId, e.sha256!))) {
-      throw new AgentError(422, 'INVALID_STATE', `The backup\u2019s copy of ${e.path} is missing: this backup cannot be downloaded or restored whole. Make a new backup.`);
-    }
+  const files = manifest.entries.filter((e) => e.type === 'file');
+  const missing = await store.firstMissing(manifest.serverId, files.map((e) => e.sha256!));
+  if (missing !== null) {
+    const e = files.find((f) => f.sha256 === missing)!;
+    throw new AgentError(422, 'INVALID_STATE', `The backup\u2019s copy of ${e.path} is missing: this backup cannot be downloaded or restored whole. Make a new backup.`);
   }
   const archive = archiver('tar', { gzip: true, gzipOptions: { level: 6 } });
   void (async () => {

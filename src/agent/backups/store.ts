@@ -68,6 +68,27 @@ export class BackupStore {
     );
   }
 
+  /**
+   * The first of `shas` that has no blob, or null: one listing per two-letter folder, not one look
+   * per file (a backup of 100,000 files is checked in at most 256 listings).
+   */
+  async firstMissing(serverId: string, shas: string[]): Promise<string | null> {
+    const byPrefix = new Map<string, Set<string>>();
+    for (const sha of new Set(shas)) {
+      if (!SHA.test(sha)) throw new Error('invalid hash');
+      const prefix = sha.slice(0, 2);
+      byPrefix.set(prefix, (byPrefix.get(prefix) ?? new Set<string>()).add(sha));
+    }
+    const missing = await Promise.all(
+      [...byPrefix].map(async ([prefix, wanted]) => {
+        const present = new Set(await fsp.readdir(path.join(this.dir(serverId), 'blobs', prefix)).catch(() => [] as string[]));
+        return [...wanted].find((sha) => !present.has(sha)) ?? null;
+      }),
+    );
+    const first = new Set(missing.filter((m): m is string => m !== null));
+    return shas.find((sha) => first.has(sha)) ?? null;
+  }
+
   /** Stores `data` by its hash (once: a blob already there is kept); returns the hash and size. */
   async putBlob(serverId: string, data: Readable, signal?: AbortSignal): Promise<{ sha256: string; size: number }> {
     await fsp.mkdir(path.join(this.dir(serverId), 'tmp'), { recursive: true, mode: 0o700 });
