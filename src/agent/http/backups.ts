@@ -45,6 +45,9 @@ export async function handleBackups(ctx: BackupsContext, method: string, pathnam
   if (method === 'GET' && action === 'download') {
     const archive = await ctx.backups.download(id, backupId!);
     res.writeHead(200, { 'content-type': 'application/gzip', 'cache-control': 'no-store' });
+    // the headers go now: gzip's first bytes may come only after thousands of small files, and the
+    // panel waits for the headers only (10 s)
+    res.flushHeaders();
     await pipeline(archive, res);
     return 'streamed';
   }
