@@ -12,7 +12,7 @@ export const BACKUP_STATUSES: readonly BackupStatus[] = ['pending', 'completed',
 @Entity({ tableName: 'backups' })
 @Index({ properties: ['server', 'createdAt'] })
 export class Backup {
-  [OptionalProps]?: 'createdAt' | 'status' | 'locked' | 'ignored' | 'size' | 'files' | 'sha256' | 'error' | 'completedAt';
+  [OptionalProps]?: 'createdAt' | 'status' | 'locked' | 'ignored' | 'size' | 'files' | 'sha256' | 'error' | 'completedAt' | 'deletingSince';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -50,4 +50,8 @@ export class Backup {
 
   @Property({ type: 'datetime', nullable: true })
   completedAt: Date | null = null;
+
+  /** when a delete began asking the node (src/services/backups.service.ts); not shown in the API */
+  @Property({ type: 'datetime', nullable: true })
+  deletingSince: Date | null = null;
 }

@@ -9,6 +9,7 @@ import { Migration20261126000000Schedules } from './Migration20261126000000Sched
 import { Migration20261127000000FileDenylist } from './Migration20261127000000FileDenylist.js';
 import { Migration20261127000000InstallShell } from './Migration20261127000000InstallShell.js';
 import { Migration20261127010000ConfigFiles } from './Migration20261127010000ConfigFiles.js';
+import { Migration20261128000000BackupDeleting } from './Migration20261128000000BackupDeleting.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
 export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
@@ -21,4 +22,5 @@ export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261127000000FileDenylist', class: Migration20261127000000FileDenylist },
   { name: 'Migration20261127000000InstallShell', class: Migration20261127000000InstallShell },
   { name: 'Migration20261127010000ConfigFiles', class: Migration20261127010000ConfigFiles },
+  { name: 'Migration20261128000000BackupDeleting', class: Migration20261128000000BackupDeleting },
 ];

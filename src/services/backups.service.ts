@@ -30,9 +30,18 @@ import { guardedServerFeed } from './access-guard.js';
  * other backup holds before it answers (tens of thousands of files for a big world).
  */
 const DELETE_TIMEOUT_MS = 120_000;
+/**
+ * A delete asks the node outside any transaction (a slow node holds no database connection); the
+ * record says meanwhile that it is being deleted, and is gone for every request until the node
+ * answers. A mark older than this is left by a panel that stopped during the call, and counts for nothing.
+ */
+const DELETING_FOR_MS = DELETE_TIMEOUT_MS + 60_000;
+
+const beingDeleted = (b: Backup): boolean => b.deletingSince !== null && Date.now() - b.deletingSince.getTime() < DELETING_FOR_MS;
+/** The filter of the backups not being deleted. */
+const notBeingDeleted = () => ({ $or: [{ deletingSince: null }, { deletingSince: { $lt: new Date(Date.now() - DELETING_FOR_MS) } }] });
 
 const log = childLogger('backups');
-
 
 export class BackupsService {
   constructor(
@@ -58,13 +67,13 @@ export class BackupsService {
   private async backup(actor: Actor | null, serverId: string, backupId: string, key: Parameters<typeof demand>[1]) {
     const t = await this.server(actor, serverId, key);
     const backup = await this.em.findOne(Backup, { id: parseId(backupId, 'Backup'), server: t.server.id });
-    if (!backup) throw AppError.notFound('Backup');
+    if (!backup || beingDeleted(backup)) throw AppError.notFound('Backup');
     return { ...t, backup };
   }
 
   async list(actor: Actor | null, serverId: string, page: Page): Promise<Paginated<Backup>> {
     const { server } = await this.server(actor, serverId, 'backup.read');
-    const [items, total] = await this.em.findAndCount(Backup, { server: server.id }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset });
+    const [items, total] = await this.em.findAndCount(Backup, { server: server.id, ...notBeingDeleted() }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: page.limit, offset: page.offset });
     return { items, meta: { total, page: page.page, limit: page.limit } };
   }
 
@@ -129,7 +138,7 @@ export class BackupsService {
       throw new AppError('BACKUP_LIMIT', `This server holds ${kept} backups, more than its limit of ${limit}; a backup task makes room by deleting one only. Delete some backups first.`, { limit });
     }
     // the row lock waits for a delete of the same backup under way; a backup deleted meanwhile is not found
-    const oldest = await em.findOne(Backup, { server: server.id, locked: false, status: 'completed' }, { orderBy: { createdAt: 'asc', id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+    const oldest = await em.findOne(Backup, { server: server.id, locked: false, status: 'completed', ...notBeingDeleted() }, { orderBy: { createdAt: 'asc', id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
     if (!oldest) return kept - (await em.count(Backup, { server: server.id, status: { $ne: 'failed' } }));
     await this.deleteWith(em, server, oldest, by.actor, { ...by.properties, rotated: true });
     return 1;
@@ -169,21 +178,36 @@ export class BackupsService {
   }
 
   /**
-   * Deletes a backup (not a locked one) on the node, then its record. The record's row lock orders
-   * it with a lock or another delete of the same backup: each sees what the one before it did.
+   * Deletes a backup (not a locked one) on the node, then its record. Under the record's row lock it
+   * is marked as being deleted, which orders it with a lock or another delete of the same backup
+   * (each sees what the one before it did: the later finds nothing); the node is asked after the
+   * commit. When the node cannot do it the mark goes, and the backup is back as it was.
    */
   async remove(actor: Actor | null, serverId: string, backupId: string): Promise<void> {
     const { server, backup, actor: a } = await this.backup(actor, serverId, backupId, 'backup.delete');
-    await this.em.transactional(async (em) => {
+    const row = await this.em.transactional(async (em) => {
       const row = await this.lockedRow(em, backup.id);
       if (row.locked) throw AppError.invalidState('This backup is locked: unlock it first.');
-      await this.deleteWith(em, server, row, a);
+      row.deletingSince = new Date();
+      return row;
     });
+    try {
+      await this.deleteOnNode(server, row.id);
+    } catch (err) {
+      await this.em.fork().nativeUpdate(Backup, { id: row.id, deletingSince: row.deletingSince }, { deletingSince: null });
+      throw err;
+    }
+    await this.em.transactional((em) => this.forget(em, server, row, a));
   }
 
   /** Deletes a backup on the node, then (in `em`'s transaction) its record, and logs it. */
   private async deleteWith(em: EntityManager, server: Server, backup: Backup, actor: Actor | null | undefined, properties: Record<string, unknown> = {}): Promise<void> {
     await this.deleteOnNode(server, backup.id);
+    await this.forget(em, server, backup, actor, properties);
+  }
+
+  /** Drops the record of a backup its node no longer holds, and logs it. */
+  private async forget(em: EntityManager, server: Server, backup: Backup, actor: Actor | null | undefined, properties: Record<string, unknown> = {}): Promise<void> {
     await em.nativeDelete(Backup, { id: backup.id });
     await this.activity.record({ event: 'server:backup.delete', serverId: server.id, actor, properties: { ...properties, backupId: backup.id, name: backup.name } }, em);
   }
@@ -192,10 +216,10 @@ export class BackupsService {
     return this.agents.call(server.node, 'DELETE', `/api/servers/${server.id}/backups/${backupId}`, undefined, DELETE_TIMEOUT_MS);
   }
 
-  /** The backup's record, locked until the transaction of `em` ends; 404 once it is gone. */
+  /** The backup's record, locked until the transaction of `em` ends; 404 once it is gone or being deleted. */
   private async lockedRow(em: EntityManager, id: string): Promise<Backup> {
     const row = await em.findOne(Backup, { id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    if (!row) throw AppError.notFound('Backup');
+    if (!row || beingDeleted(row)) throw AppError.notFound('Backup');
     return row;
   }
 
