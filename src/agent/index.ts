@@ -216,7 +216,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   });
 
   // --- HTTP(S) server: API + /console
-  const revocations = new Revocations();
+  const revocations = new Revocations(path.join(paths.root, 'revocations.json'));
   const sftp =
     opts.sftpPort === null
       ? null
