@@ -6,7 +6,8 @@
  * execution, so a refused request never runs a resolver. A document with only meta fields
  * (`__typename`, introspection) costs one `general` request.
  */
-import { Kind, parse, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { Kind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql';
+import { parseOperationText } from './parse-text.js';
 import type { Bucket } from '../http/rate-limit.js';
 import { operationOfField, type KeyedBy } from '../operations/table.js';
 
@@ -81,7 +82,7 @@ export function chargesForQuery(query: unknown, operationName: unknown): readonl
   if (known) return known;
   let doc: DocumentNode | null;
   try {
-    doc = parse(query, { maxTokens: 20_000 });
+    doc = parseOperationText(query);
   } catch {
     doc = null;
   }

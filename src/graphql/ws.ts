@@ -27,13 +27,13 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import {
   execute,
   GraphQLError,
-  parse,
   specifiedRules,
   validate,
   type ExecutionArgs,
   type GraphQLSchema,
 } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
+import { parseOperationText } from './parse-text.js';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { authenticateRequest, originAllowed } from '../http/auth.js';
@@ -204,9 +204,9 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         }
         let document;
         try {
-          document = parse(payload.query, { maxTokens: 20_000 });
+          document = parseOperationText(payload.query);
         } catch (err) {
-          return [err instanceof GraphQLError ? new GraphQLError(err.message, { ...err, extensions: { code: 'GRAPHQL_PARSE_FAILED' } }) : new GraphQLError('Invalid query.')];
+          return [err instanceof GraphQLError ? err : new GraphQLError('Invalid query.', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
         }
         const errors = validate(schema, document, rules);
         if (errors.length) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));

@@ -3,6 +3,7 @@ import { createClient, type Client, type FormattedExecutionResult as ExecutionRe
 import WebSocket from 'ws';
 import { CREDENTIAL_RECHECK_MS } from '../../src/graphql/ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { gql } from './gql.js';
 
 let p: TestPlatform;
 let wsUrl: string;
@@ -100,6 +101,11 @@ test('errors over WebSocket use the same codes; a revoked credential stops worki
   for (let i = 0; i < 20; i++) inner = `ofType { ${inner} }`;
   const deep = await run(c, `{ __schema { types { fields { type { ${inner} } } } } }`);
   expect(deep.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_DEEP');
+  // nested past the parser's stack: a syntax error as over HTTP (it was INTERNAL_ERROR)
+  const nested = `subscription { ${'a { '.repeat(3000)}b${' }'.repeat(3000)} }`;
+  const unreadable = await run(c, nested);
+  expect([unreadable.errors?.[0]?.extensions?.code, unreadable.errors?.[0]?.message]).toEqual(['GRAPHQL_PARSE_FAILED', 'Syntax Error: the operation is nested too deeply to be read.']);
+  expect((await gql(p, nested, {}, { token: u.token })).body.errors?.[0]?.extensions?.code).toBe('GRAPHQL_PARSE_FAILED');
 
   await p.request('POST', '/api/v1/auth/signout', { token: u.token });
   // refused at once; (rarely) the connection's own credential check closes it first, with 4401
