@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { Client, utils } from 'ssh2';
-import { MAX_HANDLES } from '../../src/agent/sftp/session';
+import { MAX_HANDLES, MAX_READ_BYTES } from '../../src/agent/sftp/session';
 import { newKey } from '../../src/agent/sftp/host-key';
 import { connectSftp } from '../support/sftp-client.js';
 import { until } from '../support/wait.js';
@@ -158,6 +158,30 @@ test('a file replaced while it is read open: a read that jumps fails rather than
   const readAgain = (at: number) => call<Buffer>((cb) => sftp.read(again, Buffer.alloc(4), 0, 4, at, (err, n, buf) => cb(err, buf?.subarray(0, n))));
   expect((await readAgain(0)).toString()).toBe('bbbb');
   expect((await readAgain(40_000)).toString()).toBe('bbbb');
+  c.end();
+});
+
+test('a READ asking for more than MAX_READ_BYTES gets a short answer; the file reads whole in turns', async () => {
+  // the client's length (a uint32) was served whole, in one packet gathered by repeated copies: one
+  // read of 64 MiB held the agent (every server on the node) for 51 s and 487 MB
+  const c = await connect();
+  const { sftp } = c;
+  const data = Buffer.alloc(4 * 1024 * 1024);
+  for (let i = 0; i < data.length; i += 4) data.writeUInt32LE(i, i);
+  await c.writeFile('/big.bin', data);
+  const h = await call<Buffer>((cb) => sftp.open('/big.bin', 'r', cb));
+  // as a hostile client: it takes packets of any size
+  Object.assign(sftp, { _maxReadLen: 0x7fffffff, _maxInPktLen: 0x7fffffff });
+  const got: Buffer[] = [];
+  for (let at = 0; at < data.length; ) {
+    const part = await call<Buffer>((cb) => sftp.read(h, Buffer.alloc(data.length), 0, data.length, at, (err, n, buf) => cb(err, buf?.subarray(0, n))));
+    expect(part.length).toBeLessThanOrEqual(MAX_READ_BYTES);
+    got.push(Buffer.from(part));
+    at += part.length;
+  }
+  expect(got.length).toBe(data.length / MAX_READ_BYTES);
+  expect(Buffer.concat(got).equals(data)).toBe(true);
+  await call<void>((cb) => sftp.close(h, (e) => cb(e)));
   c.end();
 });
 

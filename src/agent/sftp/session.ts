@@ -28,6 +28,8 @@ export const MAX_HANDLES = 256;
 /** Bytes of writes one connection may hold ahead of their place (64 requests of 256 KiB, more than clients keep in flight). */
 export const MAX_AHEAD_BYTES = 16 * 1024 * 1024;
 const DIR_PAGE = 500;
+/** The most a READ answers (a shorter answer is allowed; OpenSSH's server gives at most 256 KiB too): a client's length is a uint32. */
+export const MAX_READ_BYTES = 256 * 1024;
 const TYPE_BITS = { file: 0o100000, directory: 0o040000, symlink: 0o120000, other: 0 } as const;
 
 const denied = (message: string): AgentError => new AgentError(403, 'FORBIDDEN', message);
@@ -265,7 +267,7 @@ export class SftpSession {
   private async read(id: number, h: Buffer, offset: number, length: number): Promise<void> {
     const file = this.handle(h);
     if (!(file instanceof ReadHandle)) throw new AgentError(422, 'INVALID_STATE', 'Not a file opened for reading.');
-    const data = await file.read(offset, length);
+    const data = await file.read(offset, Math.min(length, MAX_READ_BYTES));
     if (!data) return void this.sftp.status(id, STATUS_CODE.EOF);
     this.sftp.data(id, data);
   }
