@@ -285,12 +285,14 @@ export class Jail {
    * reader sees the old file or the new one). At most `allowance` bytes are written: past that the
    * write stops with DISK_LIMIT and the temporary file is removed. An existing file keeps its mode.
    * Returns the entry, whether the file is new, and the disk space of the file it replaced (`replaced`,
-   * bytes of blocks as the disk budget measures them; 0 when new).
+   * bytes of blocks as the disk budget measures them; 0 when new). `createOnly`: the file must be new,
+   * at the end as at the start (it is linked into place, which fails on a file made meanwhile).
    */
-  async writeFile(parts: readonly string[], data: AsyncIterable<Buffer> | Buffer, allowance: number, mode = 0o644): Promise<{ entry: Entry; created: boolean; replaced: number }> {
+  async writeFile(parts: readonly string[], data: AsyncIterable<Buffer> | Buffer, allowance: number, mode = 0o644, createOnly = false): Promise<{ entry: Entry; created: boolean; replaced: number }> {
     const shown = displayPath(parts);
     return this.inParent(parts, async (dir, name) => {
       const before = await fsp.lstat(this.at(dir, name)).catch(() => null);
+      if (before && createOnly) throw alreadyExists(shown);
       if (before && !before.isFile()) throw new AgentError(422, 'INVALID_STATE', `${shown} exists and is not a file.`);
       const temp = TEMP_PREFIX + randomBytes(8).toString('hex');
       const tmpPath = this.at(dir, temp);
@@ -315,7 +317,11 @@ export class Jail {
         if (batch.length) await out.writev(batch);
         await out.sync();
         await out.close();
-        await fsp.rename(tmpPath, this.at(dir, name)).catch((e) => mapError(e, shown));
+        if (!createOnly) await fsp.rename(tmpPath, this.at(dir, name)).catch((e) => mapError(e, shown));
+        else {
+          await fsp.link(tmpPath, this.at(dir, name)).catch((e) => mapError(e, shown));
+          await fsp.unlink(tmpPath);
+        }
       } catch (err) {
         await out.close().catch(() => undefined);
         await fsp.unlink(tmpPath).catch(() => undefined);

@@ -17,7 +17,8 @@ export type FileRequest = { reach?: Reach } & (
   | { op: 'read'; path: string; maxBytes: number }
   // noFollow: a symlink at `path` is refused (INVALID_PATH), not followed
   | { op: 'download'; path: string; start?: number; end?: number; noFollow?: boolean }
-  | { op: 'write'; path: string; allowance: number }
+  // createOnly: a file there when the write ends (made meanwhile) is kept, and the write refused (ALREADY_EXISTS)
+  | { op: 'write'; path: string; allowance: number; createOnly?: boolean }
   | { op: 'mkdir'; path: string }
   | { op: 'rename'; from: string; to: string }
   | { op: 'copy'; path: string; allowance: number }

@@ -81,7 +81,7 @@ export class ServerFiles {
    * `frees`: the disk the file it replaces takes, when the caller knows it (a restore): the write is
    * then judged on its result (DiskBudget.meter).
    */
-  async write(server: Server, path: string, body: Readable, max = Infinity, reach?: Reach, frees = 0): Promise<FileResponse> {
+  async write(server: Server, path: string, body: Readable, max = Infinity, reach?: Reach, frees = 0, createOnly = false): Promise<FileResponse> {
     // the file's own block first: no room for it, no write (an empty file takes one too)
     const meter = await this.entryMeter(server, frees);
     if (!meter) {
@@ -102,7 +102,7 @@ export class ServerFiles {
     body.pipe(metered);
     let grown = 0;
     try {
-      const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(meter.allowance, max), reach }, metered);
+      const asked = await this.ask(server, { op: 'write', path, allowance: Math.min(meter.allowance, max), reach, ...(createOnly ? { createOnly } : {}) }, metered);
       asked.body.destroy();
       // what the disk holds more: the new file less the one it replaced
       if (asked.res.ok && 'entry' in asked.res.result) grown = footprint(asked.res.result.entry?.size ?? 0) - ('replaced' in asked.res.result ? (asked.res.result.replaced ?? 0) : 0);

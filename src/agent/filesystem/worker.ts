@@ -108,7 +108,7 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
       return { entry: req.follow ? await jail.statFollowing(pathComponents(req.path)) : await jail.stat(pathComponents(req.path)) };
     case 'write':
       // the framed bytes that follow the request line; the socket stays open for the answer
-      return jail.writeFile(pathComponents(req.path), readFramed(socket), req.allowance);
+      return jail.writeFile(pathComponents(req.path), readFramed(socket), req.allowance, undefined, req.createOnly);
     case 'mkdir':
       return { entry: await jail.mkdir(pathComponents(req.path)) };
     case 'rename':

@@ -109,9 +109,10 @@ export class WriteHandle extends Queued {
   private readonly ahead = new Map<number, Buffer>();
 
   /** `aheadBytes`: the connection's allowance for writes that come ahead of their place. */
-  constructor(files: ServerFiles, server: Server, readonly path: string, reach: Reach | undefined, private readonly aheadBytes: Allowance) {
+  /** `createOnly`: opened as a new file, so a file made there before the close is kept and the upload refused */
+  constructor(files: ServerFiles, server: Server, readonly path: string, reach: Reach | undefined, private readonly aheadBytes: Allowance, createOnly = false) {
     super();
-    this.result = files.write(server, path, this.body, Infinity, reach).catch((err: Error) => ({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: err.message }) as const);
+    this.result = files.write(server, path, this.body, Infinity, reach, 0, createOnly).catch((err: Error) => ({ ok: false, status: 500, code: 'INTERNAL_ERROR', message: err.message }) as const);
     void this.result.then((r) => {
       if (!r.ok) this.failure = failed(r);
     });

@@ -261,7 +261,10 @@ export class SftpSession {
     // a write replaces the whole file: without TRUNC the client means to keep what it does not write
     if (exists && !(flags & OPEN_MODE.TRUNC)) throw new AgentError(422, 'INVALID_STATE', 'Writing into part of a file is not supported: upload the whole file again (overwrite it).');
     const path = this.allowed(exists ? 'file.update' : 'file.create', raw);
-    return new WriteHandle(this.files, server, path, this.reach.acting, this.allowances.aheadBytes);
+    // a new file stays new: one made before the close (by the server, another client) is not replaced
+    // by a caller who may not update it, nor by an exclusive open
+    const createOnly = !exists && (Boolean(flags & OPEN_MODE.EXCL) || !may(this.access, 'file.update', path));
+    return new WriteHandle(this.files, server, path, this.reach.acting, this.allowances.aheadBytes, createOnly);
   }
 
   private async read(id: number, h: Buffer, offset: number, length: number): Promise<void> {
