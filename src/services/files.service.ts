@@ -112,7 +112,9 @@ export class FilesService {
 
   /**
    * Writes a file atomically from a stream: `file.update`, or `file.create` when it does not exist
-   * yet. At most `maxBytes` bytes, and never past the server's disk limit.
+   * yet. At most `maxBytes` bytes, and never past the server's disk limit. A caller who may create it
+   * but not update it writes it as a new file only: one made there during the upload is kept
+   * (ALREADY_EXISTS).
    */
   async write(actor: Actor | null, serverId: string, rawPath: unknown, body: Readable, event: 'write' | 'upload' = 'write'): Promise<{ entry: FileEntry; created: boolean }> {
     const path = normalisePath(rawPath);
@@ -122,7 +124,8 @@ export class FilesService {
       (err) => (err instanceof AppError && err.code === 'NOT_FOUND' ? false : Promise.reject(err)),
     );
     demand(t.access, exists ? 'file.update' : 'file.create', path);
-    const r = await this.agents.stream(t.server.node, 'PUT', this.url(t, '/contents', { path, max: this.config.fileUploadMaxBytes }), { body });
+    const createOnly = !exists && !may(t.access, 'file.update', path);
+    const r = await this.agents.stream(t.server.node, 'PUT', this.url(t, '/contents', { path, max: this.config.fileUploadMaxBytes, ...(createOnly ? { createOnly: 1 } : {}) }), { body });
     const answer = (await r.json()) as { data: FileEntry; meta: { created: boolean } };
     await this.record(t, event, { path, size: answer.data.size });
     return { entry: answer.data, created: answer.meta.created };

@@ -88,7 +88,7 @@ export async function handleFiles(ctx: FilesContext, req: IncomingMessage, res: 
     return;
   }
   if (route === 'contents' && method === 'PUT') {
-    const answer = await ctx.files.write(server, q('path') ?? '', req, Number(q('max') ?? Infinity), reach);
+    const answer = await ctx.files.write(server, q('path') ?? '', req, Number(q('max') ?? Infinity), reach, 0, q('createOnly') === '1');
     if (!answer.ok) {
       discardRest(req);
       fail(answer);

@@ -1,8 +1,13 @@
 /**
- * An SFTP upload opened as a new file stays a new file: a file made at that path before the upload
- * closes (by the owner, the server) is kept, when the uploader may not update files there or opened
- * the file exclusively (O_EXCL). The open decided it, and the close renamed over whatever was there.
+ * An upload (SFTP, or PUT /files/contents) begun as a new file stays a new file: a file made at that
+ * path before the upload ends (by the owner, the server) is kept, when the uploader may not update
+ * files there or (SFTP) opened the file exclusively (O_EXCL). The start decided it, and the end
+ * renamed over whatever was there.
  */
+import { readdirSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { TEMP_PREFIX } from '../../src/agent/filesystem/paths.js';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { connectSftp, type SftpConnection } from '../support/sftp-client.js';
@@ -67,6 +72,30 @@ test('a subuser who may create files but not update them cannot replace one made
   expect(await read('/mine.txt')).toBe('MINE');
 });
 
+test('PUT /files/contents by a subuser who may create but not update: a file made during the upload is kept', async () => {
+  const friend = await p.newUser('rest-creator');
+  await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['file.read', 'file.read-content', 'file.create'] } });
+  // the body comes in two parts; the owner saves the file between them
+  const url = new URL(p.url + F('/contents', '/rest-race.txt'));
+  const req = http.request(url, { method: 'PUT', headers: { authorization: `Bearer ${friend.token}`, 'content-type': 'application/octet-stream' } });
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c)).on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString()) }));
+    });
+    req.on('error', reject);
+  });
+  req.write('SUBUSER ');
+  // the upload is under way (past the panel's look at the path) once the node's temporary file is there
+  const dir = path.join(p.config.dataDir, 'agent', 'servers', serverId);
+  await until(() => readdirSync(dir).some((n) => n.startsWith(TEMP_PREFIX)), 10_000, 'the upload under way');
+  expect((await put('/rest-race.txt', 'OWNER IMPORTANT')).status).toBe(200);
+  req.end('UPLOAD');
+  const r = await answer;
+  expect([r.status, r.body.error?.code]).toEqual([422, 'ALREADY_EXISTS']);
+  expect(await read('/rest-race.txt')).toBe('OWNER IMPORTANT');
+});
+
 test('an exclusive open keeps a file made before its close; a plain open replaces it, as the owner may', async () => {
   const c = await connect(owner.email, owner.password);
   expect(await uploadAround(c, '/excl.txt', 'wx', 'EXCL', async () => expect((await put('/excl.txt', 'SAVED MEANWHILE')).status).toBe(200))).toMatch(/already exists/);
@@ -75,5 +104,5 @@ test('an exclusive open keeps a file made before its close; a plain open replace
   expect(await read('/plain.txt')).toBe('LAST');
   // nothing of the refused uploads is left behind
   const names = (await p.request('GET', `/api/v1/servers/${serverId}/files?path=/`, { token: owner.token })).body.data.map((e: any) => e.name).sort();
-  expect(names).toEqual(['excl.txt', 'mine.txt', 'plain.txt', 'race.txt']);
+  expect(names).toEqual(['excl.txt', 'mine.txt', 'plain.txt', 'race.txt', 'rest-race.txt']);
 });
