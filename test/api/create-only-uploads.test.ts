@@ -7,6 +7,7 @@
 import { readdirSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
+import type { OpenMode } from 'ssh2';
 import { TEMP_PREFIX } from '../../src/agent/filesystem/paths.js';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -30,7 +31,7 @@ async function connect(email: string, password: string): Promise<SftpConnection>
 }
 
 /** Opens `file` with `flags`, writes `text`, lets `meanwhile` run, then closes: the close's error, or null. */
-async function uploadAround(c: SftpConnection, file: string, flags: string, text: string, meanwhile: () => Promise<unknown>): Promise<string | null> {
+async function uploadAround(c: SftpConnection, file: string, flags: OpenMode, text: string, meanwhile: () => Promise<unknown>): Promise<string | null> {
   const handle = await call<Buffer>((cb) => c.sftp.open(file, flags, cb));
   await call<void>((cb) => c.sftp.write(handle, Buffer.from(text), 0, text.length, 0, (e) => cb(e)));
   await meanwhile();
