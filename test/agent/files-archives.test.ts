@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { installWorker } from '../../src/agent/filesystem/workers';
@@ -180,6 +180,45 @@ open('notes.tar.gz', 'w').write('just text, not gzip')
     expect(existsSync(path.join(serverDir(), '..', 'evil.txt'))).toBe(false);
     await h.request('POST', files('/delete'), { paths: [`/${name}`] });
   });
+});
+
+test('links that lead through links the archive makes are written plain: they stay in the destination', async () => {
+  // s/b -> a/.., with s/a -> .., was written as it came: it led to the folder above the server's own
+  python(`
+with tarfile.open('chain.tar', 'w') as t:
+    i = tarfile.TarInfo('s'); i.type = tarfile.DIRTYPE; t.addfile(i)
+    i = tarfile.TarInfo('s/a'); i.type = tarfile.SYMTYPE; i.linkname = '..'; t.addfile(i)
+    i = tarfile.TarInfo('s/b'); i.type = tarfile.SYMTYPE; i.linkname = 'a/..'; t.addfile(i)
+    i = tarfile.TarInfo('s/c'); i.type = tarfile.SYMTYPE; i.linkname = './a/../../s/./b'; t.addfile(i)
+`);
+  expect(await put('/chain.tar', archive('chain.tar'))).toBe(201);
+  const r = await h.request('POST', files('/decompress'), { path: '/chain.tar', destination: '/d' });
+  expect(r.status).toBe(200);
+  const d = path.join(serverDir(), 'd');
+  expect(['a', 'b', 'c'].map((n) => readlinkSync(path.join(d, 's', n)))).toEqual(['..', '.', 'b']);
+  for (const n of ['a', 'b', 'c']) expect(realpathSync(path.join(d, 's', n)).startsWith(realpathSync(d))).toBe(true);
+  await h.request('POST', files('/delete'), { paths: ['/chain.tar', '/d'] });
+});
+
+test('an archive that makes one name both a file and a folder is refused before it writes: a file it would replace is kept', async () => {
+  // the file was written over, then the folder failed (INVALID_STATE), and the old contents were gone
+  await h.request('POST', files('/directory'), { path: '/keep' });
+  expect(await put('/keep/config.txt', Buffer.from('precious'))).toBe(201);
+  python(`
+with tarfile.open('both.tar', 'w') as t:
+    i = tarfile.TarInfo('config.txt'); i.size = 11; t.addfile(i, io.BytesIO(b'overwritten'))
+    i = tarfile.TarInfo('config.txt'); i.type = tarfile.DIRTYPE; t.addfile(i)
+with tarfile.open('under.tar', 'w') as t:
+    i = tarfile.TarInfo('config.txt'); i.size = 11; t.addfile(i, io.BytesIO(b'overwritten'))
+    i = tarfile.TarInfo('config.txt/x'); i.size = 1; t.addfile(i, io.BytesIO(b'x'))
+`);
+  for (const name of ['both.tar', 'under.tar']) {
+    expect(await put(`/${name}`, archive(name))).toBe(201);
+    const r = await h.request('POST', files('/decompress'), { path: `/${name}`, destination: '/keep' });
+    expect([r.status, r.body.error?.code]).toEqual([422, 'INVALID_ARCHIVE']);
+    expect(await read('/keep/config.txt')).toBe('precious');
+  }
+  await h.request('POST', files('/delete'), { paths: ['/keep', '/both.tar', '/under.tar'] });
 });
 
 test('a decompression bomb stops at the disk limit before writing, and so does a compress past it', async () => {

@@ -49,6 +49,8 @@ const key = (parts: readonly string[]): string => parts.join('/');
 class EntryRules {
   private readonly links = new Set<string>();
   private readonly files = new Set<string>();
+  /** folders the archive makes, named or on the way to an entry */
+  private readonly folders = new Set<string>();
 
   /** The entry's components below the destination; throws INVALID_ARCHIVE. */
   check(e: ArchiveEntry): string[] {
@@ -61,29 +63,50 @@ class EntryRules {
     for (let i = 1; i <= parts.length; i++) {
       if (this.links.has(key(parts.slice(0, i)))) throw invalidArchive(`The archive holds ${clip(e.name)}, below or over a link it makes: extract the link's target instead.`);
     }
-    if (e.kind === 'symlink') this.checkLink(parts, e);
+    this.checkKind(parts, e);
+    if (e.kind === 'symlink') linkTarget(parts, e);
     if (e.kind === 'hardlink') {
       const target = entryParts(e.target ?? '');
       if (!this.files.has(key(target))) throw invalidArchive(`The archive holds ${clip(e.name)}, a hard link to ${clip(e.target ?? '')}, which is not a file earlier in the archive.`);
     }
     if (e.kind === 'symlink') this.links.add(key(parts));
     if (e.kind === 'file' || e.kind === 'hardlink') this.files.add(key(parts));
+    for (let i = 1; i < parts.length; i++) this.folders.add(key(parts.slice(0, i)));
+    if (e.kind === 'directory') this.folders.add(key(parts));
     return parts;
   }
 
-  /** A link's target, taken from the link's folder, must stay in the destination. */
-  private checkLink(parts: readonly string[], e: ArchiveEntry): void {
-    const target = e.target ?? '';
-    if (!target || target.startsWith('/')) throw invalidArchive(`The archive holds ${clip(e.name)}, a link pointing outside the destination (${clip(target)}).`);
-    const resolved = [...parts.slice(0, -1)];
-    for (const part of target.split('/')) {
-      if (part === '' || part === '.') continue;
-      if (part === '..') {
-        if (!resolved.length) throw invalidArchive(`The archive holds ${clip(e.name)}, a link pointing outside the destination (${clip(target)}).`);
-        resolved.pop();
-      } else resolved.push(part);
-    }
+  /** An archive that makes one name both a file and a folder cannot be extracted whole: refused before anything is written. */
+  private checkKind(parts: readonly string[], e: ArchiveEntry): void {
+    const conflict = () => invalidArchive(`The archive holds ${clip(e.name)} both as a file and as a folder: it cannot be extracted whole.`);
+    for (let i = 1; i < parts.length; i++) if (this.files.has(key(parts.slice(0, i)))) throw conflict();
+    if (e.kind === 'directory' ? this.files.has(key(parts)) : this.folders.has(key(parts))) throw conflict();
   }
+}
+
+/**
+ * The target a link entry at `parts` is written with: the archive's, made plain and taken from the
+ * link's folder (no `.`, no `..` after a name); INVALID_ARCHIVE when it leads out of the destination.
+ * Plain, because `a/..` is the link's own folder only while `a` is a folder: written as it is, a link
+ * `a` (from the archive, or there already) makes it lead anywhere, out of the server too.
+ */
+export function linkTarget(parts: readonly string[], e: ArchiveEntry): string {
+  const target = e.target ?? '';
+  const out = () => invalidArchive(`The archive holds ${clip(e.name)}, a link pointing outside the destination (${clip(target)}).`);
+  if (!target || target.startsWith('/')) throw out();
+  const from = parts.slice(0, -1);
+  const resolved = [...from];
+  for (const part of target.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if (!resolved.length) throw out();
+      resolved.pop();
+    } else resolved.push(part);
+  }
+  let shared = 0;
+  while (shared < from.length && shared < resolved.length && from[shared] === resolved[shared]) shared++;
+  const plain = [...Array<string>(from.length - shared).fill('..'), ...resolved.slice(shared)];
+  return plain.length ? plain.join('/') : '.';
 }
 
 /** Runs `fn` over the entries of the archive `archive`, closing it afterwards. */
@@ -154,7 +177,7 @@ async function extractOne(jail: Jail, destination: readonly string[], parts: rea
     return 0;
   }
   if (e.kind === 'symlink') {
-    await jail.symlink(at, e.target!);
+    await jail.symlink(at, linkTarget(parts, e));
     made.push(at);
     return 0;
   }
