@@ -103,6 +103,29 @@ maybe('a server has a /tmp and /dev/shm of its own, within its memory', async ()
   }
 }, 45_000);
 
+maybe("a server sees its own processes in /proc, not another server's command line", async () => {
+  // /proc was the host's: any server read the command lines of the others, where eggs put passwords
+  // (the pattern's brackets keep the spy's own command line from matching it)
+  const victim = newId();
+  const spy = newId();
+  const look = [
+    'test -r /proc/$$/cmdline && echo sees-own',
+    "if cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' ' | grep -q 'sleep 100000[.]4711'; then echo SEES-OTHER; else echo other-hidden; fi",
+    'exec sleep 100000',
+  ].join('; ');
+  await createServer(h, shell(victim, 'exec sleep 100000.4711'));
+  await createServer(h, shell(spy, look));
+  await startRunning(h, victim);
+  await waitFor(() => execFileSync('ps', ['-eo', 'args']).toString().includes('sleep 100000.4711'), 'the victim running');
+  await startRunning(h, spy);
+  const out = await waitFor(async () => {
+    const l = await logs(h, spy);
+    return l.some((x) => x.includes('SEES-OTHER') || x.includes('other-hidden')) ? l : null;
+  }, 'the spy', 30_000);
+  expect(out).toEqual(expect.arrayContaining(['sees-own', 'other-hidden']));
+  for (const id of [victim, spy]) expect((await power(h, id, 'kill')).status).toBe(200);
+}, 45_000);
+
 maybe('disk counts allocated blocks (fallocate --keep-size) and every file', async () => {
   const id = newId();
   await createServer(h, shell(id, 'exec sleep 100000', { disk: 4 }));

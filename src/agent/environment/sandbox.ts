@@ -9,6 +9,11 @@
  * again at its place inside the new /tmp, so that the server still reaches its directory and the
  * assets; nothing else of the host's /tmp is visible.
  *
+ * /proc is mounted again in the namespace with `hidepid=invisible`: a server's processes see their own
+ * processes only, not the command lines of other servers' (where eggs put passwords: `+rcon.password
+ * …`) nor the agent's. A proc mount has options of its own since Linux 5.8; on an older kernel the
+ * host's /proc stays (a mount there would change every /proc of the pid namespace), with a warning.
+ *
  * The server's directory is also mounted at /mnt/server and /home/container in the namespace, where
  * Pterodactyl's egg scripts expect it (during install and at run time): the agent makes both empty
  * root-owned directories on the node at start (SERVER_MOUNT_POINTS), and the namespace hides what
@@ -16,6 +21,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { childLogger } from '../../logger';
 import type { ServerIdentity } from './isolation';
@@ -31,16 +37,21 @@ export interface PrivateTmp {
   serverDir: string;
 }
 
+/** A server's /proc: its own processes only; nothing run or made a device from there. */
+const PROC_OPTIONS = 'hidepid=invisible,nosuid,nodev,noexec';
+
 /** Where egg scripts expect the server's files: during install, and at run time. */
 export const SERVER_MOUNT_POINTS = ['/mnt/server', '/home/container'];
 
 /**
  * `$1` uid, `$2` gid, `$3` size (MiB), `$4` path below /tmp to keep ('' for none), `$5` 'gate' or '',
- * `$6` the server's directory to mount at each mount point that exists ('' for none); then the command.
+ * `$6` the server's directory to mount at each mount point that exists ('' for none), `$7` 'hide' to
+ * mount a /proc that shows the server its own processes only, or ''; then the command.
  */
 const SCRIPT = [
-  'uid=$1 gid=$2 size=$3 keep=$4 gate=$5 dir=$6; shift 6',
+  'uid=$1 gid=$2 size=$3 keep=$4 gate=$5 dir=$6 hide=$7; shift 7',
   'opts="size=${size}m,mode=1777,nosuid,nodev"',
+  `if [ -n "$hide" ]; then mount -t proc -o ${PROC_OPTIONS} hostpanel-proc /proc || exit 125; fi`,
   'mount -t tmpfs -o "$opts" hostpanel-shm /dev/shm || exit 125',
   'if [ -n "$keep" ]; then mkdir /dev/shm/.host-tmp && mount --bind /tmp /dev/shm/.host-tmp || exit 125; fi',
   'mount -t tmpfs -o "$opts" hostpanel-tmp /tmp || exit 125',
@@ -51,6 +62,7 @@ const SCRIPT = [
 ].join('\n');
 
 let available: boolean | null = null;
+let procHidden: boolean | null = null;
 
 /** Whether this node can give servers a private /tmp (root, with unshare, setpriv and mount namespaces). */
 export function privateTmpAvailable(): boolean {
@@ -64,6 +76,23 @@ export function privateTmpAvailable(): boolean {
   }
   if (!available && process.getuid?.() === 0) log.warn('servers share the host /tmp and /dev/shm: unshare --mount, a tmpfs mount or setpriv does not work here');
   return available;
+}
+
+/** Whether a /proc of its own (hidepid) can be mounted in a server's namespace: Linux 5.8 or later, and the mount works. */
+export function privateProcAvailable(): boolean {
+  if (procHidden !== null) return procHidden;
+  const [major = 0, minor = 0] = os.release().split('.').map((n) => Number.parseInt(n, 10));
+  procHidden = false;
+  if (privateTmpAvailable() && (major > 5 || (major === 5 && minor >= 8))) {
+    try {
+      execFileSync('unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', `mount -t proc -o ${PROC_OPTIONS} hostpanel-probe /proc`], { stdio: 'pipe', timeout: 5000 });
+      procHidden = true;
+    } catch {
+      procHidden = false;
+    }
+  }
+  if (!procHidden && available) log.warn("servers see every process of the node in /proc (other servers' command lines too): a /proc with hidepid needs Linux 5.8 or later");
+  return procHidden;
 }
 
 /**
@@ -108,6 +137,7 @@ export function sandboxArgv(argv: string[], identity: ServerIdentity, tmp: Priva
     keep,
     gated ? 'gate' : '',
     tmp.serverDir,
+    privateProcAvailable() ? 'hide' : '',
     ...argv,
   ];
 }
