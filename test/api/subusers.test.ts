@@ -161,3 +161,61 @@ test('removing a subuser hides the server from them again', async () => {
   expectError(await p.request('GET', `/api/v1/servers/${serverId}`, { token: friend.token }), 404, 'NOT_FOUND');
   expect((await p.request('GET', '/api/v1/servers', { token: friend.token })).body.meta.total).toBe(0);
 });
+
+describe('changes of the same entries at once are judged one after the other', () => {
+  let sid: string;
+  beforeAll(async () => {
+    const node = await createNode(p, admin);
+    sid = await newServer(owner.token, node.id, (await blueprintsByKey(p, owner.token))['demo-game'].id);
+  });
+
+  test('a key the owner takes away is not given back by a subuser who never held it, sending at the same moment', async () => {
+    // the subuser's change was judged on the entry as read before the owner's: "keeping" a key its
+    // target held then, it gave back the key the owner had just taken (58 of 60 rounds)
+    const a = await p.newUser('granter');
+    const b = await p.newUser('target');
+    expect((await p.request('POST', subusers(sid), { token: owner.token, body: { email: a.email, permissions: ['user.update', 'websocket.connect'] } })).status).toBe(201);
+    expect((await p.request('POST', subusers(sid), { token: owner.token, body: { email: b.email, permissions: ['websocket.connect'] } })).status).toBe(201);
+    for (let round = 0; round < 20; round++) {
+      expect((await p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: owner.token, body: { permissions: ['websocket.connect', 'control.start'] } })).status).toBe(200);
+      const [byOwner, bySubuser] = await Promise.all([
+        p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: owner.token, body: { permissions: ['websocket.connect'] } }),
+        p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: a.token, body: { permissions: ['control.start'] } }),
+      ]);
+      const now = (await p.request('GET', subusers(sid), { token: owner.token })).body.data.find((s: any) => s.userId === b.user.id);
+      // the subuser first: the owner's change wins; the owner first: control.start is a grant (403)
+      if (bySubuser.status === 200) expect([byOwner.status, now.permissions]).toEqual([200, ['websocket.connect']]);
+      else expect([byOwner.status, bySubuser.status, now.permissions]).toEqual([200, 403, ['websocket.connect']]);
+    }
+  });
+
+  test("widening another subuser's folder scope gives their file keys there: only a granter holding them may", async () => {
+    const a = await p.newUser('widener');
+    const b = await p.newUser('scoped');
+    await p.request('POST', subusers(sid), { token: owner.token, body: { email: a.email, permissions: ['user.read', 'user.update', 'file.read'] } });
+    await p.request('POST', subusers(sid), { token: owner.token, body: { email: b.email, permissions: ['file.read', 'file.delete'], paths: ['/data'] } });
+    const widen = await p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: a.token, body: { paths: [] } });
+    expectError(widen, 403, 'FORBIDDEN');
+    expect(widen.body.error.message).toBe('You cannot grant permissions you do not hold: file.delete.');
+    const gql = await p.request('POST', '/graphql', { token: a.token, body: { query: 'mutation($s: ID!, $u: ID!) { updateSubuser(serverId: $s, userId: $u, input: { paths: ["/"] }) { paths } }', variables: { s: sid, u: b.user.id } } });
+    expect(gql.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    // narrowing, or a key taken away, needs no more than user.update
+    expect((await p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: a.token, body: { paths: ['/data/maps'] } })).status).toBe(200);
+    expect((await p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: a.token, body: { permissions: ['file.read'] } })).status).toBe(200);
+    const now = (await p.request('GET', subusers(sid), { token: owner.token })).body.data.find((s: any) => s.userId === b.user.id);
+    expect([now.permissions, now.paths]).toEqual([['file.read'], ['/data/maps']]);
+  });
+
+  test('a granter limited to some folders may take a key from a subuser of the whole server, not give them a file key', async () => {
+    // it was refused ("the paths you give must lie inside it") although it gave no paths
+    const a = await p.newUser('limited');
+    const b = await p.newUser('whole');
+    await p.request('POST', subusers(sid), { token: owner.token, body: { email: a.email, permissions: ['user.update', 'file.read', 'websocket.connect'], paths: ['/data'] } });
+    await p.request('POST', subusers(sid), { token: owner.token, body: { email: b.email, permissions: ['file.read', 'websocket.connect'] } });
+    expect((await p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: a.token, body: { permissions: ['file.read'] } })).status).toBe(200);
+    expect((await p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: a.token, body: { permissions: ['websocket.connect'] } })).status).toBe(200);
+    const give = await p.request('PATCH', `${subusers(sid)}/${b.user.id}`, { token: a.token, body: { permissions: ['websocket.connect', 'file.read'] } });
+    expectError(give, 403, 'FORBIDDEN');
+    expect(give.body.error.message).toBe('Your own access is limited to /data: the paths you give must lie inside it.');
+  });
+});
