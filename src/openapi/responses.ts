@@ -69,7 +69,7 @@ export const ServerSchema = z
     disk: mib('Disk limit'),
     backupLimit: int().min(0).meta({ description: 'How many backups the server may keep (0: none); BACKUP_LIMIT_DEFAULT for a new server.', example: 5 }),
     status: ServerStatusSchema,
-    variables: z.record(z.string(), z.string()).meta({ description: "Values of the blueprint's variables (blueprint defaults merged with the user's)." }),
+    variables: z.record(z.string(), z.string()).meta({ description: "Values of the blueprint's variables (blueprint defaults merged with the user's). Without the variables the blueprint hides from users (administrators see them); `{}` for a subuser without `startup.read`." }),
     autoRestart: z.boolean().meta({ description: 'Restart after a crash (with a crash-loop guard).' }),
     lastExitCode: int().nullable().meta({ description: 'Exit code of the last process end; null when killed by a signal or never run.' }),
     lastCrashAt: timestamp('Time of the last crash; null: never crashed.').nullable(),

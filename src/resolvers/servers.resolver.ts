@@ -94,7 +94,7 @@ export class ServersResolver {
     return ctx.services.servers.reinstall(ctx.actor, id);
   }
 
-  @FieldResolver(() => GraphQLJSONObject, { description: 'Values of the blueprint variables (strings); for everyone but administrators, without the variables the blueprint hides from users.' })
+  @FieldResolver(() => GraphQLJSONObject, { description: 'Values of the blueprint variables (strings); for everyone but administrators, without the variables the blueprint hides from users; {} for a subuser without startup.read.' })
   variables(@Root() server: ServerRecord): Record<string, string> {
     return shownVariables(server);
   }

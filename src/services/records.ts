@@ -13,6 +13,7 @@ import type { Blueprint } from '../entities/Blueprint.js';
 import type { Node } from '../entities/Node.js';
 import type { User } from '../entities/User.js';
 import type { ServerStatus } from '../shared/node-protocol.js';
+import { ALL_PERMISSIONS } from '../permissions/keys.js';
 
 export interface ServerRecord {
   id: string;
@@ -40,8 +41,13 @@ export interface ServerRecord {
   hiddenVariables?: string[];
 }
 
-/** The server's variables as the caller may see them. */
-export function shownVariables(s: Pick<ServerRecord, 'variables' | 'hiddenVariables'>): Record<string, string> {
+/**
+ * The server's variables as the caller may see them: a subuser reads their values with `startup.read`
+ * only (they hold secrets: an RCON or admin password), and never the ones the blueprint hides.
+ */
+export function shownVariables(s: Pick<ServerRecord, 'variables' | 'hiddenVariables' | 'permissions'>): Record<string, string> {
+  const keys = s.permissions ?? [];
+  if (!keys.includes(ALL_PERMISSIONS) && !keys.includes('startup.read')) return {};
   if (!s.hiddenVariables?.length) return s.variables;
   const hidden = new Set(s.hiddenVariables);
   return Object.fromEntries(Object.entries(s.variables).filter(([k]) => !hidden.has(k)));

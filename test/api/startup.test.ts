@@ -266,14 +266,19 @@ describe("server create and update follow the blueprint's visibility (only admin
     expect(await stored(id)).toEqual({ PORT: '26000', MOTD: 'by admin', SECRET: 'by admin', MODE: 'survival' });
   });
 
-  test('server records show hidden variables to administrators only (REST list and read, GraphQL, the answers of create and update)', async () => {
+  test('server records show hidden variables to administrators only, and values to subusers with startup.read only (REST list and read, GraphQL, the answers of create and update)', async () => {
     const created = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'records', nodeId, blueprintId, memory: 64, cpu: 10, disk: 128 } });
     expect(created.status).toBe(201);
     const id = created.body.data.id;
     const shown = { PORT: '27015', MOTD: 'hi', MODE: 'survival' };
     expect(created.body.data.variables).toEqual(shown);
     expect((await patch(id, { PORT: '27016' })).body.data.variables).toEqual({ ...shown, PORT: '27016' });
-    const sub = await subuser(id, ['control.console']);
+    const sub = await subuser(id, ['control.console', 'startup.read']);
+    // without startup.read a subuser reads no values (they can be secrets); they were in every record
+    const blind = await subuser(id, ['control.console']);
+    expect((await p.request('GET', `/api/v1/servers/${id}`, { token: blind })).body.data.variables).toEqual({});
+    expect((await p.request('GET', '/api/v1/servers?limit=100', { token: blind })).body.data.find((s: any) => s.id === id).variables).toEqual({});
+    expect(expectData(await gql(p, 'query ($id: ID!) { server(id: $id) { variables } }', { id }, { token: blind })).server.variables).toEqual({});
     for (const token of [owner.token, sub]) {
       expect((await p.request('GET', `/api/v1/servers/${id}`, { token })).body.data.variables).toEqual({ ...shown, PORT: '27016' });
       const list = await p.request('GET', '/api/v1/servers?limit=100', { token });
