@@ -127,6 +127,16 @@ async function upload(services: Services, req: Request<{ id: string }>): Promise
   const written: FileEntry[] = [];
   let chain = Promise.resolve();
   let failure: unknown = null;
+  let settle: { resolve: () => void; reject: (err: unknown) => void } | null = null;
+  const parsed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+  // a part that failed ends the upload at once: its answer does not wait for the rest of the body
+  // (which the route reads and drops), nor for busboy, which a failed part's stream may hold up
+  const stop = (err: unknown): void => {
+    failure ??= err;
+    req.unpipe(parser);
+    parser.destroy();
+    settle!.reject(failure);
+  };
   // bound to this request's context (its database session): busboy emits a part from whichever later
   // read of the socket holds its headers, outside that context
   parser.on('file', AsyncResource.bind((_field: string, stream: Readable & { truncated?: boolean }, info: busboy.FileInfo) => {
@@ -137,25 +147,20 @@ async function upload(services: Services, req: Request<{ id: string }>): Promise
     chain = chain.then(async () => {
       if (failure) return void stream.resume();
       const name = info.filename?.split(/[\\/]/).pop() ?? '';
-      if (!name || name === '.' || name === '..') {
-        failure = new AppError('INVALID_PATH', 'Every uploaded file needs a name.', { fields: { file: 'has no name' } });
-        return void stream.resume();
-      }
+      if (!name || name === '.' || name === '..') return stop(new AppError('INVALID_PATH', 'Every uploaded file needs a name.', { fields: { file: 'has no name' } }));
       try {
         written.push((await services.files.write(req.actor ?? null, req.params.id, `${dir}/${name}`, stream, 'upload')).entry);
       } catch (err) {
-        failure = (stream as { truncated?: boolean }).truncated ? tooLarge(max) : err;
-        stream.resume();
+        stop((stream as { truncated?: boolean }).truncated ? tooLarge(max) : err);
       }
     });
   }));
-  await new Promise<void>((resolve, reject) => {
-    parser.on('close', resolve);
-    parser.on('error', (err: Error) => reject(AppError.badRequest(`The upload is not valid multipart/form-data: ${err.message}`)));
-    req.pipe(parser);
-    // a client gone half way ends the part being written, so that the node drops its half file
-    finished(req, (err) => err && parser.destroy(new Error('the client closed the connection')));
-  });
+  parser.on('close', () => settle!.resolve());
+  parser.on('error', (err: Error) => settle!.reject(failure ?? AppError.badRequest(`The upload is not valid multipart/form-data: ${err.message}`)));
+  req.pipe(parser);
+  // a client gone half way ends the part being written, so that the node drops its half file
+  finished(req, (err) => err && parser.destroy(new Error('the client closed the connection')));
+  await parsed;
   await chain;
   if (failure) throw failure;
   if (!written.length) throw new AppError('VALIDATION_ERROR', 'The upload holds no file.', { fields: { file: 'is required' } });
