@@ -87,6 +87,8 @@ export class ServerManager {
     await server.install().catch((e: unknown) => {
       if (!(e instanceof AgentError && e.code === NOT_ISOLATED)) throw e;
     });
+    // deleted while it was being set up (a DELETE right after the PUT)
+    if (server.deleted) throw notFound('Server not found (it was removed from this node)');
     return server;
   }
 

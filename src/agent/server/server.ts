@@ -536,8 +536,20 @@ export class Server extends EventEmitter {
     this.installed = false;
     this.desiredRunning = false;
     const log = await openInstallLog(this.opts.paths.installLogs, this.spec.id);
+    // a delete during these steps ends the install here: nothing is spawned for a removed server
+    const gone = async (): Promise<void> => {
+      log.destroy();
+      await removeInstallLog(this.opts.paths.installLogs, this.spec.id);
+    };
+    if (this.deleted) return gone();
     this.setStatus('installing', { exitCode: null, reason: null });
-    await this.env.own();
+    try {
+      await this.env.own();
+    } catch (err) {
+      if (this.deleted) return gone();
+      throw err;
+    }
+    if (this.deleted) return gone();
     const command = installCommand(this.spec.install, this.spec.installShell, childPath());
     if (command.notice) this.console.system(command.notice, 'install');
     if (!this.env.sandboxed) this.console.system(UNMAPPED_NOTICE, 'install');
