@@ -4,6 +4,7 @@
  */
 import { commonParent, pathComponents, displayPath } from '../agent/filesystem/paths.js';
 import { AppError } from '../errors.js';
+import { withinScopes } from '../shared/scopes.js';
 
 /** `/a/b` for a user's path, or 422 INVALID_PATH (with the field it came in). */
 export function normalisePath(raw: unknown, field = 'path'): string {
@@ -15,9 +16,12 @@ export function normalisePath(raw: unknown, field = 'path'): string {
 }
 
 /** Where a compress puts its archive when not told: `archive-<date>_<time>.tar.gz` in the folder its paths share. */
-export function defaultArchivePath(paths: readonly string[], now = new Date()): string {
+export function defaultArchivePath(paths: readonly string[], scopes: readonly string[] = [], now = new Date()): string {
   const stamp = now.toISOString().replace(/\.\d+Z$/, '').replace(/:/g, '-').replace('T', '_');
-  const folder = displayPath(commonParent(paths.map((p) => pathComponents(p))));
+  let folder = displayPath(commonParent(paths.map((p) => pathComponents(p))));
+  // a caller limited to some folders who compresses one of them whole: the folder they share lies
+  // above it, so the archive goes into the caller's folder that holds the paths
+  if (!withinScopes(scopes, folder)) folder = scopes.find((s) => paths.every((p) => withinScopes([s], p))) ?? folder;
   return `${folder === '/' ? '' : folder}/archive-${stamp}.tar.gz`;
 }
 

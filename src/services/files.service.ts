@@ -194,7 +194,8 @@ export class FilesService {
   async compress(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const data = parseInput(compressInput, input);
     const paths = data.paths.map((p, i) => normalisePath(p, `paths.${i}`));
-    const destination = data.destination == null ? defaultArchivePath(paths) : normalisePath(data.destination, 'destination');
+    const caller = data.destination == null ? (await this.servers.access(requireActor(actor), serverId)).access : null;
+    const destination = data.destination == null ? defaultArchivePath(paths, caller?.role === 'subuser' ? caller.paths : []) : normalisePath(data.destination, 'destination');
     const t = await this.target(actor, serverId, 'file.archive', [...paths, destination]);
     const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/compress'), { paths, destination }, ARCHIVE_TIMEOUT_MS))!;
     await this.record(t, 'compress', { paths: paths.slice(0, 100), count: paths.length, archive: entry.path });

@@ -153,3 +153,15 @@ test('SFTP: the same links lead nowhere out of reach', async () => {
   expect((await o.readFile('/data/s.txt')).toString()).toBe('secret\n');
   expect(await tree()).toEqual(before);
 });
+
+test('an archive of a subuser\'s whole folder, without a destination, is made inside that folder', async () => {
+  // the default name was put in the folder the paths share, /, outside their reach (403)
+  const f = as(friend);
+  const made = await f.post('compress', { paths: ['/data'] });
+  expect(made.status).toBe(201);
+  expect(made.body.data.path).toMatch(/^\/data\/archive-[\d-]+_[\d-]+\.tar\.gz$/);
+  // the owner's default is unchanged: the folder the paths share
+  const owners = await as(owner).post('compress', { paths: ['/data'] });
+  expect(owners.body.data.path).toMatch(/^\/archive-[\d-]+_[\d-]+\.tar\.gz$/);
+  expect((await as(owner).post('delete', { paths: [made.body.data.path, owners.body.data.path] })).status).toBe(204);
+});
