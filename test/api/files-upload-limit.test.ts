@@ -34,7 +34,7 @@ test('a part past the disk limit answers 422 DISK_LIMIT before the body ends; th
   form.append('files', new Blob([randomBytes(150 * MiB)]), 'over.bin');
   form.append('files', new Blob([Buffer.from('after')]), 'after.txt');
   const r = await fetch(`${p.url}/api/v1/servers/${serverId}/files/upload?path=/`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
-  const body = await r.json();
+  const body = (await r.json()) as { error?: { code: string } };
   expect([r.status, body.error?.code]).toEqual([422, 'DISK_LIMIT']);
   expect(readdirSync(path.join(p.config.dataDir, 'agent', 'servers', serverId)).sort()).toEqual(['first.txt']);
 }, 120_000);
