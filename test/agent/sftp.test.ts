@@ -3,13 +3,13 @@
  * restarts (and reported in the heartbeat), logins the panel refuses or cannot answer, shells and
  * commands refused, idle sessions ended, connections limited per address.
  */
-import { statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { Client, utils } from 'ssh2';
 import { MAX_HANDLES, MAX_READ_BYTES } from '../../src/agent/sftp/session';
 import { newKey } from '../../src/agent/sftp/host-key';
 import { connectSftp } from '../support/sftp-client.js';
-import { until } from '../support/wait.js';
+import { sleep, until } from '../support/wait.js';
 import { createServer, newId, specFor, startHarness, type Harness } from './helpers';
 
 let h: Harness;
@@ -182,6 +182,33 @@ test('a READ asking for more than MAX_READ_BYTES gets a short answer; the file r
   expect(got.length).toBe(data.length / MAX_READ_BYTES);
   expect(Buffer.concat(got).equals(data)).toBe(true);
   await call<void>((cb) => sftp.close(h, (e) => cb(e)));
+  c.end();
+});
+
+test('a request the node is slow to answer does not make the session idle', async () => {
+  // the idle timer ran from the request: an answer later than the idle time (1.5 s here, seen in CI
+  // on a loaded machine) ended the session under the client's feet ("No response from server")
+  const c = await connect();
+  await c.writeFile('/slow.txt', 'x');
+  const serverDir = path.join(h.dataDir, 'agent', 'servers', id);
+  const workers = readdirSync('/proc').filter((pid) => /^\d+$/.test(pid) && (() => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(serverDir);
+    } catch {
+      return false;
+    }
+  })());
+  expect(workers.length).toBeGreaterThan(0);
+  for (const pid of workers) process.kill(Number(pid), 'SIGSTOP');
+  try {
+    const answer = c.stat('/slow.txt');
+    await sleep(3000);
+    for (const pid of workers) process.kill(Number(pid), 'SIGCONT');
+    expect((await answer).size).toBe(1);
+  } finally {
+    for (const pid of workers) process.kill(Number(pid), 'SIGCONT');
+  }
+  expect(await c.realpath('.')).toBe('/');
   c.end();
 });
 

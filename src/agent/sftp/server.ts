@@ -141,9 +141,12 @@ export class SftpServer {
     let closed = false;
     let gone: (() => void) | null = null;
     let idle: NodeJS.Timeout | null = null;
-    const touched = () => {
+    // idle: no request for idleMs, none under way (a slow answer is not the client's idleness)
+    let underWay = 0;
+    const touched = (change: 1 | 0 | -1 = 0) => {
+      underWay += change;
       if (idle) clearTimeout(idle);
-      idle = setTimeout(() => hangUp(client), this.opts.idleMs ?? 15 * 60_000);
+      idle = underWay > 0 || closed ? null : setTimeout(() => hangUp(client), this.opts.idleMs ?? 15 * 60_000);
     };
     client.on('error', () => undefined);
     client.on('close', () => {

@@ -63,8 +63,8 @@ export class SftpSession {
     readonly grant: SftpGrant,
     private readonly files: ServerFiles,
     private readonly activity: SftpActivity,
-    /** called on every request (the idle timer) */
-    private readonly touched: () => void,
+    /** told when a request begins (1) and when it is answered (-1): the idle timer */
+    private readonly touched: (change: 1 | -1) => void,
     /** the connecting client, as ssh2 tells it apart */
     private readonly client: { openSsh: boolean },
     /** what the connection's channels may hold at once, together */
@@ -94,8 +94,10 @@ export class SftpSession {
     s.on('end', () => s.end());
     const on = (event: string, fn: (id: number, ...args: never[]) => Promise<void>) =>
       s.on(event as 'OPEN', (id: number, ...args: unknown[]) => {
-        this.touched();
-        fn(id, ...(args as never[])).catch((err) => this.fail(id, err));
+        this.touched(1);
+        fn(id, ...(args as never[]))
+          .catch((err) => this.fail(id, err))
+          .finally(() => this.touched(-1));
       });
     on('REALPATH', (id, p: string) => this.realpath(id, p));
     on('STAT', (id, p: string) => this.stat(id, p, true));
