@@ -33,6 +33,12 @@ export function may(a: ServerAccess, key: PermissionKey, path?: string): boolean
   return path === undefined || !isFileKey(key) || withinScopes(a.paths, path);
 }
 
+/**
+ * Whether a write of `path`, which does not exist yet, must stay a new file: the caller may create it
+ * but not update it, so a file made there before the write ends is kept (ALREADY_EXISTS), not replaced.
+ */
+export const writesNewOnly = (a: ServerAccess, path: string): boolean => !may(a, 'file.update', path);
+
 /** Throws 403 unless the actor holds `key` (for a file key, under `path` when given). */
 export function demand(a: ServerAccess, key: PermissionKey, path?: string): void {
   if (may(a, key, path)) return;

@@ -14,7 +14,7 @@ import { defaultArchivePath, normalisePath, parentFolder } from '../files/paths.
 import type { AgentClient, NodeAnswer } from '../nodes/agent-client.js';
 import { encodeReach, type Reach } from '../agent/filesystem/reach.js';
 import type { PermissionKey } from '../permissions/keys.js';
-import { demand, may, withinScopes, type ServerAccess } from '../permissions/policy.js';
+import { demand, may, withinScopes, writesNewOnly, type ServerAccess } from '../permissions/policy.js';
 import { parseInput } from '../validation/common.js';
 import { chmodInput, compressInput, decompressInput, deleteInput, pathInput, renameInput, textContentsInput, type FileListQuery, type FileSearchQuery } from '../validation/files.js';
 import type { ActivityRecorder } from './activity.service.js';
@@ -124,7 +124,7 @@ export class FilesService {
       (err) => (err instanceof AppError && err.code === 'NOT_FOUND' ? false : Promise.reject(err)),
     );
     demand(t.access, exists ? 'file.update' : 'file.create', path);
-    const createOnly = !exists && !may(t.access, 'file.update', path);
+    const createOnly = !exists && writesNewOnly(t.access, path);
     const r = await this.agents.stream(t.server.node, 'PUT', this.url(t, '/contents', { path, max: this.config.fileUploadMaxBytes, ...(createOnly ? { createOnly: 1 } : {}) }), { body });
     const answer = (await r.json()) as { data: FileEntry; meta: { created: boolean } };
     await this.record(t, event, { path, size: answer.data.size });

@@ -7,7 +7,7 @@
  */
 import type { Attributes, FileEntry, SFTPWrapper } from 'ssh2';
 import { utils } from 'ssh2';
-import { may, type ServerAccess } from '../../permissions/policy';
+import { may, writesNewOnly, type ServerAccess } from '../../permissions/policy';
 import type { PermissionKey } from '../../permissions/keys';
 import { deniedMessage, denylistMatcher, type DenylistMatcher } from '../../shared/file-denylist';
 import type { SftpGrant } from '../../shared/node-protocol';
@@ -265,7 +265,7 @@ export class SftpSession {
     const path = this.allowed(exists ? 'file.update' : 'file.create', raw);
     // a new file stays new: one made before the close (by the server, another client) is not replaced
     // by a caller who may not update it, nor by an exclusive open
-    const createOnly = !exists && (Boolean(flags & OPEN_MODE.EXCL) || !may(this.access, 'file.update', path));
+    const createOnly = !exists && (Boolean(flags & OPEN_MODE.EXCL) || writesNewOnly(this.access, path));
     return new WriteHandle(this.files, server, path, this.reach.acting, this.allowances.aheadBytes, createOnly);
   }
 
