@@ -145,7 +145,8 @@ async function upload(services: Services, req: Request<{ id: string }>): Promise
     // for the parts before it, or while its write asks the node about the file first
     stream.on('error', (err) => void (failure ??= err));
     chain = chain.then(async () => {
-      if (failure) return void stream.resume();
+      // a part that failed while it waited for the ones before it ends the upload as any failure does
+      if (failure) return stop(failure);
       const name = info.filename?.split(/[\\/]/).pop() ?? '';
       if (!name || name === '.' || name === '..') return stop(new AppError('INVALID_PATH', 'Every uploaded file needs a name.', { fields: { file: 'has no name' } }));
       try {
