@@ -7,7 +7,7 @@ let h: Harness;
 let id: string; // a running demo server
 let idle: string; // an installed, offline server
 beforeAll(async () => {
-  h = await startHarness({ consoleAuthTimeoutMs: 700, consoleInboundPerSecond: 20, consoleMaxLinesPerSecond: 3000, consoleMaxBufferedBytes: 512 * 1024 });
+  h = await startHarness({ consoleAuthTimeoutMs: 2000, consoleInboundPerSecond: 20, consoleMaxLinesPerSecond: 3000, consoleMaxBufferedBytes: 512 * 1024 });
   id = newId();
   idle = newId();
   await createServer(h, demoSpec(id));
@@ -86,7 +86,7 @@ describe('console auth', () => {
     c.send({ type: 'command', data: 'say x' });
     const err = await c.next('error');
     expect(err.data.code).toBe('UNAUTHORIZED');
-    const closed = await c.waitClosed(3000);
+    const closed = await c.waitClosed(6000);
     expect(closed.code).toBe(4401);
   });
 
