@@ -126,6 +126,21 @@ maybe("a server sees its own processes in /proc, not another server's command li
   for (const id of [victim, spy]) expect((await power(h, id, 'kill')).status).toBe(200);
 }, 45_000);
 
+maybe("a server's variables reach its process whole, and never the sandbox's root part (mount, setpriv)", async () => {
+  // the root part ran with the server's variables: LIBMOUNT_DEBUG made mount print its debug lines as root
+  const id = newId();
+  const vars = { COMMAND: 'env; exec sleep 100000', LIBMOUNT_DEBUG: 'all', HP_MULTI: "one 'two'\nthree=3 $x" };
+  await createServer(h, specFor('shell-command', id, { variables: vars }));
+  await startRunning(h, id);
+  const out = await waitFor(async () => {
+    const l = await logs(h, id);
+    return l.includes('three=3 $x') ? l : null;
+  }, 'the environment', 30_000);
+  expect(out.filter((l) => /libmount|mnt_|debug mask/i.test(l) && l !== 'LIBMOUNT_DEBUG=all')).toEqual([]);
+  expect(out).toEqual(expect.arrayContaining(['LIBMOUNT_DEBUG=all', "HP_MULTI=one 'two'", `SERVER_ID=${id}`, 'USER=container']));
+  expect((await power(h, id, 'kill')).status).toBe(200);
+}, 45_000);
+
 maybe('disk counts allocated blocks (fallocate --keep-size) and every file', async () => {
   const id = newId();
   await createServer(h, shell(id, 'exec sleep 100000', { disk: 4 }));

@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { findExecutable } from '../../shared/executables';
 import { LineSplitter } from './line-splitter';
 import type { ServerIdentity } from './isolation';
-import { sandboxArgv, sandboxEnv, type PrivateTmp } from './sandbox';
+import { sandboxArgv, sandboxEnvBytes, sandboxRootEnv, type PrivateTmp } from './sandbox';
 import { signalGroup } from './proc';
 
 export type OutputStream = 'stdout' | 'stderr';
@@ -77,18 +77,25 @@ export class ManagedProcess extends EventEmitter {
       : gated
         ? ['/bin/sh', '-c', GATE, 'hostpanel-gate', ...opts.argv]
         : opts.argv;
+    const envBytes = sandboxed ? sandboxEnvBytes(opts.env) : null;
     this.child = spawn(cmd!, args, {
       cwd: opts.cwd,
-      env: sandboxed ? sandboxEnv(opts.env) : opts.env,
+      env: sandboxed ? sandboxRootEnv() : opts.env,
       // libuv also drops the agent's supplementary groups when it switches user
       ...(opts.identity && !sandboxed ? { uid: opts.identity.uid, gid: opts.identity.gid } : {}),
       shell: false,
       detached: true,
-      stdio: gated ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+      // fd 3: the gate; fd 4: the sandbox's copy of the environment
+      stdio: sandboxed ? ['pipe', 'pipe', 'pipe', gated ? 'pipe' : 'ignore', 'pipe'] : gated ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
       windowsHide: true,
     });
     this.gate = gated ? (this.child.stdio[3] as Writable) : null;
     this.gate?.on('error', () => undefined);
+    if (sandboxed) {
+      const envPipe = this.child.stdio[4] as Writable | null;
+      envPipe?.on('error', () => undefined);
+      envPipe?.end(envBytes);
+    }
     this.pid = this.child.pid ?? null;
     const maxLen = opts.maxLineLength ?? 4096;
     const out = new LineSplitter((l) => this.emit('line', l, 'stdout'), maxLen);

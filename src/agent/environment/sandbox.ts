@@ -14,6 +14,11 @@
  * …`) nor the agent's. A proc mount has options of its own since Linux 5.8; on an older kernel the
  * host's /proc stays (a mount there would change every /proc of the pid namespace), with a warning.
  *
+ * The root part runs with an environment of its own (ROOT_ENV: the agent's PATH, LANG=C), never the
+ * server's: a server's variable such as LIBMOUNT_DEBUG must not steer mount or setpriv as root. The
+ * server's environment comes on fd 4 (NUL-separated NAME=value), and perl, already running as the
+ * server's user, makes it the whole environment and execs the command (same pid).
+ *
  * The server's directory is also mounted at /mnt/server and /home/container in the namespace, where
  * Pterodactyl's egg scripts expect it (during install and at run time): the agent makes both empty
  * root-owned directories on the node at start (SERVER_MOUNT_POINTS), and the namespace hides what
@@ -24,6 +29,7 @@ import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { childLogger } from '../../logger';
+import { childPath } from './env';
 import type { ServerIdentity } from './isolation';
 
 const log = childLogger('agent');
@@ -43,6 +49,15 @@ const PROC_OPTIONS = 'hidepid=invisible,nosuid,nodev,noexec';
 /** Where egg scripts expect the server's files: during install, and at run time. */
 export const SERVER_MOUNT_POINTS = ['/mnt/server', '/home/container'];
 
+/** Reads NAME=value\0… from fd 4 as the whole environment, then execs its arguments (no single quotes: it sits in SCRIPT). */
+const LOADER = [
+  'open(my $in, "<&=", 4) or die "hostpanel-sandbox: no environment on fd 4: $!\\n";',
+  'local $/ = "\\0"; my %env;',
+  'while (defined(my $kv = <$in>)) { chomp $kv; my ($k, $v) = split(/=/, $kv, 2); $env{$k} = $v if defined $v; }',
+  'close $in; %ENV = %env;',
+  'exec { $ARGV[0] } @ARGV; print STDERR "hostpanel-sandbox: cannot run $ARGV[0]: $!\\n"; exit 127;',
+].join(' ');
+
 /**
  * `$1` uid, `$2` gid, `$3` size (MiB), `$4` path below /tmp to keep ('' for none), `$5` 'gate' or '',
  * `$6` the server's directory to mount at each mount point that exists ('' for none), `$7` 'hide' to
@@ -58,7 +73,8 @@ const SCRIPT = [
   'if [ -n "$keep" ]; then mkdir -p "/tmp/$keep" && mount --bind "/dev/shm/.host-tmp/$keep" "/tmp/$keep" && umount -l /dev/shm/.host-tmp && rmdir /dev/shm/.host-tmp || exit 125; fi',
   `if [ -n "$dir" ]; then for m in ${SERVER_MOUNT_POINTS.join(' ')}; do if [ -d "$m" ]; then mount --bind "$dir" "$m" || exit 125; fi; done; fi`,
   'if [ -n "$gate" ]; then read -r _ <&3; exec 3<&-; fi',
-  'exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- "$@"',
+  'exec 3<&-',
+  `exec setpriv --reuid="$uid" --regid="$gid" --clear-groups -- perl -e '${LOADER}' -- "$@"`,
 ].join('\n');
 
 let available: boolean | null = null;
@@ -69,12 +85,12 @@ export function privateTmpAvailable(): boolean {
   if (available !== null) return available;
   try {
     // the whole way once: a namespace, a tmpfs in it, setpriv
-    const probe = 'mount -t tmpfs -o size=1m hostpanel-probe /dev/shm && exec setpriv --version';
+    const probe = 'mount -t tmpfs -o size=1m hostpanel-probe /dev/shm && perl -e 1 && exec setpriv --version';
     available = process.getuid?.() === 0 && execFileSync('unshare', ['--mount', '--propagation', 'private', '/bin/sh', '-c', probe], { stdio: 'pipe', timeout: 5000 }).length > 0;
   } catch {
     available = false;
   }
-  if (!available && process.getuid?.() === 0) log.warn('servers share the host /tmp and /dev/shm: unshare --mount, a tmpfs mount or setpriv does not work here');
+  if (!available && process.getuid?.() === 0) log.warn('servers share the host /tmp and /dev/shm: unshare --mount, a tmpfs mount, perl or setpriv does not work here');
   return available;
 }
 
@@ -109,12 +125,16 @@ export function makeServerMountPoints(): void {
   }
 }
 
-/** Variables that change what a shell does (startup files, tracing, word splitting): the sandbox's shell runs as root. */
-const SHELL_VARS = /^(ENV|BASH_ENV|SHELLOPTS|BASHOPTS|IFS|PS4|CDPATH|GLOBIGNORE|POSIXLY_CORRECT|BASH_FUNC_.*)$/;
+/** The environment of the sandbox's root part: nothing of the server's. */
+export function sandboxRootEnv(): Record<string, string> {
+  return { PATH: childPath(), LANG: 'C' };
+}
 
-/** The server's environment without what could steer the sandbox's root shell. */
-export function sandboxEnv(env: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter(([k]) => !SHELL_VARS.test(k)));
+/** The server's environment as the sandbox reads it from fd 4. */
+export function sandboxEnvBytes(env: Record<string, string>): Buffer {
+  // spawn refuses these in an environment too
+  if (Object.entries(env).some(([k, v]) => k.includes('=') || `${k}${v}`.includes('\0'))) throw new TypeError('an environment variable holds "=" in its name or a NUL');
+  return Buffer.from(Object.entries(env).map(([k, v]) => `${k}=${v}\0`).join(''), 'utf8');
 }
 
 /** The argv that runs `argv` as `identity` with a private /tmp and /dev/shm (held until fd 3 gets a line when `gated`). */
