@@ -13,8 +13,10 @@
  * still runs everything else: the subscription's start, its completion and errors.
  *
  * Precondition, true of every subscription type in src/schema: the payload types have no field
- * whose value depends on who is asking (the context). Authorization happens per subscriber, when the
- * subscription starts (its subscribe() resolver) and when its rights change, not per event.
+ * whose value depends on who is asking (the context); what differs per subscriber (an activity
+ * entry's address) is decided in its own iterator, which then yields an event object of its own.
+ * Authorization happens per subscriber, when the subscription starts (its subscribe() resolver) and
+ * when its rights change, not per event.
  */
 import { createSourceEventStream, execute, print, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import type { PromiseOrValue } from 'graphql/jsutils/PromiseOrValue.js';

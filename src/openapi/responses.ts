@@ -318,7 +318,7 @@ export const ActivitySchema = z
       .nullable()
       .meta({ description: 'Who did it (their email at the time); null for anonymous actions and the system.' }),
     apiTokenId: z.uuid().nullable().meta({ description: 'The API token used, when the action came through one.' }),
-    ip: z.string().nullable().meta({ description: 'The client address (behind a trusted proxy: the address the proxy reports).' }),
+    ip: z.string().nullable().meta({ description: 'The client address (behind a trusted proxy: the address the proxy reports); null for a reader who is neither the entry\'s actor nor an administrator.' }),
     properties: z.record(z.string(), z.unknown()).meta({ description: 'Details of the action; never a password, token or file content.' }),
     createdAt: timestamp(),
   })

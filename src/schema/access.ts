@@ -70,7 +70,7 @@ export class ActivityType {
   actor!: ActivityActorType | null;
   @Field(() => ID, { nullable: true })
   apiTokenId!: string | null;
-  @Field(() => String, { nullable: true })
+  @Field(() => String, { nullable: true, description: "The client address; null for a reader who is neither the entry's actor nor an administrator." })
   ip!: string | null;
   @Field(() => GraphQLJSONObject)
   properties!: Record<string, unknown>;

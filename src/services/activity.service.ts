@@ -17,7 +17,7 @@ import { ActivityAnnouncer } from './activity-announcer.js';
 import type { ActivityFilter } from '../validation/activity.js';
 import type { Page, Paginated } from '../validation/pagination.js';
 import type { AccessService } from './access.service.js';
-import { requireActor, requireAdmin, type Actor } from './actor.js';
+import { isAdmin, requireActor, requireAdmin, type Actor } from './actor.js';
 import type { ActivityQuery } from '../validation/activity.js';
 
 const log = childLogger('activity');
@@ -98,6 +98,15 @@ const entryOf = (a: Activity): ActivityEntry => ({
   createdAt: a.createdAt,
 });
 
+/**
+ * An entry as `viewer` reads it: the client address only for the entry's own actor and for
+ * administrators (as Pterodactyl shows it); a subuser with activity.read sees what others did, not
+ * where they were.
+ */
+export function entryShownTo(viewer: Actor, entry: ActivityEntry): ActivityEntry {
+  return isAdmin(viewer) || entry.actor?.id === viewer.user.id || entry.ip === null ? entry : { ...entry, ip: null };
+}
+
 export class ActivityService implements ActivityRecorder {
   private pending: ActivityRow[] = [];
   private flushTimer: NodeJS.Timeout | null = null;
@@ -118,9 +127,11 @@ export class ActivityService implements ActivityRecorder {
 
   /** A server's entries (`activity.read`). */
   async forServer(actor: Actor | null, serverId: string, { filter, page }: ActivityQuery): Promise<Paginated<ActivityEntry>> {
-    const a = await this.access.resolve(actor, serverId);
+    const who = requireActor(actor);
+    const a = await this.access.resolve(who, serverId);
     demand(a, 'activity.read');
-    return this.list({ ...filter, serverId: a.serverId }, page);
+    const listed = await this.list({ ...filter, serverId: a.serverId }, page);
+    return { ...listed, items: listed.items.map((e) => entryShownTo(who, e)) };
   }
 
   /**
@@ -133,7 +144,7 @@ export class ActivityService implements ActivityRecorder {
     demand(a, 'activity.read');
     // taking the key (or the subuser) away ends the subscription, as it ends a console's
     const subscribe = guardedServerFeed(this.orm, this.access, this.bus, who, a.serverId, 'activity.read');
-    return eventIterator<ActivityEntry>(subscribe, (e) => (e.type === 'activity' ? revive(e.data as ActivityEntry) : undefined), MAX_QUEUED_ENTRIES);
+    return eventIterator<ActivityEntry>(subscribe, (e) => (e.type === 'activity' ? entryShownTo(who, revive(e.data as ActivityEntry)) : undefined), MAX_QUEUED_ENTRIES);
   }
 
   /** What the caller did. */

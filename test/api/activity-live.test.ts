@@ -38,10 +38,10 @@ const backup = (id = serverId) => p.request('POST', `/api/v1/servers/${id}/backu
 const rename = (name: string) => p.request('PATCH', `/api/v1/servers/${serverId}`, { token: owner.token, body: { name } });
 
 /** Runs `fn` with a live serverActivity subscription of `token`'s user, once an entry came through it. */
-async function withFeed(token: string, fn: (feed: Sub) => Promise<void>): Promise<void> {
+async function withFeed(token: string, fn: (feed: Sub) => Promise<void>, query = FEED): Promise<void> {
   const ws = gqlWsClient(p.url, token);
   try {
-    const feed = subscribe(ws, FEED, { id: serverId });
+    const feed = subscribe(ws, query, { id: serverId });
     await until(async () => ((await rename(`live ${Math.random()}`)).status === 200 && feed.items.length > 0) || null, 10_000, 'an entry on the subscription');
     await fn(feed);
   } finally {
@@ -65,6 +65,24 @@ test.each([
     await new Promise((r) => setTimeout(r, 300));
     expect(feed.items).toHaveLength(seen);
   });
+});
+
+test("a subscriber sees the address of its own entries only; the owner's come without", async () => {
+  const friend = await p.newUser(`seer ${Math.random()}`);
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['activity.read', 'settings.rename'] } })).status).toBe(201);
+  const query = 'subscription($id: ID!) { serverActivity(serverId: $id) { event actor { id } ip } }';
+  await withFeed(
+    friend.token,
+    async (feed) => {
+      expect((await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: friend.token, body: { name: 'by the friend' } })).status).toBe(200);
+      await until(() => feed.items.some((i: any) => i.serverActivity.actor.id === friend.user.id) || null, 5_000, "the friend's entry");
+      const seen = feed.items.map((i: any) => i.serverActivity).filter((e: any) => e.event === 'server:update');
+      expect(seen.filter((e: any) => e.actor.id === owner.user.id).map((e: any) => e.ip)).toEqual(seen.filter((e: any) => e.actor.id === owner.user.id).map(() => null));
+      expect(seen.find((e: any) => e.actor.id === friend.user.id).ip).toMatch(/127\.0\.0\.1|::1/);
+    },
+    query,
+  );
+  expect((await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${friend.user.id}`, { token: owner.token })).status).toBe(204);
 });
 
 test('entries of changes refused at their flush never reach subscribers', async () => {

@@ -98,6 +98,31 @@ test('server actions land in the server\'s log, readable with activity.read only
   expect(all[0]).toMatchObject({ event: 'server:delete', serverId: id });
 });
 
+test("a server's log shows an entry's address to its actor and administrators only, over REST and GraphQL", async () => {
+  // a subuser with activity.read read the owner's and administrators' addresses
+  const owner = await p.newUser('ip-owner');
+  const friend = await p.newUser('ip-friend');
+  const node = await createNode(p, admin);
+  const bp = (await blueprintsByKey(p, owner.token))['demo-game'].id;
+  const id = (await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'ips', nodeId: node.id, blueprintId: bp, memory: 64, cpu: 10, disk: 128 } })).body.data.id;
+  expect((await p.request('POST', `/api/v1/servers/${id}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['activity.read', 'settings.rename'] } })).status).toBe(201);
+  expect((await p.request('PATCH', `/api/v1/servers/${id}`, { token: friend.token, body: { name: 'renamed by friend' } })).status).toBe(200);
+  expect((await p.request('PATCH', `/api/v1/servers/${id}`, { token: admin, body: { name: 'renamed by admin' } })).status).toBe(200);
+  const addressOf = async (token: string) => {
+    const r = await p.request('GET', `/api/v1/servers/${id}/activity`, { token });
+    expect(r.status).toBe(200);
+    const q = await p.request('POST', '/graphql', { token, body: { query: 'query($id: ID!) { serverActivity(serverId: $id) { items { actor { email } ip } } }', variables: { id } } });
+    const viaGraphql = (q.body as any).data.serverActivity.items.map((e: any) => `${e.actor.email} ${e.ip === null ? 'hidden' : 'shown'}`);
+    const viaRest = r.body.data.map((e: any) => `${e.actor.email} ${e.ip === null ? 'hidden' : 'shown'}`);
+    expect(viaGraphql).toEqual(viaRest);
+    return viaRest;
+  };
+  const adminEmail = (await p.request('GET', '/api/v1/users/me', { token: admin })).body.data.email;
+  expect(await addressOf(friend.token)).toEqual([`${adminEmail} hidden`, `${friend.email} shown`, `${owner.email} hidden`, `${owner.email} hidden`]);
+  expect(await addressOf(owner.token)).toEqual([`${adminEmail} hidden`, `${friend.email} hidden`, `${owner.email} shown`, `${owner.email} shown`]);
+  expect(await addressOf(admin)).toEqual([`${adminEmail} shown`, `${friend.email} shown`, `${owner.email} shown`, `${owner.email} shown`]);
+});
+
 test('node administration is recorded', async () => {
   const node = await createNode(p, admin);
   expect((await p.request('POST', `/api/v1/admin/nodes/${node.id}/token`, { token: admin })).status).toBe(201);
