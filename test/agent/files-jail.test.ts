@@ -6,7 +6,7 @@
  * agent's normal case); skipped otherwise, as the worker could not switch users.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -89,6 +89,15 @@ maybe('file jail', () => {
     expect((await call({ op: 'write', path: '/etc/passwd', allowance: 100 }, Buffer.from('mine'))).ok).toBe(true);
     expect(readFileSync(path.join(dir, 'etc/passwd'), 'utf8')).toBe('mine'); // inside the server
   }, 30_000);
+
+  test('a listing leaves out names that are not UTF-8 text, and its total does not count them', async () => {
+    // they were left out of the page but counted in the total
+    await call({ op: 'mkdir', path: '/latin' });
+    asServer(`printf x > latin/ok.txt; printf y > "latin/$(printf 'caf\\351')"`);
+    expect(readdirSync(path.join(dir, 'latin'))).toHaveLength(2);
+    const list = await call({ op: 'list', path: '/latin', page: 1, limit: 100 });
+    expect({ names: list.result.entries.map((e: any) => e.name), total: list.result.total }).toEqual({ names: ['ok.txt'], total: 1 });
+  });
 
   test('symlinks out of the server are refused for every operation; links inside work', async () => {
     asServer(`ln -s / root && ln -s /etc/passwd p && ln -s ${other} neighbour && ln -s ${path.join(base, 'panel-secret')} key && mkdir -p in && echo ok > in/f && ln -s in inside`);

@@ -84,6 +84,15 @@ export function mapError(err: unknown, what: string): never {
   throw err;
 }
 
+/** A directory entry with its name as text. */
+type NamedDirent = { name: string; isDirectory(): boolean };
+
+/** The entry with its name as text, or null when the name is not UTF-8 text. */
+function utf8Dirent(d: Dirent<Buffer>): NamedDirent | null {
+  const name = d.name.toString('utf8');
+  return Buffer.from(name, 'utf8').equals(d.name) ? { name, isDirectory: () => d.isDirectory() } : null;
+}
+
 /**
  * The names of a folder as text; a name that is not UTF-8 stops the walk (422 INVALID_STATE naming
  * it): decoded, it would name nothing, and the walk would leave it out without a word.
@@ -228,8 +237,9 @@ export class Jail {
   async list(parts: readonly string[], page: number, limit: number): Promise<{ items: Entry[]; total: number }> {
     const dir = await this.openDir(parts);
     try {
-      const all: Dirent[] = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true });
-      const visible = all.filter((d) => !d.name.startsWith(TEMP_PREFIX));
+      const raw = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true, encoding: 'buffer' });
+      // a name that is not UTF-8 text cannot be named in a request: it is neither listed nor counted
+      const visible = raw.map(utf8Dirent).filter((d): d is NamedDirent => d !== null && !d.name.startsWith(TEMP_PREFIX));
       visible.sort((a, b) => Number(b.isDirectory()) - Number(a.isDirectory()) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       const slice = visible.slice((page - 1) * limit, page * limit);
       const items: Entry[] = [];
