@@ -97,6 +97,7 @@ maybe('file jail', () => {
     expect(readdirSync(path.join(dir, 'latin'))).toHaveLength(2);
     const list = await call({ op: 'list', path: '/latin', page: 1, limit: 100 });
     expect({ names: list.result.entries.map((e: any) => e.name), total: list.result.total }).toEqual({ names: ['ok.txt'], total: 1 });
+    expect((await call({ op: 'search', path: '/latin', query: 'caf' })).result.entries).toEqual([]);
   });
 
   test('symlinks out of the server are refused for every operation; links inside work', async () => {

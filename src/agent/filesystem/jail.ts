@@ -537,7 +537,8 @@ export class Jail {
       const dir = await this.openDir(at).catch((e) => (top ? Promise.reject(e) : null));
       if (!dir) return;
       try {
-        const names = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true }).catch(() => [] as Dirent[]);
+        const raw = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true, encoding: 'buffer' }).catch(() => [] as Dirent<Buffer>[]);
+        const names = raw.map(utf8Dirent).filter((d): d is NamedDirent => d !== null);
         names.sort((a, b) => (a.name < b.name ? -1 : 1));
         for (const d of names) {
           if (found.length >= max || ++visited > maxVisited) return;
