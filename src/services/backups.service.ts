@@ -100,24 +100,28 @@ export class BackupsService {
   /**
    * Records a new backup and has the node make it. The server's row lock makes the count, a rotation
    * (`rotate`: a schedule's backup at the limit) and the insert one step for concurrent requests: the
-   * room a rotation makes is the new backup's.
+   * room a rotation makes is the new backup's. The backup rotated out is only marked as being deleted
+   * there; the node deletes it after the commit (no connection held for its answer), and only then is
+   * the new backup started. When the node cannot delete it, it is back as it was and the new backup fails.
    */
   private async start(server: Server, data: { name?: string | undefined; ignored?: string[] | undefined; locked?: boolean | undefined }, by: ActedBy, rotate = false): Promise<Backup> {
-    const backup = await this.em.transactional(async (em) => {
+    const { backup, rotated } = await this.em.transactional(async (em) => {
       const locked = await em.findOne(Server, { id: server.id }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
       if (!locked) throw AppError.notFound('Server');
       // refused before a record is made (the node would refuse it too, leaving a failed one behind)
       if (locked.status === 'restoring') throw AppError.invalidState('A restore of this server is under way; back it up once it is done.');
       let kept = await em.count(Backup, { server: server.id, status: { $ne: 'failed' } });
-      if (rotate && locked.backupLimit > 0 && kept >= locked.backupLimit) kept -= await this.rotateOldest(em, server, locked.backupLimit, kept, by);
+      const rotated = rotate && locked.backupLimit > 0 && kept >= locked.backupLimit ? await this.markOldest(em, server, locked.backupLimit, kept) : null;
+      if (rotated) kept -= 1;
       if (kept >= locked.backupLimit) {
         throw new AppError('BACKUP_LIMIT', locked.backupLimit === 0 ? 'This server may not keep backups (its backup limit is 0).' : `This server keeps at most ${locked.backupLimit} backups: delete one first.`, { limit: locked.backupLimit });
       }
       const b = em.create(Backup, { server: locked, name: data.name ?? `Backup ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`, ignored: data.ignored ?? [], locked: data.locked ?? false });
       await this.activity.record({ event: 'server:backup.create', serverId: server.id, actor: by.actor, properties: { ...by.properties, backupId: b.id, name: b.name } }, em);
-      return b;
+      return { backup: b, rotated };
     });
     try {
+      if (rotated) await this.deleteMarked(server, rotated, by.actor, { ...by.properties, rotated: true });
       await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/backups`, { id: backup.id, ignored: backup.ignored });
     } catch (err) {
       await this.fail(backup, err instanceof AppError ? err.message : 'The node could not start the backup.');
@@ -129,19 +133,20 @@ export class BackupsService {
   }
 
   /**
-   * Deletes the server's oldest unlocked completed backup (on the node, then its record) to make room
-   * at the limit, inside the transaction that holds the server's row; returns how many went (0 or 1).
-   * Past the limit (a limit lowered since) nothing goes: one out would not make room.
+   * Marks the server's oldest unlocked completed backup as being deleted, to make room at the limit
+   * in the transaction that holds the server's row; null when there is none. Past the limit (a limit
+   * lowered since) nothing goes: one out would not make room.
    */
-  private async rotateOldest(em: EntityManager, server: Server, limit: number, kept: number, by: ActedBy): Promise<number> {
+  private async markOldest(em: EntityManager, server: Server, limit: number, kept: number): Promise<Backup | null> {
     if (kept > limit) {
+      const leaving = await em.count(Backup, { server: server.id, status: { $ne: 'failed' }, deletingSince: { $gte: new Date(Date.now() - DELETING_FOR_MS) } });
+      if (leaving > 0 && kept - leaving <= limit) throw new AppError('BACKUP_LIMIT', `This server is at its limit of ${limit} backups and one is being deleted to make room for another backup; run the task again once it is gone.`, { limit });
       throw new AppError('BACKUP_LIMIT', `This server holds ${kept} backups, more than its limit of ${limit}; a backup task makes room by deleting one only. Delete some backups first.`, { limit });
     }
     // the row lock waits for a delete of the same backup under way; a backup deleted meanwhile is not found
     const oldest = await em.findOne(Backup, { server: server.id, locked: false, status: 'completed', ...notBeingDeleted() }, { orderBy: { createdAt: 'asc', id: 'asc' }, lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
-    if (!oldest) return kept - (await em.count(Backup, { server: server.id, status: { $ne: 'failed' } }));
-    await this.deleteWith(em, server, oldest, by.actor, { ...by.properties, rotated: true });
-    return 1;
+    if (oldest) oldest.deletingSince = new Date();
+    return oldest;
   }
 
   /** The backup as a `.tar.gz`, streamed from the node. */
@@ -191,19 +196,21 @@ export class BackupsService {
       row.deletingSince = new Date();
       return row;
     });
+    await this.deleteMarked(server, row, a);
+  }
+
+  /**
+   * Deletes a backup marked as being deleted (committed) on the node, then its record, and logs it;
+   * when the node cannot, the mark goes and the backup is back as it was.
+   */
+  private async deleteMarked(server: Server, row: Backup, actor: Actor | null | undefined, properties: Record<string, unknown> = {}): Promise<void> {
     try {
       await this.deleteOnNode(server, row.id);
     } catch (err) {
       await this.em.fork().nativeUpdate(Backup, { id: row.id, deletingSince: row.deletingSince }, { deletingSince: null });
       throw err;
     }
-    await this.em.transactional((em) => this.forget(em, server, row, a));
-  }
-
-  /** Deletes a backup on the node, then (in `em`'s transaction) its record, and logs it. */
-  private async deleteWith(em: EntityManager, server: Server, backup: Backup, actor: Actor | null | undefined, properties: Record<string, unknown> = {}): Promise<void> {
-    await this.deleteOnNode(server, backup.id);
-    await this.forget(em, server, backup, actor, properties);
+    await this.em.transactional((em) => this.forget(em, server, row, actor, properties));
   }
 
   /** Drops the record of a backup its node no longer holds, and logs it. */
