@@ -76,6 +76,7 @@ export const ServerSchema = z
     lastStopReason: z.string().nullable().meta({ description: 'Why the process last ended: stopped, killed, crashed, memory_limit, disk_limit, install_failed, agent_restart, …' }),
     crashCount: int().meta({ description: 'Crashes so far.' }),
     permissions: z.array(z.string()).meta({ description: 'The permission keys you hold on this server: `["*"]` (every key) for its owner and administrators, the granted keys for a subuser (GET /permissions lists them).', example: ['*'] }),
+    paths: z.array(z.string()).meta({ description: 'The folders your file keys are limited to on this server (a subuser\'s `paths`); empty: the whole server.', example: [] }),
     createdAt: timestamp(),
     updatedAt: timestamp(),
   })

@@ -54,6 +54,7 @@ export const presentServer = (s: ServerRecord): ServerOut => ({
   lastStopReason: s.lastStopReason,
   crashCount: s.crashCount,
   permissions: s.permissions ?? [],
+  paths: s.paths ?? [],
   createdAt: s.createdAt,
   updatedAt: s.updatedAt,
 });

@@ -37,6 +37,8 @@ export interface ServerRecord {
   updatedAt: Date;
   /** The keys the caller holds on the server (`["*"]`: every key); set for the caller by the service. */
   permissions?: string[];
+  /** The folders the caller's file keys are limited to (empty: the whole server); set with `permissions`. */
+  paths?: string[];
   /** The variables the caller may not see; set for the caller by the service (absent: none). */
   hiddenVariables?: string[];
 }
@@ -68,7 +70,7 @@ export interface RecordTable<T = Record<string, unknown>> {
   dates: (keyof T & string)[];
 }
 
-export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions' | 'hiddenVariables'>> = {
+export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions' | 'paths' | 'hiddenVariables'>> = {
   table: 'servers',
   columns: {
     id: 'id',

@@ -122,8 +122,8 @@ export class ServersService {
     const where = (alias: string) => (filter.length ? `where ${filter.map(([c], i) => c(alias, i + 1)).join(' and ')}` : '');
     const params = filter.map(([, v]) => v);
     const n = params.length;
-    // the caller's keys on a shared server ride on its row; null on the servers they own
-    const shared = admin ? '' : `, (select su.permissions from subusers su where su.server_id = s.id and su.user_id = $1 and s.owner_id <> $1) as "$permissions"`;
+    // the caller's keys and folders on a shared server ride on its row; null on the servers they own
+    const shared = admin ? '' : `, (select jsonb_build_array(su.permissions, su.paths) from subusers su where su.server_id = s.id and su.user_id = $1 and s.owner_id <> $1) as "$shared"`;
     // and the variables its blueprint hides from the server's users (hiddenKeys in SQL)
     const hidden = admin ? '' : `, (select array_agg(bv->>'key') from blueprints b, jsonb_array_elements(b.variables) bv where b.id = s.blueprint_id and bv->>'userViewable' = 'false') as "$hidden"`;
     // the page is cut first (index walk + limit); included relations are read for the page's ids only
@@ -158,9 +158,11 @@ export class ServersService {
     }
     const items = rows.map((row) => {
       // a new object without the extra columns (`delete` would leave V8 a slow dictionary object)
-      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, $permissions: keys, $hidden: hiddenVariables, ...record } = row;
+      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, $shared: shared, $hidden: hiddenVariables, ...record } = row;
       const server = reviveDates(SERVER_RECORDS, record) as ServerRecord;
-      server.permissions = (keys as string[] | null | undefined) ?? [ALL_PERMISSIONS];
+      const [keys, paths] = (shared as [string[], string[]] | null | undefined) ?? [[ALL_PERMISSIONS], []];
+      server.permissions = keys;
+      server.paths = paths;
       if (hiddenVariables) server.hiddenVariables = hiddenVariables as string[];
       return server;
     });
@@ -376,6 +378,7 @@ export class ServersService {
     const server = await this.em.findOne(Server, { id: serverId }, { populate: ['node', 'blueprint'], refresh: true });
     if (!server) throw AppError.notFound('Server');
     server.permissions = access ? keysOf(access) : [ALL_PERMISSIONS];
+    server.paths = access ? [...access.paths] : [];
     if (access && access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
     return server;
   }

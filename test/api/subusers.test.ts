@@ -154,6 +154,13 @@ test('a scoped subuser can only hand out scopes inside their own', async () => {
   expectError(await p.request('POST', subusers(otherServerId), { token: scoped.token, body: { email: target.email, permissions: ['file.read'], paths: ['/world'] } }), 403, 'FORBIDDEN');
   const ok = await p.request('POST', subusers(otherServerId), { token: scoped.token, body: { email: target.email, permissions: ['file.read'], paths: ['/plugins/essentials'] } });
   expect(ok.status).toBe(201);
+  // the server's record tells each caller their own folders, over REST as over GraphQL
+  const one = await p.request('GET', `/api/v1/servers/${otherServerId}`, { token: scoped.token });
+  const list = await p.request('GET', '/api/v1/servers?limit=100', { token: scoped.token });
+  const gql = await p.request('POST', '/graphql', { token: scoped.token, body: { query: '{ servers(limit: 100) { items { id paths } } }' } });
+  expect([one.body.data.paths, list.body.data.find((s: any) => s.id === otherServerId).paths, (gql.body as any).data.servers.items.find((s: any) => s.id === otherServerId).paths]).toEqual([['/plugins'], ['/plugins'], ['/plugins']]);
+  expect((await p.request('GET', `/api/v1/servers/${otherServerId}`, { token: owner.token })).body.data.paths).toEqual([]);
+  expect((await p.request('GET', '/api/v1/servers?limit=100', { token: admin })).body.data.every((s: any) => s.paths.length === 0)).toBe(true);
 });
 
 test('removing a subuser hides the server from them again', async () => {
