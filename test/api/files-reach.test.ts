@@ -26,6 +26,8 @@ const COMMAND = [
   'ln -s ../secret/s.txt data/s.txt',
   'ln -s ../config/c.yml data/c.yml',
   'ln -s ../config data/cfg',
+  'mkdir data/hard',
+  'ln secret/s.txt data/hard/s.txt',
   'echo ready',
   'exec sleep 600',
 ].join('; ');
@@ -71,7 +73,7 @@ beforeAll(async () => {
   serverId = made.body.data.id;
   await waitForStatus(p, owner.token, serverId, 'offline');
   expect((await p.request('POST', `/api/v1/servers/${serverId}/start`, { token: owner.token })).status).toBe(200);
-  await until(async () => (await as(owner).list('/data')).body.data?.some((e: any) => e.name === 'cfg'), 20_000, 'the links the server makes');
+  await until(async () => (await as(owner).list('/data/hard')).body.data?.some((e: any) => e.name === 's.txt'), 20_000, 'the links the server makes');
   const all = ['file.read', 'file.read-content', 'file.create', 'file.update', 'file.delete', 'file.archive', 'file.sftp'];
   const share = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: all, paths: ['/data'] } });
   expect(share.status).toBe(201);
@@ -106,11 +108,33 @@ test('REST: a subuser limited to /data cannot go through links out of it, and no
   expect(await tree()).toEqual(before);
   // what lies in the scope still works, the links included as entries
   expect((await f.read('/data/mine.txt')).text).toBe('mine\n');
-  expect((await f.list('/data')).body.data.map((e: any) => e.name)).toEqual(['c.yml', 'cfg', 'mine.txt', 's.txt', 'sec', 'up']);
+  expect((await f.list('/data')).body.data.map((e: any) => e.name)).toEqual(['hard', 'c.yml', 'cfg', 'mine.txt', 's.txt', 'sec', 'up']);
   expect((await f.post('rename', { from: '/data/mine.txt', to: '/data/ours.txt' })).status).toBe(200);
   expect((await f.post('rename', { from: '/data/ours.txt', to: '/data/mine.txt' })).status).toBe(200);
   // the owner is not scoped
   expect((await as(owner).read('/data/s.txt')).text).toBe('secret\n');
+});
+
+test("REST: a hard link the server made in a subuser's folder does not lead them to the file's other name", async () => {
+  // /data/hard/s.txt and /secret/s.txt are one file: its path checked out, and its contents and mode were the secret's
+  const before = await tree();
+  const f = as(friend);
+  const HARD = /\/data\/hard\/s\.txt is a hard link \(the file has 2 names\)/;
+  refused(await f.read('/data/hard/s.txt'), HARD);
+  refused(await f.download('/data/hard/s.txt'), HARD);
+  refused(await f.post('copy', { path: '/data/hard/s.txt' }), HARD);
+  refused(await f.post('chmod', { path: '/data/hard/s.txt', mode: '777' }), HARD);
+  refused(await f.post('compress', { paths: ['/data/hard'], destination: '/data/h.tar.gz' }), HARD);
+  const c = await connectSftp({ port, username: `${friend.email}.${serverId.slice(0, 8)}`, password: friend.password });
+  open.push(c);
+  expect((await c.readFile('/data/hard/s.txt').then(() => null, (e: Error) => e))?.message).toMatch(/hard link/);
+  expect((await c.readFile('/data/mine.txt')).toString()).toBe('mine\n');
+  expect(await tree()).toEqual(before);
+  // the name itself is theirs: it is listed, and it can be renamed and deleted (the other name stays)
+  expect((await f.list('/data/hard')).body.data.map((e: any) => e.name)).toEqual(['s.txt']);
+  expect((await f.post('rename', { from: '/data/hard/s.txt', to: '/data/hard/t.txt' })).status).toBe(200);
+  expect((await f.post('delete', { paths: ['/data/hard/t.txt'] })).status).toBe(204);
+  expect((await as(owner).read('/secret/s.txt')).text).toBe('secret\n');
 });
 
 test('REST: a link onto a denied path is denied for everyone, listing aside', async () => {

@@ -113,6 +113,19 @@ function ignoreVanished(err: unknown): void {
   throw err;
 }
 
+/**
+ * A file of more than one name (a hard link the server's own process made) may have its other names
+ * outside the folders a subuser is limited to, and its descriptor cannot tell where: such a subuser
+ * may not read it or change its mode (its own path checks out; its contents and mode are the other
+ * names' too). Renaming or deleting the name itself stays allowed. (The deny-list does not refuse
+ * hard links: only the server's process makes them, and its console reads the files anyway.)
+ */
+function refuseHardLink(st: Stats, shown: string): void {
+  if (st.isFile() && st.nlink > 1) {
+    throw new AgentError(403, 'FORBIDDEN', `${shown} is a hard link (the file has ${st.nlink} names), and your access is limited to some folders: its other names may lie outside them. Remove its other names from the server's console, or ask the server's owner.`);
+  }
+}
+
 export class Jail {
   /** Where each checked descriptor really is, in the server (`/a/b`). */
   private readonly realOf = new WeakMap<FileHandle, string>();
@@ -272,6 +285,14 @@ export class Jail {
       if (!ownedHere(st)) {
         await h.close();
         throw invalidPath(`${shown} belongs to another user of the machine (a hard link to a file outside the server?).`);
+      }
+      if (this.reach?.scoped) {
+        try {
+          refuseHardLink(st, shown);
+        } catch (err) {
+          await h.close();
+          throw err;
+        }
       }
       return { handle: h, size: st.size, entry: entryOf(parts, st) };
     });
@@ -487,6 +508,7 @@ export class Jail {
       try {
         const st = await h.stat();
         if (st.isSymbolicLink()) throw invalidPath(`${shown} is a symlink: change the file it points to instead.`);
+        if (this.reach?.scoped) refuseHardLink(st, shown);
         await fsp.chmod(`/proc/self/fd/${h.fd}`, mode).catch((e) => mapError(e, shown));
         return entryOf(parts, await h.stat());
       } finally {

@@ -48,6 +48,11 @@ export class ReachCheck {
     this.deniedBy = denylistMatcher(reach.denied);
   }
 
+  /** Whether the caller's file keys are limited to some folders. */
+  get scoped(): boolean {
+    return this.scopes.length > 0;
+  }
+
   /** Throws 403 FORBIDDEN when `real` (where `shown` really is, `/a/b` in the server) is out of reach. */
   check(real: string, shown: string, use: Use): void {
     const inScope = use === 'object' ? withinScopes(this.scopes, real) : onTheWay(this.scopes, real);
