@@ -4,7 +4,10 @@
  * delete had renamed the folder away, and failed on it (ENOENT, answered 500).
  */
 import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { openInstallLog, removeInstallLog } from '../../src/agent/server/install';
 import { newId, sleep, specFor, startHarness, type Harness } from './helpers';
 
 let h: Harness;
@@ -32,3 +35,18 @@ test('a DELETE racing the PUT that installs a new server: the PUT is 200 or 404,
     expect(existsSync(path.join(h.dataDir, 'agent', 'install-logs', `${id}.log`))).toBe(false);
   }
 }, 120_000);
+
+test('an install log removed right after it was opened stays removed (the delete of a server during its install)', async () => {
+  const dir = await mkdtemp(path.join(tmpdir(), 'hostpanel-install-log-'));
+  try {
+    for (let i = 0; i < 200; i++) {
+      const log = await openInstallLog(dir, `srv-${i}`);
+      log.destroy();
+      await removeInstallLog(dir, `srv-${i}`);
+    }
+    await sleep(100);
+    expect(await readdir(dir)).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

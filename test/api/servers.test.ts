@@ -63,6 +63,7 @@ describe('POST /servers', () => {
       lastStopReason: null,
       crashCount: 0,
       permissions: ['*'],
+      paths: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
     });

@@ -10,11 +10,15 @@ export interface InstallHooks {
   exit(info: ExitInfo): void;
 }
 
-/** Opens `<installLogs>/<id>.log` (the directory 0700, the file 0600: a server must not read another's log). */
+/**
+ * Opens `<installLogs>/<id>.log` (the directory 0700, the file 0600: a server must not read another's
+ * log). Resolves once the file exists, so that a removal after it (a delete of the server) finds it.
+ */
 export async function openInstallLog(installLogs: string, serverId: string): Promise<WriteStream> {
   await fsp.mkdir(installLogs, { recursive: true, mode: 0o700 });
   await fsp.chmod(installLogs, 0o700);
-  const log = createWriteStream(path.join(installLogs, `${serverId}.log`), { mode: 0o600 });
+  const file = await fsp.open(path.join(installLogs, `${serverId}.log`), 'w', 0o600);
+  const log = createWriteStream('', { fd: file });
   log.on('error', () => {});
   return log;
 }
