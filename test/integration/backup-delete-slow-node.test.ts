@@ -5,30 +5,19 @@
  */
 import { hasAgentBuild } from '../agent/agent-process.js';
 import { blueprintsByKey, expectError, waitForStatus } from '../support/fixtures.js';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { startNodeProcess } from '../support/remote-node.js';
+import { platformWithNodeProcess } from '../support/remote-node.js';
 import { sleep, until } from '../support/wait.js';
 
 const maybe = hasAgentBuild ? test : test.skip;
 /** more deletes at once than the panel's database pool has connections (10) */
 const DELETES = 12;
 
-let p: TestPlatform | null = null;
-let stopNode: (() => Promise<void>) | null = null;
-afterAll(async () => {
-  await stopNode?.();
-  await p?.stop();
-}, 60_000);
+const startPlatform = platformWithNodeProcess();
 
 maybe('deletes waiting on a paused node leave the panel answering; the backups are gone meanwhile, and once the node answers', async () => {
   // each delete held a transaction (and one of the 10 pooled connections) for the node's answer, up
   // to 120 s: twelve of them stopped every request of every user until the node answered
-  p = await startTestPlatform({ backupLimitDefault: DELETES + 1 });
-  const platform = p;
-  const admin = await platform.admin();
-  const token = admin.token;
-  const { nodeId, agent, stop } = await startNodeProcess(platform, token, 'slow');
-  stopNode = stop;
+  const { p: platform, token, nodeId, agent } = await startPlatform({ backupLimitDefault: DELETES + 1 }, 'slow');
   const bps = await blueprintsByKey(platform, token);
   const created = await platform.request('POST', '/api/v1/servers', { token, body: { name: 'slow', nodeId, blueprintId: bps['shell-command'].id, memory: 128, cpu: 50, disk: 256, variables: { COMMAND: 'exec sleep 600' } } });
   const id: string = created.body.data.id;

@@ -5,29 +5,19 @@
  */
 import { hasAgentBuild } from '../agent/agent-process.js';
 import { blueprintsByKey, waitForStatus } from '../support/fixtures.js';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { startNodeProcess } from '../support/remote-node.js';
+import { platformWithNodeProcess } from '../support/remote-node.js';
 import { sleep, until } from '../support/wait.js';
 
 const maybe = hasAgentBuild ? test : test.skip;
 /** more backup tasks at once than the panel's database pool has connections (10) */
 const TASKS = 12;
 
-let p: TestPlatform | null = null;
-let stopNode: (() => Promise<void>) | null = null;
-afterAll(async () => {
-  await stopNode?.();
-  await p?.stop();
-}, 60_000);
+const startPlatform = platformWithNodeProcess();
 
 maybe('backup tasks rotating on a paused node leave the panel answering; one rotates, the others are told to try again', async () => {
   // a rotation held its transaction (the server's row lock, a pooled connection) for the node's
   // delete, up to 120 s; the tasks behind it held one each waiting for the lock
-  p = await startTestPlatform({ backupLimitDefault: 1 });
-  const platform = p;
-  const token = (await platform.admin()).token;
-  const { nodeId, agent, stop } = await startNodeProcess(platform, token, 'slow');
-  stopNode = stop;
+  const { p: platform, token, nodeId, agent } = await startPlatform({ backupLimitDefault: 1 }, 'slow');
   const bps = await blueprintsByKey(platform, token);
   const created = await platform.request('POST', '/api/v1/servers', { token, body: { name: 'rotating', nodeId, blueprintId: bps['shell-command'].id, memory: 128, cpu: 50, disk: 256, variables: { COMMAND: 'exec sleep 600' } } });
   const id: string = created.body.data.id;

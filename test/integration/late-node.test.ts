@@ -7,24 +7,16 @@ import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { hasAgentBuild } from '../agent/agent-process.js';
 import { expectError } from '../support/fixtures.js';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { startNodeProcess } from '../support/remote-node.js';
+import { platformWithNodeProcess } from '../support/remote-node.js';
 import { until } from '../support/wait.js';
 
 const maybe = hasAgentBuild ? test : test.skip;
 
-let p: TestPlatform | null = null;
-let stopNode: (() => Promise<void>) | null = null;
-afterAll(async () => {
-  await stopNode?.();
-  await p?.stop();
-}, 60_000);
+const startPlatform = platformWithNodeProcess();
 
 maybe('a backup the node starts after the panel gave up on it is deleted on the node; its record stays failed', async () => {
-  p = await startTestPlatform();
-  const admin = await p.admin();
-  const { nodeId, agent, stop } = await startNodeProcess(p, admin.token, 'late', 0, { HEARTBEAT_SECONDS: '1' });
-  stopNode = stop;
+  const { p, token, nodeId, agent } = await startPlatform({}, 'late', 0, { HEARTBEAT_SECONDS: '1' });
+  const admin = { token };
   const demo = (await p.request('GET', '/api/v1/blueprints', { token: admin.token })).body.data.find((b: any) => b.key === 'demo-game');
   const created = await p.request('POST', '/api/v1/servers', { token: admin.token, body: { name: 'late', nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 } });
   const id: string = created.body.data.id;

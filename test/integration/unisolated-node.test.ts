@@ -3,24 +3,16 @@
  * do, through the API (422 INVALID_STATE, details.agentCode SERVER_NOT_ISOLATED).
  */
 import { hasAgentBuild, NOBODY } from '../agent/agent-process.js';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { startNodeProcess } from '../support/remote-node.js';
+import { platformWithNodeProcess } from '../support/remote-node.js';
 import { until } from '../support/wait.js';
 
 const maybe = hasAgentBuild ? test : test.skip;
 
-let p: TestPlatform | null = null;
-let stopNode: (() => Promise<void>) | null = null;
-afterAll(async () => {
-  await stopNode?.();
-  await p?.stop();
-}, 60_000);
+const startPlatform = platformWithNodeProcess();
 
 maybe('starting a server on a node whose agent cannot isolate it answers 422 with the reason and what to do', async () => {
-  p = await startTestPlatform();
-  const admin = await p.admin();
-  const { nodeId, stop } = await startNodeProcess(p, admin.token, 'unprivileged', NOBODY);
-  stopNode = stop;
+  const { p, token, nodeId } = await startPlatform({}, 'unprivileged', NOBODY);
+  const admin = { token };
 
   const bps = await p.request('GET', '/api/v1/blueprints', { token: admin.token });
   const demo = bps.body.data.find((b: any) => b.key === 'demo-game');

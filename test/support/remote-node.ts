@@ -4,7 +4,7 @@ import { startAgent, type AgentOptions, type RunningAgent } from '../../src/agen
 import { Node } from '../../src/entities/Node.js';
 import { startAgentProcess, type AgentProcess } from '../agent/agent-process.js';
 import { killAllUnder } from '../agent/helpers.js';
-import type { TestPlatform } from './harness.js';
+import { startTestPlatform, type TestPlatform } from './harness.js';
 
 export async function startRemoteNode(
   p: TestPlatform,
@@ -48,4 +48,37 @@ export async function startNodeProcess(
     rmSync(agent.dataDir, { recursive: true, force: true });
   };
   return { nodeId, agent, stop };
+}
+
+export interface PlatformWithNode {
+  p: TestPlatform;
+  /** an administrator's token */
+  token: string;
+  nodeId: string;
+  agent: AgentProcess;
+}
+
+/**
+ * For a test file whose test needs a platform and a node process of its own: returns the function
+ * that starts them, and stops both after the file's tests.
+ */
+export function platformWithNodeProcess(): (
+  opts: Parameters<typeof startTestPlatform>[0],
+  name: string,
+  uid?: number,
+  env?: Record<string, string>,
+) => Promise<PlatformWithNode> {
+  let p: TestPlatform | null = null;
+  let stopNode: (() => Promise<void>) | null = null;
+  afterAll(async () => {
+    await stopNode?.();
+    await p?.stop();
+  }, 60_000);
+  return async (opts, name, uid = 0, env = {}) => {
+    p = await startTestPlatform(opts);
+    const token = (await p.admin()).token;
+    const node = await startNodeProcess(p, token, name, uid, env);
+    stopNode = node.stop;
+    return { p, token, nodeId: node.nodeId, agent: node.agent };
+  };
 }
