@@ -21,9 +21,17 @@ export function configFileNameProblem(name: string): string | null {
   return ok ? null : `the file name must be a relative path inside the server\u2019s directory (no \`..\`, at most ${CONFIG_LIMITS.file} characters)`;
 }
 
-/** A key of any parser: 1-255 characters. */
+/**
+ * What no key or value may hold: control characters but tab, the line breaks of YAML 1.1 readers
+ * (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR: SnakeYAML and PyYAML end a line there, so a value would
+ * write keys of its own), and lone surrogates (not text; PostgreSQL refuses them).
+ */
+const NOT_PLAIN_TEXT = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udfff]/u;
+
+/** A key of any parser: 1-255 characters of plain text. */
 export function configKeyProblem(key: string): string | null {
-  return key.trim() === '' || key.length > CONFIG_LIMITS.key ? `the key must be 1-${CONFIG_LIMITS.key} characters` : null;
+  if (key.trim() === '' || key.length > CONFIG_LIMITS.key) return `the key must be 1-${CONFIG_LIMITS.key} characters`;
+  return NOT_PLAIN_TEXT.test(key) ? 'the key must be plain text (no control characters or line breaks)' : null;
 }
 
 const XML_NAME = /^[\p{L}_][\p{L}\p{N}_:-]*$/u;
@@ -37,9 +45,11 @@ export function parserKeyProblem(parser: ConfigParser, key: string): string | nu
     : 'an xml key is a dotted path of element names from the root element, e.g. `Config.ServerPort` (no `*`, no `[0]`)';
 }
 
-/** One line of at most 4096 characters. */
+/** One line of at most 4096 characters of plain text. */
 export function configValueProblem(value: string): string | null {
-  return value.length > CONFIG_LIMITS.value || /[\u0000\r\n]/.test(value) ? `must be one line of at most ${CONFIG_LIMITS.value} characters` : null;
+  return value.length > CONFIG_LIMITS.value || NOT_PLAIN_TEXT.test(value)
+    ? `must be one line of at most ${CONFIG_LIMITS.value} characters, without control characters or line breaks`
+    : null;
 }
 
 /** A placeholder outside the allow-list (src/shared/config-files.ts). */

@@ -34,7 +34,7 @@ function resolveName(name: string, values: PlaceholderValues): string | null {
   if (name === 'server.build.default.ip') return values.ip;
   if (name === 'server.build.memory') return values.memory;
   const env = /^(?:server\.build\.env|env)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(name);
-  if (env) return values.env[env[1]!] ?? '';
+  if (env) return Object.hasOwn(values.env, env[1]!) ? values.env[env[1]!]! : '';
   return null;
 }
 

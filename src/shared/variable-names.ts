@@ -14,5 +14,7 @@ export const BLOCKED_VARS =
 export function variableNameProblem(name: string): string | null {
   if (!VARIABLE_KEY_RE.test(name)) return 'must be 1-64 letters, digits or underscores, not starting with a digit';
   if (BLOCKED_VARS.test(name)) return 'is reserved (the runtime or the panel sets it)';
+  // a record key that JavaScript objects and JSON parsers treat as the prototype: its value would be lost
+  if (name === '__proto__') return 'is reserved';
   return null;
 }

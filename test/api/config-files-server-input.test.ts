@@ -81,6 +81,32 @@ test('a variable with a line break is not written into any file: its key is skip
   await kill(id);
 }, 60_000);
 
+test('a variable with a line break of YAML 1.1 readers (U+2028) adds no key; a last backslash does not swallow the next properties line; {{env.constructor}} is empty', async () => {
+  const id = await createServer(
+    await blueprint('config-files-plain-text', {
+      fileDenylist: ['server.properties', 'app.yml'],
+      variables: [
+        { key: 'MOTD', default: 'hello', rules: 'required|string|max:200' },
+        { key: 'TAIL', default: 'x', rules: 'required|string|max:200' },
+      ],
+      configFiles: [
+        { file: 'app.yml', parser: 'yaml', find: { motd: '{{env.MOTD}}', 'online-mode': 'true' } },
+        { file: 'server.properties', parser: 'properties', find: { motd: '{{env.TAIL}}', 'white-list': 'true', proto: '{{env.constructor}}' } },
+      ],
+    }),
+  );
+  // SnakeYAML and PyYAML end a line at U+2028: written as a plain scalar, it made keys of its own
+  const put = await p.request('PUT', `/api/v1/servers/${id}/startup`, { token: user, body: { variables: { MOTD: 'hi\u2028online-mode:\u2028 false', TAIL: 'owned\\' } } });
+  expect(put.status).toBe(200);
+  expect((await p.request('POST', `/api/v1/servers/${id}/start`, { token: user })).status).toBe(200);
+  await waitForStatus(p, admin, id, 'running');
+  expect(fileOf(id, 'app.yml')).toBe('online-mode: true\n');
+  await consoleSays(id, 'Configuration file app.yml: motd is not written: its value with the placeholders filled in must be one line');
+  // java.util.Properties reads `owned\\` as `owned\` and white-list as its own line
+  expect(fileOf(id, 'server.properties')).toBe('motd=owned\\\\\nproto=\nwhite-list=true\n');
+  await kill(id);
+}, 60_000);
+
 test('a server\'s file that is slow to parse does not hold the node agent: the start answers, another server answers meanwhile, and the file is left as it is', async () => {
   const bp = await blueprint('config-files-slow-file', { configFiles: [{ file: 'config.yml', parser: 'yaml', find: { port: '1' } }] });
   const [id, other] = [await createServer(bp), await createServer(bp)];

@@ -103,6 +103,16 @@ test('a malformed entry is a 422 naming config.files.<name>', async () => {
   expect(Object.keys(outside.body.error.details.fields)).toEqual(['config.files.../../etc/passwd']);
   const list = await bad({ 'a.json': { parser: 'json', find: { a: ['x'] } } });
   expect(list.body.error.details.fields['config.files.a.json.find.a']).toBe('must be a string');
+  // not text (PostgreSQL refuses NUL and lone surrogates: these answered 500), and YAML 1.1's line breaks
+  for (const find of [{ 'a\u0000b': 'x' }, { 'a\ud800': 'x' }, { a: 'x\udc00' }, { a: 'x\u2028y: 1' }, { a: 'x\u0085' }]) {
+    const r = await bad({ 'a.properties': { parser: 'properties', find } });
+    expect([r.status, Object.keys(r.body.error.details.fields)]).toEqual([422, [expect.stringMatching(/^config\.files\.a\.properties\.find\./)]]);
+  }
+  const created = await p.request('POST', '/api/v1/admin/blueprints', {
+    token: admin,
+    body: { key: 'config-nul-key', name: 'NUL key', startup: 'sleep 60', stop: 'SIGTERM', configFiles: [{ file: 'a.properties', parser: 'properties', find: { 'k\u0000': 'v' } }] },
+  });
+  expect(created.status).toBe(422);
 });
 
 test('at start, the allowed placeholders are written as the server\'s user; {{config.token}} is refused', async () => {

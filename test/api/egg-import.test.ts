@@ -194,6 +194,8 @@ describe('malformed eggs: 422 naming the field', () => {
     ['too many variables', (e) => ({ ...e, variables: Array.from({ length: 101 }, (_, i) => ({ ...e.variables[0], env_variable: `V${i}` })) }), 'variables'],
     ['a variable without env_variable', (e) => ({ ...e, variables: [{ ...e.variables[0], env_variable: undefined }] }), 'variables.0.env_variable'],
     ['a reserved variable name', (e) => ({ ...e, variables: [{ ...e.variables[0], env_variable: 'LD_PRELOAD' }] }), 'variables.0.env_variable'],
+    // a record key that objects treat as their prototype: the server's value for it was lost
+    ['a variable named __proto__', (e) => ({ ...e, variables: [{ ...e.variables[0], env_variable: '__proto__' }] }), 'variables.0.env_variable'],
     ['a variable name that is no name', (e) => ({ ...e, variables: [{ ...e.variables[0], env_variable: 'A B' }] }), 'variables.0.env_variable'],
     ['the same variable twice', (e) => ({ ...e, variables: [e.variables[0], e.variables[0]] }), 'variables.1.env_variable'],
     ['a regex rule that does not compile', (e) => ({ ...e, variables: [{ ...e.variables[0], rules: 'required|regex:/(/' }] }), 'variables.0.rules'],

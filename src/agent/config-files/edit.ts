@@ -53,11 +53,23 @@ function editProperties(text: string, entries: Entries): string {
   const keyOf = (line: string): string | null => (/^\s*[#!]/.test(line) ? null : (/^\s*([^=:\s]+)\s*[=:]/.exec(line)?.[1] ?? null));
   const lineOf = firstLines(lines, keyOf);
   for (const [key, value] of entries) {
+    const line = `${key}=${propertiesValue(value)}`;
     const at = lineOf.get(key);
-    if (at !== undefined) lines[at] = `${key}=${value}`;
-    else lines.push(`${key}=${value}`);
+    if (at !== undefined) lines[at] = line;
+    else lines.push(line);
   }
   return joined(lines);
+}
+
+/**
+ * A value as a properties line ends it: a last backslash that is not escaped would continue the
+ * line onto the next key (java.util.Properties), so it is escaped. Backslashes before other
+ * characters stay as written (`\u00A7` colour codes in a MOTD).
+ */
+function propertiesValue(value: string): string {
+  let trailing = 0;
+  while (value[value.length - 1 - trailing] === '\\') trailing++;
+  return trailing % 2 ? value + '\\' : value;
 }
 
 /** Each key's first line (by index), in one pass over the file. */
