@@ -47,6 +47,9 @@ function afterGroupStart(src: string, i: number): number {
   return i + (src[i + 2] === '<' ? 4 : 3);
 }
 
+/** Why a pattern that {@link repeatsAmbiguousGroup} is refused. */
+export const AMBIGUOUS_REPEAT = 'repeats a group that can match in more than one way (e.g. (a+)+ or (a|b)*): it can take forever on some values; write it without (e.g. a+ or [ab]*)';
+
 export function repeatsAmbiguousGroup(src: string): boolean {
   const open: Group[] = [];
   const mark = () => {

@@ -8,10 +8,12 @@
  *   | `in:a,b` / `not_in:a,b` | `regex:/pattern/flags` / `not_regex:…` | `alpha` / `alpha_num` / `alpha_dash`
  *   | `digits:N` / `digits_between:A,B` | `url` | `ip`
  *
- * With an empty value only `required` is checked (as Laravel does for nullable fields).
+ * With an empty value only `required` is checked (as Laravel does for nullable fields). A pattern
+ * runs for a bounded time (src/shared/bounded-regex.ts): a value it cannot judge in time is refused.
  */
 import { isIP } from 'node:net';
-import { repeatsAmbiguousGroup } from './ambiguous-repeat';
+import { PatternTimeout, testWithin } from '../shared/bounded-regex';
+import { AMBIGUOUS_REPEAT, repeatsAmbiguousGroup } from './ambiguous-repeat';
 
 export interface Rule {
   name: string;
@@ -73,9 +75,20 @@ export function rulesProblem(rules: string): string | null {
     if (WITH_RANGE.has(name) && !/^\d+(\.\d+)?,\d+(\.\d+)?$/.test(arg)) return `${name} needs two numbers (${name}:A,B)`;
     if (WITH_LIST.has(name) && !arg) return `${name} needs a list (${name}:a,b)`;
     if (PATTERNS.has(name) && !compiles(arg)) return `${name} is not a valid regular expression`;
-    if (PATTERNS.has(name) && repeatsAmbiguousGroup(compilePattern(arg).source)) return `${name} repeats a group that can match in more than one way (e.g. (a+)+ or (a|b)*): it can take forever on some values; write it without (e.g. a+ or [ab]*)`;
+    if (PATTERNS.has(name) && repeatsAmbiguousGroup(compilePattern(arg).source)) return `${name} ${AMBIGUOUS_REPEAT}`;
   }
   return null;
+}
+
+const TOO_SLOW = 'could not be checked against its pattern in time: use a shorter or simpler value';
+
+function patternRule(name: string, arg: string, v: string): string | null {
+  try {
+    return testWithin(compilePattern(arg), v) === (name === 'regex') ? null : 'has an invalid format';
+  } catch (err) {
+    if (err instanceof PatternTimeout) return TOO_SLOW;
+    throw err;
+  }
 }
 
 const NUMERIC = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
@@ -124,9 +137,8 @@ function checkRule({ name, arg }: Rule, v: string, numeric: boolean): string | n
     case 'not_in':
       return arg.split(',').includes(v) ? `must not be one of ${arg}` : null;
     case 'regex':
-      return compilePattern(arg).test(v) ? null : 'has an invalid format';
     case 'not_regex':
-      return compilePattern(arg).test(v) ? 'has an invalid format' : null;
+      return patternRule(name, arg, v);
     case 'alpha':
       return /^[\p{L}\p{M}]+$/u.test(v) ? null : 'may only contain letters';
     case 'alpha_num':

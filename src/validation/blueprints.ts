@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { splitTemplate } from '../agent/environment/template.js';
+import { AMBIGUOUS_REPEAT, repeatsAmbiguousGroup } from '../blueprints/ambiguous-repeat.js';
 import { rulesProblem } from '../blueprints/rules.js';
 import { CONFIG_LIMITS, configFileNameProblem, configKeyProblem, configValueProblem, parserKeyProblem, placeholderProblem } from '../shared/config-file-checks.js';
 import { CONFIG_PARSERS } from '../shared/config-files.js';
@@ -147,10 +148,11 @@ function templateProblem(s: string): string | null {
 }
 
 function patternProblem(s: string): string | null {
+  let re: RegExp;
   try {
-    new RegExp(s); // as the agent compiles it
-    return null;
+    re = new RegExp(s); // as the agent compiles it
   } catch {
     return 'is not a valid regular expression';
   }
+  return repeatsAmbiguousGroup(re.source) ? AMBIGUOUS_REPEAT : null;
 }

@@ -19,6 +19,7 @@ import { InstallRun, openInstallLog, removeInstallLog } from './install';
 import { requestStop } from './power';
 import { removeInBackground } from './removal';
 import { ResourceMonitor, type ServerStats } from './monitor';
+import { firstMatchWithin, PATTERN_BUDGET_MS, PatternTimeout } from '../../shared/bounded-regex';
 
 const log = childLogger('agent');
 const MIB = 1024 * 1024;
@@ -131,6 +132,8 @@ export class Server extends EventEmitter {
     return this.env.identity;
   }
   private readyRe: RegExp | null;
+  /** Lines of a starting server not yet tested against readyRe. */
+  private readyLines: string[] = [];
   private proc: ManagedProcess | null = null;
   private installRun: InstallRun | null = null;
   private expectedExit: string | null = null;
@@ -257,7 +260,28 @@ export class Server extends EventEmitter {
 
   private onOutput(line: string, stream: OutputStream): void {
     this.console.push(line, stream, 'console');
-    if (this.status === 'starting' && this.readyRe && this.readyRe.test(line.replace(ANSI_RE, ''))) this.setStatus('running');
+    if (this.status === 'starting' && this.readyRe) this.watchReady(line);
+  }
+
+  /**
+   * Queues a line of a starting server for the ready pattern: the lines of one turn are tested
+   * together, for a bounded time (the pattern is the blueprint's, the text the server's).
+   */
+  private watchReady(line: string): void {
+    if (this.readyLines.push(line.replace(ANSI_RE, '')) === 1) setImmediate(() => this.checkReady());
+  }
+
+  private checkReady(): void {
+    const lines = this.readyLines;
+    this.readyLines = [];
+    if (this.status !== 'starting' || !this.readyRe) return;
+    try {
+      if (firstMatchWithin(this.readyRe, lines) < 0) return;
+    } catch (err) {
+      if (!(err instanceof PatternTimeout)) throw err;
+      this.console.system(`The blueprint's ready pattern took longer than ${PATTERN_BUDGET_MS} ms on the server's output, so the server is taken as running; ask an administrator to simplify the pattern.`);
+    }
+    this.setStatus('running');
   }
 
   /** Writes a command to stdin. Only while running. */
@@ -373,7 +397,17 @@ export class Server extends EventEmitter {
     this.startedLimits = { memory: this.spec.memory, disk: this.spec.disk };
     this.startedAt = new Date();
     this.setStatus('starting', { exitCode: null, reason: null });
-    const proc = this.env.spawn(this.spec, argv);
+    let proc: ManagedProcess;
+    try {
+      proc = this.env.spawn(this.spec, argv);
+    } catch (err) {
+      // the kernel refused it (E2BIG: the command line and environment are over its limit, …)
+      const message = `The process could not be started (${(err as Error).message}); shorten the server's variables or the startup command`;
+      this.systemLine(`Not starting: ${message}`);
+      this.desiredRunning = false;
+      this.setStatus('offline', { exitCode: null, reason: null });
+      throw new AgentError(422, 'INVALID_STARTUP', message);
+    }
     this.proc = proc;
     proc.on('line', (l: string, s: OutputStream) => this.onOutput(l, s));
     proc.on('exit', (info: ExitInfo) => this.onExit(proc, info));
@@ -553,7 +587,17 @@ export class Server extends EventEmitter {
     const command = installCommand(this.spec.install, this.spec.installShell, childPath());
     if (command.notice) this.console.system(command.notice, 'install');
     if (!this.env.sandboxed) this.console.system(UNMAPPED_NOTICE, 'install');
-    const run: InstallRun = new InstallRun(this.env.spawn(this.spec, command.argv), log, this.opts.installTimeoutMs, {
+    let proc: ManagedProcess;
+    try {
+      proc = this.env.spawn(this.spec, command.argv);
+    } catch (err) {
+      // the kernel refused it (E2BIG: the script is over its limit for one argument, …)
+      log.end();
+      this.console.system(`Installation failed (the script could not be started: ${(err as Error).message}); shorten the install script`, 'install');
+      this.setStatus('install_failed', { exitCode: null, reason: 'install_failed' });
+      return;
+    }
+    const run: InstallRun = new InstallRun(proc, log, this.opts.installTimeoutMs, {
       line: (l, stream) => this.console.push(l, stream, 'install'),
       notice: (text) => this.console.system(text, 'install'),
       exit: (info) => this.onInstallExit(run, info),
