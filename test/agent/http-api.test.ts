@@ -1,4 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { signRequest } from '../../src/shared/node-protocol';
@@ -175,11 +177,13 @@ describe('deleting a server with many files', () => {
     const id = newId();
     await createServer(h, demoSpec(id));
     const dir = path.join(h.dataDir, 'agent', 'servers', id);
+    // made without holding this process's event loop: a keep-alive connection that the agent closed
+    // meanwhile (idle 5 s) would otherwise be reused by the DELETE (ECONNRESET on a loaded machine)
     mkdirSync(path.join(dir, 'many'));
-    for (let i = 0; i < 5000; i++) writeFileSync(path.join(dir, 'many', `f${i}`), 'x');
+    for (let i = 0; i < 5000; i += 500) await Promise.all(Array.from({ length: 500 }, (_, j) => writeFile(path.join(dir, 'many', `f${i + j}`), 'x')));
     // the server's own files (they are removed as its user)
     const owner = statSync(dir);
-    execFileSync('chown', ['-R', `${owner.uid}:${owner.gid}`, dir]);
+    await promisify(execFile)('chown', ['-R', `${owner.uid}:${owner.gid}`, dir]);
     expect((await h.request('DELETE', `/api/servers/${id}`)).status).toBe(204);
     expect(existsSync(dir)).toBe(false);
     const serversDir = path.join(h.dataDir, 'agent', 'servers');
