@@ -164,8 +164,16 @@ export class BackupsService {
     const { truncate = false } = parseInput(restoreBackupInput, input ?? {});
     if (backup.status !== 'completed') throw AppError.invalidState('Only a completed backup can be restored.');
     if (server.status !== 'offline' && server.status !== 'install_failed') throw AppError.invalidState(`Stop the server before restoring a backup (it is ${server.status}).`);
-    await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/backups/${backup.id}/restore`, { truncate });
-    await this.em.nativeUpdate(Server, { id: server.id }, { status: 'restoring' });
+    // restoring before the node is asked: the node's report of the end, which may come before its
+    // answer, moves the server from restoring to offline
+    const was = server.status;
+    if (!(await this.em.nativeUpdate(Server, { id: server.id, status: was }, { status: 'restoring' }))) throw AppError.invalidState('The server changed meanwhile; look at its status and try again.');
+    try {
+      await this.agents.call(server.node, 'POST', `/api/servers/${server.id}/backups/${backup.id}/restore`, { truncate });
+    } catch (err) {
+      await this.em.nativeUpdate(Server, { id: server.id, status: 'restoring' }, { status: was });
+      throw err;
+    }
     await this.activity.record({ event: 'server:backup.restore', serverId: server.id, actor: a, properties: { backupId: backup.id, truncate } });
     return backup;
   }

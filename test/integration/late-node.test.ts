@@ -41,4 +41,11 @@ maybe('a backup the node starts after the panel gave up on it is deleted on the 
   await until(() => !held().includes(`${failed.id}.json`) || null, 20_000, `the node to drop the backup it made late (it holds ${held().join(', ')})`);
   expect(held()).toEqual([`${next.body.data.id}.json`]);
   expect((await p.request('GET', B(`/${failed.id}`), { token: admin.token })).body.data.status).toBe('failed');
+
+  // a restore is recorded before the node is asked (its report of the end may come before its
+  // answer); when the node does not answer, the server is offline again, not left restoring
+  agent.child.kill('SIGSTOP');
+  expectError(await p.request('POST', B(`/${next.body.data.id}/restore`), { token: admin.token, body: {} }), 422, 'NODE_UNAVAILABLE');
+  expect(await status()).toBe('offline');
+  agent.child.kill('SIGCONT');
 }, 120_000);
