@@ -27,7 +27,7 @@ import { activityFilter } from '../validation/activity.js';
 import { createSubuserInput, updateSubuserInput } from '../validation/subusers.js';
 import { createBackupInput, restoreBackupInput } from '../validation/backups.js';
 import { updateStartupInput } from '../validation/startup.js';
-import { createScheduleInput, updateScheduleInput } from '../validation/schedules.js';
+import { createScheduleInput, MAX_SCHEDULES, updateScheduleInput } from '../validation/schedules.js';
 import { chmodInput as chmodFileInput, compressInput as compressFilesInput, decompressInput as decompressFileInput, deleteInput as deleteFilesInput, listQuery as listFilesQuery, pathInput as filePathInput, renameInput as renameFileInput, searchQuery as searchFilesQuery } from '../validation/files.js';
 import {
   ApiTokenSchema,
@@ -154,7 +154,7 @@ const SCHEDULE_OPERATIONS: Operation[] = [
     method: 'post', path: '/servers/{id}/schedules', operationId: 'createSchedule', tag: 'Schedules', summary: 'Create a schedule',
     description: 'Needs `schedule.create`. `cron` has five fields (minute hour day-of-month month day-of-week; lists, ranges, steps, names), read in `timezone` (default UTC). Across a DST change a time that does not exist runs at the first valid instant after the gap and a time that happens twice runs once, for expressions whose minute and hour hold no wildcard or step; with a wildcard or step they follow the real clock. Tasks (1..10) run in list order; `sequence` is the position. `backup` tasks are accepted but fail when run: backups are not available on this panel yet.',
     auth: 'user', pathId: 'Server', body: createScheduleInput, success: { status: 201, description: 'The new schedule, with `nextRunAt` (null when disabled).', schema: envelope(ScheduleSchema) },
-    errors: scheduleErrors('schedule.create', { 400: '', 422: SCHEDULE_BODY_ERRORS }),
+    errors: scheduleErrors('schedule.create', { 400: '', 422: `${SCHEDULE_BODY_ERRORS} QUOTA_EXCEEDED: the server holds ${MAX_SCHEDULES} schedules, the most it may have (\`details.exceeded: ["schedules"]\`, with \`limits\`, \`used\` and \`requested\`): delete one first.` }),
   },
   { method: 'get', path: '/servers/{id}/schedules/{scheduleId}', operationId: 'getSchedule', tag: 'Schedules', summary: 'Get a schedule', description: 'Needs `schedule.read`.', auth: 'user', pathId: 'Server', params: scheduleParam, success: { status: 200, description: 'The schedule.', schema: envelope(ScheduleSchema) }, errors: scheduleErrors('schedule.read') },
   {

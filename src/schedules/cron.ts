@@ -50,6 +50,11 @@ export function isTimeZone(tz: string): boolean {
   }
 }
 
+/** Which of a stored pattern and zone nextRun() throws on: the zone when this runtime does not know it, else the pattern. */
+export function unreadablePart(timezone: string): 'cron' | 'timezone' {
+  return isTimeZone(timezone) ? 'cron' : 'timezone';
+}
+
 /** The first instant strictly after `after` that the pattern names in `timezone`; null if none. */
 export function nextRun(cron: string, timezone: string, after: Date): Date | null {
   return job(cron, timezone).nextRun(after);

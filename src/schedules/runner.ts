@@ -1,16 +1,17 @@
 /**
  * The schedule runner of one panel instance. Every tick it claims the due runs in the shared
- * database (src/schedules/claim.ts: each run is claimed by one instance only) and executes them in
+ * database (src/schedules/claim.ts: each run is claimed by one instance only), batch after batch
+ * until nothing is due (at most TICK_MAX_CLAIMS runs or TICK_MAX_MS per tick), and executes them in
  * the background (src/schedules/execute.ts). Its clock is injected: `now()` and `sleep()` default
  * to the real ones, and tests drive `tick()` and await `idle()` with a clock of their own.
  */
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { childLogger } from '../logger.js';
 import type { ActivityRecorder } from '../services/activity.service.js';
 import type { Actor } from '../services/actor.js';
 import { Schedule } from '../entities/Schedule.js';
 import type { ScheduleRun } from '../entities/ScheduleRun.js';
-import { claim, dueSchedules, startManualRun } from './claim.js';
+import { claim, dueSchedules, startManualRun, type DueSchedule } from './claim.js';
 import { executeRun, RunnerStopped, type ClaimedRun } from './execute.js';
 import type { PerformTask } from './tasks.js';
 
@@ -20,6 +21,10 @@ export interface RunnerClock {
   now?: () => Date;
   sleep?: (ms: number) => Promise<void>;
 }
+
+/** What one tick claims at most, and for how long (real time) it reads further batches. */
+export const TICK_MAX_CLAIMS = 5000;
+export const TICK_MAX_MS = 4000;
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
 
@@ -81,26 +86,47 @@ export class ScheduleRunner {
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Starts a run of the schedule now (enabled or not) for `actor`; resolves with the new run. */
-  async runNow(scheduleId: string, actor: Actor): Promise<ScheduleRun> {
-    const run = await startManualRun(this.orm, this.activity, scheduleId, actor, this.now());
-    this.launch(run, { actor, properties: { scheduleId, runId: run.id } });
+  /**
+   * Starts a run now (enabled or not) for `actor` of the schedule `pick` reads, locked, and accepts
+   * (src/schedules/claim.ts startManualRun); resolves with the new run.
+   */
+  async runNow(actor: Actor, pick: (em: EntityManager) => Promise<Schedule>): Promise<ScheduleRun> {
+    const run = await startManualRun(this.orm, this.activity, pick, actor, this.now());
+    this.launch(run, { actor, properties: { scheduleId: run.schedule.id, runId: run.id } });
     return run;
   }
 
+  /**
+   * Claims batch after batch of due runs until none is due, every claim of a batch failed (they are
+   * tried again next tick), or the tick has claimed TICK_MAX_CLAIMS runs or spent TICK_MAX_MS.
+   */
   private async claimDue(): Promise<number> {
     const now = this.now();
+    const until = Date.now() + TICK_MAX_MS;
     let claimed = 0;
-    for (const due of await dueSchedules(this.orm, now)) {
+    for (;;) {
+      const batch = await dueSchedules(this.orm, now);
+      const { ran, failed } = await this.claimBatch(batch, now);
+      claimed += ran;
+      if (!batch.length || failed === batch.length || claimed >= TICK_MAX_CLAIMS || Date.now() > until) return claimed;
+    }
+  }
+
+  /** Claims each due run of the batch: how many this instance claimed, and how many claims threw. */
+  private async claimBatch(batch: DueSchedule[], now: Date): Promise<{ ran: number; failed: number }> {
+    let ran = 0;
+    let failed = 0;
+    for (const due of batch) {
       const run = await claim(this.orm, this.activity, due, now).catch((err: Error) => {
         log.warn({ err: err.message, scheduleId: due.id }, 'could not claim a due schedule run; trying again next tick');
+        failed++;
         return null;
       });
       if (!run) continue;
-      claimed++;
+      ran++;
       if (run.status === 'running') this.launch(run, { actor: null, properties: { scheduleId: due.id, runId: run.id } });
     }
-    return claimed;
+    return { ran, failed };
   }
 
   private launch(run: ScheduleRun, by: ClaimedRun['by']): void {

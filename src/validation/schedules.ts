@@ -1,6 +1,7 @@
 /**
  * Inputs of a server's schedules. `cron` is five fields read with croner (src/schedules/cron.ts),
- * `timezone` an IANA name (default UTC). Tasks come as a whole list (1..10), run in list order:
+ * stored with single spaces between them; `timezone` an IANA name (default UTC), stored under its
+ * canonical name (`utc` → `UTC`, `europe/berlin` → `Europe/Berlin`). Tasks come as a whole list (1..10), run in list order:
  * their `sequence` is their position. Payloads: `command` `{ command }`, `power` `{ action }`,
  * `backup` `{}`.
  */
@@ -10,12 +11,15 @@ import { cronProblem, isTimeZone } from '../schedules/cron.js';
 import { displayName, isWellFormed, UNICODE_MESSAGE } from './common.js';
 
 export const MAX_TASKS = 10;
+/** Schedules a server may hold (src/services/schedules.service.ts refuses more). */
+export const MAX_SCHEDULES = 50;
 export const MAX_OFFSET_SECONDS = 900;
 
 const cron = z
   .string({ message: 'must be a string' })
   .trim()
   .max(200, 'must be at most 200 characters')
+  .transform((s) => s.split(/\s+/).join(' '))
   .superRefine((s, ctx) => {
     const problem = cronProblem(s);
     if (problem) ctx.addIssue({ code: 'custom', message: `not a valid cron expression: ${problem}` });
@@ -25,6 +29,7 @@ const cron = z
 const timezone = z
   .string({ message: 'must be a string' })
   .refine(isTimeZone, 'must be an IANA time zone name, e.g. UTC or Europe/Berlin')
+  .transform((tz) => new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone)
   .meta({ description: 'IANA time zone the cron expression is read in.', example: 'Europe/Berlin' });
 
 const command = z

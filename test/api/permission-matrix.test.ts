@@ -58,6 +58,7 @@ const SCHEDULE = { name: 'matrix', cron: '0 4 * * *', tasks: [{ action: 'backup'
 
 /** A schedule of the server, made by its owner, for the operation under test to read, change or delete. */
 async function freshSchedule(): Promise<string> {
+  await p.orm.em.fork().getConnection().execute('delete from schedules where server_id = ?', [serverId]); // a server holds at most 50
   const r = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, { token: owner.token, body: SCHEDULE });
   if (r.status !== 201) throw new Error(r.text);
   return r.body.data.id;

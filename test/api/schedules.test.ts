@@ -166,6 +166,16 @@ test('bad input is a 422 naming the field, and nothing is created', async () => 
   expectFieldError(await p.request('GET', S(idle, '?limit=101'), { token: owner.token }), 'limit');
 });
 
+test('a cron is stored with single spaces, a time zone under its canonical name', async () => {
+  const s = await create(idle, { cron: ' 0\t4  *\n* * ', timezone: 'europe/berlin' });
+  expect(s).toMatchObject({ cron: '0 4 * * *', timezone: 'Europe/Berlin' });
+  expect(localTime(s.nextRunAt, 'Europe/Berlin')).toBe('04:00');
+  const patched = await p.request('PATCH', S(idle, `/${s.id}`), { token: owner.token, body: { cron: '15\u00a04 * *\t\tMON', timezone: 'utc' } });
+  expect(patched.body.data).toMatchObject({ cron: '15 4 * * MON', timezone: 'UTC' });
+  expect((await p.request('GET', S(idle, `/${s.id}`), { token: owner.token })).body.data).toMatchObject({ cron: '15 4 * * MON', timezone: 'UTC' });
+  expect((await p.request('DELETE', S(idle, `/${s.id}`), { token: owner.token })).status).toBe(204);
+});
+
 test('a subuser needs the schedule key of each operation; a stranger sees nothing', async () => {
   const s = await create(idle, {});
   expect((await p.request('POST', `/api/v1/servers/${idle}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['schedule.read'] } })).status).toBe(201);
