@@ -1,36 +1,49 @@
 /**
  * Runs a pattern one person wrote against text another controls (a blueprint's variable rules
- * against a user's value, its ready pattern against what a server prints) for a bounded time. A
- * JavaScript regular expression can backtrack for minutes on a crafted text, and it runs on the
- * event loop that serves everyone else; inside a `vm` script with a timeout, V8 stops it there.
- * Each call starts a watchdog thread (about 0.1 ms), so callers pass many texts at once.
+ * against a user's value, its ready pattern against what a server prints, a backup's ignore patterns
+ * against a server's file names) for a bounded time. A JavaScript regular expression can backtrack
+ * for minutes on a crafted text, and it runs on the event loop that serves everyone else; called
+ * from a `vm` script with a timeout, V8 stops it there. Each call starts a watchdog thread (about
+ * 0.1 ms), so callers pass many texts at once.
  */
 import vm from 'node:vm';
 
 /** The time one call may take. */
 export const PATTERN_BUDGET_MS = 50;
 
-const context = vm.createContext({ re: null, texts: [] });
-const firstMatch = new vm.Script('texts.findIndex((t) => { re.lastIndex = 0; return re.test(t); })');
+const context = vm.createContext({ work: null });
+const call = new vm.Script('work()');
 
-/** The pattern took longer than its budget on the text. */
+/** The work took longer than its budget. */
 export class PatternTimeout extends Error {
   constructor(ms: number) {
     super(`the pattern took longer than ${ms} ms`);
   }
 }
 
-/** The index of the first text `re` matches (-1: none); throws PatternTimeout past `ms`. */
-export function firstMatchWithin(re: RegExp, texts: readonly string[], ms = PATTERN_BUDGET_MS): number {
-  Object.assign(context, { re, texts });
+/** What `work` returns; throws PatternTimeout when it runs longer than `ms` (V8 stops it). */
+export function withinTime<T>(work: () => T, ms = PATTERN_BUDGET_MS): T {
+  context.work = work;
   try {
-    return firstMatch.runInContext(context, { timeout: ms }) as number;
+    return call.runInContext(context, { timeout: ms }) as T;
   } catch (err) {
     if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') throw new PatternTimeout(ms);
     throw err;
   } finally {
-    Object.assign(context, { re: null, texts: [] });
+    context.work = null;
   }
+}
+
+/** The index of the first text `re` matches (-1: none); throws PatternTimeout past `ms`. */
+export function firstMatchWithin(re: RegExp, texts: readonly string[], ms = PATTERN_BUDGET_MS): number {
+  return withinTime(
+    () =>
+      texts.findIndex((t) => {
+        re.lastIndex = 0;
+        return re.test(t);
+      }),
+    ms,
+  );
 }
 
 /** Whether `re` matches `text`; throws PatternTimeout past `ms`. */

@@ -9,7 +9,7 @@ import { AgentError, invalidState, notFound } from '../errors';
 import type { ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 import { backupArchive, makeBackup, restoreBackup } from './backup';
-import type { BackupStore } from './store';
+import type { BackupStore, Manifest } from './store';
 
 const log = childLogger('agent');
 
@@ -22,6 +22,8 @@ export class Backups {
   private readonly toCollect = new Set<string>();
   /** collections under way, by server: a backup waits for its server's before it begins */
   private readonly collecting = new Map<string, Promise<void>>();
+  /** per server: how many deletes of its backups are under way (a restore is refused meanwhile) */
+  private readonly deleting = new Map<string, number>();
 
   constructor(
     readonly store: BackupStore,
@@ -37,12 +39,13 @@ export class Backups {
     }
   }
 
-  /** Backups of a server may run together; a restore runs alone. */
+  /** Backups of a server may run together; a restore runs alone, and not while one of its backups is being deleted. */
   private claim(server: Server, what: 'backup' | 'restore'): () => void {
     const id = server.spec.id;
     const under = this.busy.get(id) ?? 0;
     if (under < 0) throw invalidState('A restore of this server is under way; try again when it is done.');
     if (what === 'restore' && under > 0) throw invalidState('A backup of this server is under way; restore once it is done.');
+    if (what === 'restore' && this.deleting.has(id)) throw invalidState('A backup of this server is being deleted; restore once that is done.');
     this.busy.set(id, what === 'restore' ? -1 : under + 1);
     return () => {
       const now = this.busy.get(id) ?? 0;
@@ -52,14 +55,15 @@ export class Backups {
   }
 
   /**
-   * Deletes the server's unused blobs when one was asked for and none of its backups is under way
-   * (a backup holds blobs no manifest names yet); resolves when that collection is done.
+   * Deletes the server's unused blobs when one was asked for and neither a backup (it holds blobs no
+   * manifest names yet) nor a restore (it reads them) of the server is under way; resolves when that
+   * collection is done.
    */
   private collectWhenIdle(serverId: string): Promise<void> {
     const under = this.collecting.get(serverId);
     // one asked for during a collection runs after it
     if (under) return under.then(() => this.collectWhenIdle(serverId));
-    if (!this.toCollect.has(serverId) || (this.busy.get(serverId) ?? 0) > 0) return Promise.resolve();
+    if (!this.toCollect.has(serverId) || this.busy.has(serverId)) return Promise.resolve();
     this.toCollect.delete(serverId);
     const collection = this.store
       .collect(serverId)
@@ -107,16 +111,22 @@ export class Backups {
 
   /** Starts putting a backup back (the server must be offline); its outcome is reported. */
   async restore(server: Server, backupId: string, truncate: boolean): Promise<void> {
-    const manifest = await this.store.manifest(server.spec.id, backupId);
-    if (!manifest) throw notFound('Backup not found on this node');
-    const release = this.claim(server, 'restore');
+    const serverId = server.spec.id;
+    // claimed first: a delete of the backup is refused from here on
+    const claimed = this.claim(server, 'restore');
+    const release = () => {
+      claimed();
+      void this.collectWhenIdle(serverId);
+    };
+    let manifest: Manifest | null;
     try {
+      manifest = await this.store.manifest(serverId, backupId);
+      if (!manifest) throw notFound('Backup not found on this node');
       server.beginRestore();
     } catch (err) {
       release();
       throw err;
     }
-    const serverId = server.spec.id;
     void restoreBackup({ files: this.files, store: this.store, server, manifest, truncate })
       .then(() => this.report({ kind: 'restore', serverId, backupId, status: 'completed', at: new Date().toISOString() }))
       .catch((err: Error) => {
@@ -136,18 +146,27 @@ export class Backups {
   }
 
   /**
-   * Deletes a backup: one under way is stopped first. Its blobs no other backup holds are deleted
-   * before this resolves, or, while other backups of the server are under way, when they end.
+   * Deletes a backup (refused during a restore of the server, and a restore is refused during it): one
+   * under way is stopped first. Its blobs no other backup holds are deleted before this resolves, or,
+   * while other backups of the server are under way, when they end.
    */
   async remove(serverId: string, backupId: string): Promise<void> {
     if ((this.busy.get(serverId) ?? 0) < 0) throw new AgentError(422, 'INVALID_STATE', 'A restore of this server is under way; delete the backup once it is done.');
-    const under = this.running.get(backupId);
-    if (under) {
-      under.stop.abort();
-      await under.run;
+    // counted at once: a restore asked for from here on is refused until the delete is done
+    this.deleting.set(serverId, (this.deleting.get(serverId) ?? 0) + 1);
+    try {
+      const under = this.running.get(backupId);
+      if (under) {
+        under.stop.abort();
+        await under.run;
+      }
+      await this.store.drop(serverId, backupId);
+      this.toCollect.add(serverId);
+      await this.collectWhenIdle(serverId);
+    } finally {
+      const left = this.deleting.get(serverId)! - 1;
+      if (left) this.deleting.set(serverId, left);
+      else this.deleting.delete(serverId);
     }
-    await this.store.drop(serverId, backupId);
-    this.toCollect.add(serverId);
-    await this.collectWhenIdle(serverId);
   }
 }

@@ -383,7 +383,10 @@ export class Jail {
     return made;
   }
 
-  /** Makes the symlink `parts` pointing to `target` (a relative path, checked by the caller); `parts` must not exist. */
+  /**
+   * Makes the symlink `parts` pointing to `target` (the caller's to check: a relative path leading
+   * inside, or for a restore the target the server's own link had); `parts` must not exist.
+   */
   async symlink(parts: readonly string[], target: string): Promise<Entry> {
     return this.inParent(parts, async (dir, name) => {
       await fsp.symlink(target, this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)));

@@ -26,7 +26,9 @@ export type FileRequest = { reach?: Reach } & (
   | { op: 'unlink'; path: string }
   | { op: 'rmdir'; path: string }
   | { op: 'readlink'; path: string }
-  | { op: 'symlink'; path: string; target: string }
+  // raw: the target is written as it is (a restore puts back the link the server had); else it is
+  // made relative and must lead inside the server (paths.ts linkTarget)
+  | { op: 'symlink'; path: string; target: string; raw?: boolean }
   | { op: 'chmod'; path: string; mode: number }
   | { op: 'search'; path: string; query: string }
   | { op: 'walk'; path: string }

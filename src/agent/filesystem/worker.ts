@@ -129,7 +129,7 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
       return { target: await jail.readlink(pathComponents(req.path)) };
     case 'symlink': {
       const link = pathComponents(req.path);
-      return { entry: await jail.symlink(link, linkTarget(link, req.target)) };
+      return { entry: await jail.symlink(link, req.raw ? req.target : linkTarget(link, req.target)) };
     }
     case 'chmod':
       return { entry: await jail.chmod(pathComponents(req.path), req.mode) };
