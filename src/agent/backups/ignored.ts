@@ -1,33 +1,28 @@
 /**
  * A backup's ignore patterns (gitignore style, matched by the `ignore` package), bounded so that no
  * pattern can hold the agent: its regular expressions backtrack, and `*a*a*a*a*a*b` against one name
- * of 130 `a`s alone takes half a minute of the agent's only thread. A pattern may have at most
- * MAX_WILDCARDS wildcards and MAX_PATTERN_CHARS characters (one past them fails the backup, naming it),
- * and the names are matched in batches, each for at most BATCH_MS (src/shared/bounded-regex.ts; a
- * batch that takes longer fails the backup): the agent's other work waits BATCH_MS at most.
+ * of 130 `a`s alone takes half a minute of the agent's only thread. A pattern past the limits of
+ * src/shared/ignore-patterns.ts fails the backup, naming it, and the names are matched in batches,
+ * each for at most BATCH_MS (src/shared/bounded-regex.ts; a batch that takes longer fails the
+ * backup): the agent's other work waits BATCH_MS at most.
  */
 import ignore, { type Ignore } from 'ignore';
 import { PatternTimeout, withinTime } from '../../shared/bounded-regex';
+import { clip, ignorePatternProblem } from '../../shared/ignore-patterns';
 import { AgentError } from '../errors';
 
-export const MAX_WILDCARDS = 4;
-export const MAX_PATTERN_CHARS = 255;
 /** names matched in one go (one bounded call costs about 0.1 ms) */
 export const BATCH = 256;
 export const BATCH_MS = 250;
 
-const WILDCARD = /\*+|\?/g;
-
 const refused = (message: string) => new AgentError(422, 'VALIDATION_ERROR', message);
-const clip = (text: string): string => JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}\u2026` : text);
 
 /** The patterns of `lines` (blank lines and comments left out); VALIDATION_ERROR for one past the limits. */
 export function ignorePatterns(lines: string[]): string[] {
   const patterns = lines.filter((p) => p.trim() && !p.startsWith('#'));
   for (const p of patterns) {
-    const shown = clip(p);
-    if (p.length > MAX_PATTERN_CHARS) throw refused(`The ignore pattern ${shown} is longer than ${MAX_PATTERN_CHARS} characters: shorten it and try again.`);
-    if ((p.match(WILDCARD) ?? []).length > MAX_WILDCARDS) throw refused(`The ignore pattern ${shown} has more than ${MAX_WILDCARDS} wildcards (*, **, ?): simplify it and try again.`);
+    const problem = ignorePatternProblem(p);
+    if (problem) throw refused(problem);
   }
   return patterns;
 }
