@@ -121,10 +121,12 @@ export class UsersService {
   async revokeApiToken(actor: Actor | null, id: string): Promise<void> {
     const a = requireActor(actor);
     const tokenId = parseId(id, 'API token');
-    const token = await this.em.findOne(ApiToken, { id: tokenId, user: a.user.id, revokedAt: null });
-    if (!token) throw AppError.notFound('API token');
-    token.revokedAt = new Date();
-    await this.activity.record({ event: 'user:api-token.delete', actor: a, properties: { tokenId: token.id, name: token.name } }, this.em);
-    await this.em.flush();
+    // locked: of requests revoking the token at once, one revokes it, the others find it revoked (404)
+    await this.em.transactional(async (em) => {
+      const token = await em.findOne(ApiToken, { id: tokenId, user: a.user.id, revokedAt: null }, { lockMode: LockMode.PESSIMISTIC_WRITE });
+      if (!token) throw AppError.notFound('API token');
+      token.revokedAt = new Date();
+      await this.activity.record({ event: 'user:api-token.delete', actor: a, properties: { tokenId: token.id, name: token.name } }, em);
+    });
   }
 }

@@ -254,6 +254,17 @@ describe('API tokens', () => {
     expectError(await p.request('DELETE', `/api/v1/users/me/api-tokens/not-a-uuid`, { token: u.token }), 404, 'NOT_FOUND');
   });
 
+  test('a token revoked by several requests at once is revoked once: one 204, the others 404, one activity entry', async () => {
+    const u = await p.newUser();
+    for (let round = 0; round < 3; round++) {
+      const made = (await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: `twice ${round}` } })).body.data;
+      const answers = await Promise.all([0, 1, 2].map(() => p.request('DELETE', `/api/v1/users/me/api-tokens/${made.id}`, { token: u.token })));
+      expect(answers.map((r) => r.status).sort()).toEqual([204, 404, 404]);
+    }
+    const log = await p.request('GET', '/api/v1/users/me/activity?event=user:api-token.delete&limit=100', { token: u.token });
+    expect(log.body.data).toHaveLength(3);
+  });
+
   test('a token made with an expiring API token expires with it at the latest; a session may make a permanent one', async () => {
     const u = await p.newUser();
     const short = (await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: 'short', expiresInDays: 1 } })).body.data;
