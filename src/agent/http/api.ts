@@ -106,9 +106,11 @@ async function handle(ctx: ApiContext, req: IncomingMessage, res: ServerResponse
   // a body too late is dropped with its connection (the agent's answer to any unreadable request)
   limitBodyTime(req, res, { ms: ctx.bodyTimeoutMs, streamed, late: () => req.socket.destroy() });
   const address = req.socket.remoteAddress ?? 'unknown';
-  if (ctx.failures.over(address)) {
+  const refusedFor = ctx.failures.refusedFor(address);
+  if (refusedFor) {
     res.setHeader('connection', 'close');
-    throw new AgentError(429, 'RATE_LIMITED', 'Too many failed signatures from this address; try again in a minute.');
+    res.setHeader('retry-after', String(refusedFor));
+    throw new AgentError(429, 'RATE_LIMITED', `Too many failed signatures from this address; try again in ${refusedFor} s.`);
   }
   // the header first: a body is read only for a fresh signature of this node
   const auth = parseAuthHeader(req.headers.authorization);

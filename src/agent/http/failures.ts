@@ -19,8 +19,12 @@ export class FailureCounter {
     return times;
   }
 
-  over(address: string): boolean {
-    return this.recent(address, Date.now()).length >= this.limit;
+  /** Seconds until the address's requests are taken again (the oldest counted failure leaves the window); 0: now. */
+  refusedFor(address: string): number {
+    const now = Date.now();
+    const times = this.recent(address, now);
+    if (times.length < this.limit) return 0;
+    return Math.max(1, Math.ceil((times[times.length - this.limit]! + this.windowMs - now) / 1000));
   }
 
   failed(address: string): void {
