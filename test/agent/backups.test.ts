@@ -206,6 +206,23 @@ test('a folder the server made read-only is restored into, and read-only again a
   }
 });
 
+test('a name that holds U+FFFD as text (valid UTF-8) is backed up and restored like any other', async () => {
+  // the file manager refused every path holding U+FFFD, so the backup listed the file and then failed
+  // on it without naming it ("A path must be valid UTF-8 text.")
+  const name = path.join(dir, 'odd\uFFFDname.txt');
+  writeFileSync(name, 'kept');
+  chownSync(name, lstatSync(dir).uid, lstatSync(dir).gid);
+  try {
+    expect(await backup('b-fffd')).toMatchObject({ status: 'completed' });
+    rmSync(name);
+    expect(await restore('b-fffd', false)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(name, 'utf8')).toBe('kept');
+  } finally {
+    rmSync(name, { force: true });
+    await h.request('DELETE', `/api/servers/${id}/backups/b-fffd`);
+  }
+});
+
 test('a name that is not UTF-8, or a folder the server cannot read, fails the backup naming it', async () => {
   // the name was left out without a word (a "completed" backup without that file or folder), and an
   // unreadable folder failed it with "Reading the server's files was cut off"

@@ -19,7 +19,8 @@ const LONE_SURROGATE = /\p{Cs}/u;
 export function pathComponents(raw: unknown): string[] {
   if (typeof raw !== 'string') throw invalidPath('A path is a string.');
   if (raw.includes('\u0000')) throw invalidPath('A path must not contain NUL.');
-  if (LONE_SURROGATE.test(raw) || raw.includes('\uFFFD')) throw invalidPath('A path must be valid UTF-8 text.');
+  // (U+FFFD is text: listings show only names that are UTF-8, so it never stands for other bytes there)
+  if (LONE_SURROGATE.test(raw)) throw invalidPath('A path must be valid UTF-8 text.');
   if (Buffer.byteLength(raw) > MAX_PATH_BYTES) throw invalidPath(`A path is at most ${MAX_PATH_BYTES} bytes.`);
   const out: string[] = [];
   for (const part of raw.split('/')) {
