@@ -23,7 +23,7 @@ test('after 20 failed signatures the address gets 429 with Retry-After: the seco
   expect(new Set(statuses)).toEqual(new Set([401]));
   // even a good signature is refused now
   const refused = await fetch(`${h.base}/api/system`, { headers: { authorization: signRequest(h.nodeId, h.nodeKey, 'GET', '/api/system') } });
-  const body = await refused.json();
+  const body = (await refused.json()) as { error: { code: string; message: string } };
   expect([refused.status, body.error.code]).toEqual([429, 'RATE_LIMITED']);
   const wait = Number(refused.headers.get('retry-after'));
   expect(wait).toBeGreaterThanOrEqual(1);
