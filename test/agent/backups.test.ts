@@ -206,6 +206,29 @@ test('a folder the server made read-only is restored into, and read-only again a
   }
 });
 
+test('a restore with truncate removes folders the backup lacks even when the server made them read-only', async () => {
+  // deleting what a read-only folder held was refused (EACCES), and the restore failed on the very junk it is to remove
+  const own = (p: string) => chownSync(p, lstatSync(dir).uid, lstatSync(dir).gid);
+  expect(await backup('b-junk')).toMatchObject({ status: 'completed' });
+  const junk = path.join(dir, 'junk');
+  mkdirSync(path.join(junk, 'sub'), { recursive: true });
+  writeFileSync(path.join(junk, 'sub', 'f'), 'x');
+  for (const p of [junk, path.join(junk, 'sub'), path.join(junk, 'sub', 'f')]) own(p);
+  chmodSync(path.join(junk, 'sub'), 0o500);
+  chmodSync(junk, 0o500);
+  try {
+    expect(await restore('b-junk', true)).toMatchObject({ status: 'completed' });
+    expect(existsSync(junk)).toBe(false);
+  } finally {
+    if (existsSync(junk)) {
+      chmodSync(junk, 0o755);
+      chmodSync(path.join(junk, 'sub'), 0o755);
+      rmSync(junk, { recursive: true });
+    }
+    await h.request('DELETE', `/api/servers/${id}/backups/b-junk`);
+  }
+});
+
 test('a name that holds U+FFFD as text (valid UTF-8) is backed up and restored like any other', async () => {
   // the file manager refused every path holding U+FFFD, so the backup listed the file and then failed
   // on it without naming it ("A path must be valid UTF-8 text.")

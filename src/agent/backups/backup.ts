@@ -228,7 +228,8 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   const remove: string[] = [];
   // the modes things have now: a chmod is sent only where the backup's differs
   const modes = new Map<string, string>();
-  // folders kept that their owner may not write in now: opened for the restore, their modes set last
+  // folders kept that their owner may not write in now: opened for the restore, their modes set last;
+  // and folders to remove that their owner may not write in: opened, so that what they hold goes too
   const readOnly: { path: string; mode: number }[] = [];
   // the files there are now, by path: one that holds the backup's contents already is not written again
   const current = new Map<string, WalkEntry>();
@@ -236,10 +237,15 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
     modes.set(e.path, octal(e.mode));
     if (e.type === 'file') current.set(e.path, e);
     const w = wanted.get(e.path);
+    const locked = e.type === 'directory' && !(e.mode & 0o200);
     const parentRemoved = remove.some((r) => e.path.startsWith(r + '/'));
-    if (parentRemoved) continue;
-    if ((w && w.type !== e.type) || (!w && o.truncate) || (w?.type === 'symlink' && w.target !== e.target)) remove.push(e.path);
-    else if (w && e.type === 'directory' && !(e.mode & 0o200)) readOnly.push({ path: e.path, mode: e.mode });
+    if (parentRemoved) {
+      if (locked) readOnly.push({ path: e.path, mode: e.mode });
+      continue;
+    }
+    const removed = (w && w.type !== e.type) || (!w && o.truncate) || (w?.type === 'symlink' && w.target !== e.target);
+    if (removed) remove.push(e.path);
+    if (locked && (removed || w)) readOnly.push({ path: e.path, mode: e.mode });
   }
   for (const d of readOnly) {
     const made = await ask(files, server, { op: 'chmod', path: d.path, mode: d.mode | 0o700 });
