@@ -214,7 +214,7 @@ const STARTUP_OPERATIONS: Operation[] = [
   {
     method: 'put', path: '/servers/{id}/startup', operationId: 'updateServerStartup', tag: 'Servers', summary: "Change a server's startup variables",
     description: "Needs `startup.update`. Sets the named user-editable variables (the others keep their values); each value is checked by its variable's rules, and nothing is saved unless all pass. The server's node gets the new values at once; a running server uses them from its next start. Records `server:startup.edit` in the activity log with the keys changed (never the values). `{}` changes nothing and records nothing. On a panel with `USER_COMMAND_BLUEPRINTS=admins`, only administrators change the variables of a built-in user-command server (422 `fields.variables`).",
-    auth: 'user', pathId: 'Server', body: updateStartupInput, success: { status: 200, description: 'The startup command and variables, as GET answers them after the change.', schema: envelope(StartupSchema) },
+    auth: 'user', pathId: 'Server', body: updateStartupInput, success: { status: 200, description: 'The startup command and variables, as GET answers them after the change; for a caller without `startup.read`, only the variables sent and the startup template with its placeholders.', schema: envelope(StartupSchema) },
     errors: startupErrors('startup.update', { 400: '', 422: 'VALIDATION_ERROR: `fields["variables.<KEY>"]` for each key that is not a user-viewable variable of the blueprint ("is not a startup variable of this server"), is viewable but not user-editable ("is read-only"), or whose value breaks its rules (the rule\'s message, the same as on server create and update); `fields.variables` when the body\'s `variables` is not an object of strings.' }),
   },
 ];

@@ -12,7 +12,7 @@ export class StartupResolver {
     return ctx.services.startup.get(ctx.actor, serverId);
   }
 
-  @Mutation(() => ServerStartupType, { description: 'PUT /servers/:id/startup (startup.update): sets user-editable variables ({ KEY: "value" }), each checked by its rules.' })
+  @Mutation(() => ServerStartupType, { description: 'PUT /servers/:id/startup (startup.update): sets user-editable variables ({ KEY: "value" }), each checked by its rules. Without startup.read the answer holds only the variables sent and the startup template.' })
   updateServerStartup(
     @Arg('serverId', () => ID) serverId: string,
     @Arg('variables', () => GraphQLJSONObject) variables: Record<string, unknown>,

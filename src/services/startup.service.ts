@@ -12,7 +12,7 @@ import type { Blueprint } from '../entities/Blueprint.js';
 import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
-import { demand } from '../permissions/policy.js';
+import { demand, may, type ServerAccess } from '../permissions/policy.js';
 import { parseInput } from '../validation/common.js';
 import { updateStartupInput } from '../validation/startup.js';
 import type { ActivityRecorder } from './activity.service.js';
@@ -52,6 +52,16 @@ export function startupView(blueprint: Blueprint, values: Record<string, string>
   return { startup: startupLine(blueprint.startup, new Map(variables.map((v) => [v.key, v.value]))), variables };
 }
 
+/**
+ * What an update answers: the whole view for a caller who may read it (startup.read), else the
+ * variables they sent and the startup template with its placeholders (the other values are
+ * startup.read's to see, as Pterodactyl answers a variable's update with that variable).
+ */
+function answerFor(access: ServerAccess, view: StartupView, blueprint: Blueprint, sent: readonly string[]): StartupView {
+  if (may(access, 'startup.read')) return view;
+  return { startup: blueprint.startup, variables: view.variables.filter((v) => sent.includes(v.key)) };
+}
+
 /** `variables.<KEY>` → what is wrong, for every given key that may not be set or breaks its rules. */
 function problemsOf(blueprint: Blueprint, given: Record<string, string>, current: Record<string, string>): Record<string, string> {
   const byKey = new Map((blueprint.variables ?? []).map((v) => [v.key, v]));
@@ -78,7 +88,7 @@ export class StartupService {
     return startupView(server.blueprint, server.variables);
   }
 
-  /** Sets user-editable variables (422 per variable otherwise), tells the node, answers like `get`. */
+  /** Sets user-editable variables (422 per variable otherwise), tells the node, answers like `get` (see answerFor). */
   async update(actor: Actor | null, serverId: string, input: unknown): Promise<StartupView> {
     const a = requireActor(actor);
     const { server: current, access } = await this.servers.access(a, serverId);
@@ -89,11 +99,12 @@ export class StartupService {
     // what a record read and sent back repeats is no change
     const byKey = new Map((current.blueprint.variables ?? []).map((v) => [v.key, v]));
     const given = Object.fromEntries(Object.entries(asked).filter(([key, value]) => value !== valueOf(byKey.get(key)!, current.variables)));
-    if (!Object.keys(given).length) return startupView(current.blueprint, current.variables);
+    const sent = Object.keys(asked);
+    if (!Object.keys(given).length) return answerFor(access, startupView(current.blueprint, current.variables), current.blueprint, sent);
     assertMayChangeVariables(a, current.blueprint, this.rules);
     await this.save(a, current, given);
     const saved = await this.servers.afterWrite(current.id, access);
-    return startupView(saved.blueprint, saved.variables);
+    return answerFor(access, startupView(saved.blueprint, saved.variables), saved.blueprint, sent);
   }
 
   /**

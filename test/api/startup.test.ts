@@ -159,6 +159,16 @@ test('subusers need startup.read to see and startup.update to change; strangers 
   const r = await put(id, { PORT: '31000' }, writer);
   expect(r.status).toBe(200);
   expect(await stored(id)).toMatchObject({ PORT: '31000' });
+  // without startup.read the answer holds what was sent and the template, not the other values
+  // (a change of nothing answered every value: a read through the write key)
+  for (const sent of [{ PORT: '31000' }, {}]) {
+    const answer = await put(id, sent, writer);
+    expect(answer.status).toBe(200);
+    expect(answer.body.data.startup).toBe('./game --port {{PORT}} --motd {{MOTD}} --mode {{MODE}} --secret {{SECRET}} --memory {{SERVER_MEMORY}}');
+    expect(answer.body.data.variables.map((v: any) => [v.key, v.value])).toEqual(Object.entries(sent));
+  }
+  const gqlAnswer = await gql(p, 'mutation($id: ID!) { updateServerStartup(serverId: $id, variables: {}) { startup variables { key value } } }', { id }, { token: writer });
+  expect(expectData(gqlAnswer).updateServerStartup.variables).toEqual([]);
   const log = await p.request('GET', `/api/v1/servers/${id}/activity?event=server:startup`, { token: owner.token });
   expect(log.body.data[0].actor.id).not.toBe(owner.user.id); // the subuser's entry
 });
