@@ -88,8 +88,8 @@ export class Server implements ServerRecord {
   /** The folders the caller's file keys are limited to (empty: the whole server), set with `permissions` by ServersService.access; not persisted. */
   paths?: string[];
 
-  /** The variables the caller may not see (the blueprint's hidden ones, for everyone but administrators); not persisted. */
-  hiddenVariables?: string[];
+  /** The variables the caller may see (the blueprint's viewable ones; absent for administrators: all); not persisted. */
+  viewableVariables?: string[];
 
   /** The relations as ids (the ServerRecord shape); not persisted properties. */
   get ownerId(): string {

@@ -39,20 +39,21 @@ export interface ServerRecord {
   permissions?: string[];
   /** The folders the caller's file keys are limited to (empty: the whole server); set with `permissions`. */
   paths?: string[];
-  /** The variables the caller may not see; set for the caller by the service (absent: none). */
-  hiddenVariables?: string[];
+  /** The variables the caller may see (the blueprint's viewable ones); set by the service (absent: all, for administrators). */
+  viewableVariables?: string[];
 }
 
 /**
  * The server's variables as the caller may see them: a subuser reads their values with `startup.read`
- * only (they hold secrets: an RCON or admin password), and never the ones the blueprint hides.
+ * only (they hold secrets: an RCON or admin password), and only those the blueprint declares
+ * viewable (never a hidden one, nor a value kept under a key the blueprint no longer declares).
  */
-export function shownVariables(s: Pick<ServerRecord, 'variables' | 'hiddenVariables' | 'permissions'>): Record<string, string> {
+export function shownVariables(s: Pick<ServerRecord, 'variables' | 'viewableVariables' | 'permissions'>): Record<string, string> {
   const keys = s.permissions ?? [];
   if (!keys.includes(ALL_PERMISSIONS) && !keys.includes('startup.read')) return {};
-  if (!s.hiddenVariables?.length) return s.variables;
-  const hidden = new Set(s.hiddenVariables);
-  return Object.fromEntries(Object.entries(s.variables).filter(([k]) => !hidden.has(k)));
+  if (!s.viewableVariables) return s.variables;
+  const viewable = new Set(s.viewableVariables);
+  return Object.fromEntries(Object.entries(s.variables).filter(([k]) => viewable.has(k)));
 }
 
 export type UserRecord = Pick<User, 'id' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt'>;
@@ -70,7 +71,7 @@ export interface RecordTable<T = Record<string, unknown>> {
   dates: (keyof T & string)[];
 }
 
-export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions' | 'paths' | 'hiddenVariables'>> = {
+export const SERVER_RECORDS: RecordTable<Omit<ServerRecord, 'permissions' | 'paths' | 'viewableVariables'>> = {
   table: 'servers',
   columns: {
     id: 'id',

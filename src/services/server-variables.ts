@@ -18,9 +18,12 @@ export const editable = (v: BlueprintVariable): boolean => viewable(v) && (v.use
 /** Who sets the values: administrators set every variable, the server's users the editable ones. */
 export type Setter = 'admin' | 'user';
 
-/** The keys of the variables a server's users do not see (shown to administrators only). */
-export function hiddenKeys(blueprint: Pick<Blueprint, 'variables'>): string[] {
-  return (blueprint.variables ?? []).filter((v) => !viewable(v)).map((v) => v.key);
+/**
+ * The keys of the variables a server's users see: those the blueprint declares viewable. A value
+ * stored under any other key (hidden, or no longer declared) is for administrators only.
+ */
+export function viewableKeys(blueprint: Pick<Blueprint, 'variables'>): string[] {
+  return (blueprint.variables ?? []).filter(viewable).map((v) => v.key);
 }
 
 /**

@@ -21,7 +21,7 @@ import { createServerInput, updateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
-import { hiddenKeys, resolveVariables, type Setter } from './server-variables.js';
+import { resolveVariables, viewableKeys, type Setter } from './server-variables.js';
 import { assertMayChangeVariables, assertMayUseBlueprint, assertWithinQuota, OPEN_RULES, type ServerRules } from './server-rules.js';
 import {
   BLUEPRINT_RECORDS,
@@ -124,10 +124,12 @@ export class ServersService {
     const n = params.length;
     // the caller's keys and folders on a shared server ride on its row; null on the servers they own
     const shared = admin ? '' : `, (select jsonb_build_array(su.permissions, su.paths) from subusers su where su.server_id = s.id and su.user_id = $1 and s.owner_id <> $1) as "$shared"`;
-    // and the variables its blueprint hides from the server's users (hiddenKeys in SQL)
-    const hidden = admin ? '' : `, (select array_agg(bv->>'key') from blueprints b, jsonb_array_elements(b.variables) bv where b.id = s.blueprint_id and bv->>'userViewable' = 'false') as "$hidden"`;
+    // and the variables its blueprint shows the server's users (viewableKeys in SQL)
+    const viewable = admin
+      ? ''
+      : `, (select coalesce(array_agg(bv->>'key'), '{}') from blueprints b, jsonb_array_elements(b.variables) bv where b.id = s.blueprint_id and coalesce(bv->>'userViewable', 'true') <> 'false') as "$viewable"`;
     // the page is cut first (index walk + limit); included relations are read for the page's ids only
-    const pageSql = `select ${selectList(SERVER_RECORDS, 's')}${shared}${hidden}, (select count(*) from servers c ${where('c')}) as "$total"
+    const pageSql = `select ${selectList(SERVER_RECORDS, 's')}${shared}${viewable}, (select count(*) from servers c ${where('c')}) as "$total"
       from servers s ${where('s')} order by s.created_at asc, s.id asc limit $${n + 1} offset $${n + 2}`;
     const wanted = INCLUDABLE.filter(([key]) => include[key]);
     // Included rows ride on the page's first row only, as one JSON array per relation: each a sub-select
@@ -158,12 +160,12 @@ export class ServersService {
     }
     const items = rows.map((row) => {
       // a new object without the extra columns (`delete` would leave V8 a slow dictionary object)
-      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, $shared: shared, $hidden: hiddenVariables, ...record } = row;
+      const { $total: _total, $owner: _owner, $node: _node, $blueprint: _blueprint, $shared: shared, $viewable: viewableVariables, ...record } = row;
       const server = reviveDates(SERVER_RECORDS, record) as ServerRecord;
       const [keys, paths] = (shared as [string[], string[]] | null | undefined) ?? [[ALL_PERMISSIONS], []];
       server.permissions = keys;
       server.paths = paths;
-      if (hiddenVariables) server.hiddenVariables = hiddenVariables as string[];
+      if (viewableVariables) server.viewableVariables = viewableVariables as string[];
       return server;
     });
     return {
@@ -186,7 +188,7 @@ export class ServersService {
     const access = accessOf(a.user, server.id, server.owner.id, shared?.permissions ?? null, shared?.paths ?? null);
     server.permissions = keysOf(access);
     server.paths = [...access.paths];
-    if (access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
+    if (access.role !== 'admin') server.viewableVariables = viewableKeys(server.blueprint);
     return { server, access };
   }
 
@@ -251,7 +253,7 @@ export class ServersService {
       return server;
     });
     const created = await this.afterWrite(server.id);
-    if (!isAdmin(a)) created.hiddenVariables = hiddenKeys(created.blueprint);
+    if (!isAdmin(a)) created.viewableVariables = viewableKeys(created.blueprint);
     return created;
   }
 
@@ -379,7 +381,7 @@ export class ServersService {
     if (!server) throw AppError.notFound('Server');
     server.permissions = access ? keysOf(access) : [ALL_PERMISSIONS];
     server.paths = access ? [...access.paths] : [];
-    if (access && access.role !== 'admin') server.hiddenVariables = hiddenKeys(server.blueprint);
+    if (access && access.role !== 'admin') server.viewableVariables = viewableKeys(server.blueprint);
     return server;
   }
 }

@@ -326,3 +326,29 @@ describe("server create and update follow the blueprint's visibility (only admin
     for (const keys of byAdmin.keys) expect(keys).toEqual(['PORT', 'MOTD', 'SECRET', 'MODE']);
   });
 });
+
+test('a value kept under a key the blueprint no longer declares is for administrators only', async () => {
+  // the hidden variables were a deny-list of the keys the blueprint declares hidden: once an
+  // administrator renamed a hidden variable, its stored value showed to the owner and startup.read subusers
+  const bp = await p.request('POST', '/api/v1/admin/blueprints', {
+    token: admin,
+    body: { key: 'startup-stale', name: 'stale', startup: './x {{PORT}}', stop: 'stop', variables: [
+      { key: 'PORT', default: '1', rules: 'required|string' },
+      { key: 'ADMIN_TOKEN', default: 'x', rules: 'required|string', userViewable: false, userEditable: false },
+    ] },
+  });
+  expect(bp.status).toBe(201);
+  const made = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'stale', nodeId, blueprintId: bp.body.data.id, memory: 64, cpu: 10, disk: 128 } });
+  const id: string = made.body.data.id;
+  expect((await p.request('PATCH', `/api/v1/servers/${id}`, { token: admin, body: { variables: { ADMIN_TOKEN: 'tok-admin-only' } } })).status).toBe(200);
+  const renamed = [{ key: 'PORT', default: '1', rules: 'required|string' }, { key: 'API_TOKEN', default: 'x', rules: 'required|string', userViewable: false, userEditable: false }];
+  expect((await p.request('PATCH', `/api/v1/admin/blueprints/${bp.body.data.id}`, { token: admin, body: { variables: renamed } })).status).toBe(200);
+  const reader = await subuser(id, ['startup.read']);
+  for (const token of [owner.token, reader]) {
+    expect((await p.request('GET', `/api/v1/servers/${id}`, { token })).body.data.variables).toEqual({ PORT: '1' });
+    const listed = (await p.request('GET', '/api/v1/servers?limit=100', { token })).body.data.find((s: any) => s.id === id);
+    expect(listed.variables).toEqual({ PORT: '1' });
+    expect(expectData(await gql(p, 'query($id: ID!) { server(id: $id) { variables } }', { id }, { token })).server.variables).toEqual({ PORT: '1' });
+  }
+  expect((await p.request('GET', `/api/v1/servers/${id}`, { token: admin })).body.data.variables).toMatchObject({ ADMIN_TOKEN: 'tok-admin-only' });
+});
