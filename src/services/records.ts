@@ -57,10 +57,10 @@ export function shownVariables(s: Pick<ServerRecord, 'variables' | 'viewableVari
 }
 
 export type UserRecord = Pick<User, 'id' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt'>;
-export type NodeRecord = Pick<Node, 'id' | 'name' | 'fqdn' | 'port' | 'scheme' | 'memory' | 'disk' | 'cpuCores' | 'status' | 'lastSeenAt' | 'tokenCreatedAt' | 'createdAt' | 'updatedAt'>;
+export type NodeRecord = Pick<Node, 'id' | 'name' | 'fqdn' | 'port' | 'scheme' | 'memory' | 'disk' | 'cpuCores' | 'status' | 'lastSeenAt' | 'tokenCreatedAt' | 'sftpPort' | 'sftpFingerprint' | 'createdAt' | 'updatedAt'>;
 export type BlueprintRecord = Pick<
   Blueprint,
-  'id' | 'key' | 'name' | 'description' | 'startup' | 'stop' | 'ready' | 'install' | 'variables' | 'fileDenylist' | 'defaults' | 'builtin' | 'createdAt' | 'updatedAt'
+  'id' | 'key' | 'name' | 'description' | 'startup' | 'stop' | 'ready' | 'install' | 'installShell' | 'configFiles' | 'variables' | 'fileDenylist' | 'defaults' | 'builtin' | 'createdAt' | 'updatedAt'
 >;
 
 /** A table's column map; without a type argument, any of them (for code that handles them alike). */
@@ -117,6 +117,8 @@ export const NODE_RECORDS: RecordTable<NodeRecord> = {
     status: 'status',
     lastSeenAt: 'last_seen_at',
     tokenCreatedAt: 'token_created_at',
+    sftpPort: 'sftp_port',
+    sftpFingerprint: 'sftp_fingerprint',
     createdAt: 'created_at',
     updatedAt: 'updated_at',
   },
@@ -134,6 +136,8 @@ export const BLUEPRINT_RECORDS: RecordTable<BlueprintRecord> = {
     stop: 'stop',
     ready: 'ready',
     install: 'install',
+    installShell: 'install_shell',
+    configFiles: 'config_files',
     variables: 'variables',
     fileDenylist: 'file_denylist',
     defaults: 'defaults',

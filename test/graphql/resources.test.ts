@@ -157,6 +157,19 @@ describe('nodes (admin only)', () => {
     expect(expectData(await gql(p, `{ server(id: "${s.id}") { node { id name } } }`, undefined, { token: owner.token })).server.node.id).toBe(nodeId);
   });
 
+  test('a server\'s node and blueprint carry the fields their own queries do (they came back null, or failed)', async () => {
+    const s = expectData(await gql(p, CREATE, { input: { name: 'Relations', nodeId, blueprintId, memory: 128, disk: 256 } }, { token: admin })).createServer;
+    await p.orm.em.fork().getConnection().execute("update nodes set sftp_port = 2222, sftp_fingerprint = 'SHA256:probe' where id = ?", [nodeId]);
+    const fields = '{ sftpPort sftpFingerprint }';
+    const bpFields = '{ installShell configFiles { file parser } }';
+    const viaServer = expectData(await gql(p, `{ server(id: "${s.id}") { node ${fields} blueprint ${bpFields} } servers(limit: 100) { items { id node ${fields} } } }`, undefined, { token: admin }));
+    const direct = expectData(await gql(p, `{ node(id: "${nodeId}") ${fields} blueprint(id: "${blueprintId}") ${bpFields} }`, undefined, { token: admin }));
+    expect(direct.node).toEqual({ sftpPort: 2222, sftpFingerprint: 'SHA256:probe' });
+    expect(viaServer.server.node).toEqual(direct.node);
+    expect(viaServer.servers.items.find((x: any) => x.id === s.id).node).toEqual(direct.node);
+    expect(viaServer.server.blueprint).toEqual(direct.blueprint);
+  });
+
   test('createNode, createNodeToken, deleteNode (NODE_HAS_SERVERS), with errors', async () => {
     const C = 'mutation($input: CreateNodeInput!) { createNode(input: $input) { node { id name fqdn port scheme allocated { memory } } token { token nodeId createdAt } } }';
     const input = { name: 'gql-node', fqdn: 'Node1.Example.com', memory: 4096, disk: 8192 };
