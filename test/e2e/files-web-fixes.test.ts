@@ -56,6 +56,7 @@ maybe('the file browser: line breaks, unsaved changes, paging, deep links', () =
   test('a CRLF file saved in the editor keeps CRLF; an LF file stays LF', async () => {
     await put('/start.bat', 'echo one\r\necho two\r\n');
     await put('/run.sh', 'echo one\necho two\n');
+    await put('/mixed.txt', 'a\r\nb\nc\rd\n');
     const page = await openFolder('/');
     await edit(page, 'start.bat', 'echo three');
     await page.keyboard.press('Enter');
@@ -65,7 +66,21 @@ maybe('the file browser: line breaks, unsaved changes, paging, deep links', () =
     await edit(page, 'run.sh', 'echo three');
     await save(page);
     expect(JSON.stringify(await read('/run.sh'))).toBe(JSON.stringify('echo one\necho two\necho three'));
+    // a file of mixed breaks comes back as it was: every break became the first kind
+    await page.getByRole('button', { name: 'Close' }).click();
+    await edit(page, 'mixed.txt', 'x');
+    await save(page);
+    expect(JSON.stringify(await read('/mixed.txt'))).toBe(JSON.stringify('a\r\nb\nc\rd\nx'));
     expect(tb.problems).toEqual([]);
+  });
+
+  test('a long file name without spaces wraps: the list stays as wide as the page', async () => {
+    // one 250-character name made the table 2,680 px wide in a 1,280 px window
+    await put(`/${'n'.repeat(250)}.txt`, 'x');
+    const page = await openFolder('/');
+    const widths = await page.evaluate(() => ({ table: document.querySelector('table.files')!.getBoundingClientRect().width, page: document.documentElement.clientWidth }));
+    expect(widths.table).toBeLessThanOrEqual(widths.page);
+    await page.close();
   });
 
   test('unsaved changes are not dropped without asking: Close, another file, another page, leaving', async () => {

@@ -12,7 +12,7 @@ import { shell } from '@codemirror/legacy-modes/mode/shell';
 import { toml } from '@codemirror/legacy-modes/mode/toml';
 import { xml } from '@codemirror/legacy-modes/mode/xml';
 import { keymap } from '@codemirror/view';
-import type { Extension } from '@codemirror/state';
+import { EditorState, type Extension } from '@codemirror/state';
 
 const legacy = (parser: StreamParser<unknown>): Extension => StreamLanguage.define(parser);
 
@@ -34,14 +34,16 @@ export interface Editor {
   destroy(): void;
 }
 
-/** The line break the file uses: its first one (`\r\n` for a Windows file), `\n` for none. */
+/** The file's line break: its first one (`\r\n` for a Windows file), `\n` for none. */
 function lineBreakOf(contents: string): string {
   return /\r\n|\n/.exec(contents)?.[0] ?? '\n';
 }
 
 /**
  * An editor of `contents` in `parent`; Ctrl-S / Cmd-S calls `onSave` (when given: else read-only).
- * Its text has the file's own line breaks (CodeMirror keeps lines, not their breaks).
+ * Lines are split at the file's line break only, and new lines get it: the text comes back byte for
+ * byte, other breaks of a mixed file included (CodeMirror would otherwise split at every kind and
+ * join with one).
  */
 export function createEditor(parent: HTMLElement, name: string, contents: string, onSave: (() => void) | null): Editor {
   const view = new EditorView({
@@ -49,12 +51,12 @@ export function createEditor(parent: HTMLElement, name: string, contents: string
     parent,
     extensions: [
       basicSetup,
+      EditorState.lineSeparator.of(lineBreakOf(contents)),
       languageOf(name),
       EditorView.editable.of(onSave !== null),
       EditorView.contentAttributes.of({ 'aria-label': `Contents of ${name}` }),
       keymap.of(onSave ? [{ key: 'Mod-s', preventDefault: true, run: () => (onSave(), true) }] : []),
     ],
   });
-  const lineBreak = lineBreakOf(contents);
-  return { text: () => view.state.doc.sliceString(0, undefined, lineBreak), destroy: () => view.destroy() };
+  return { text: () => view.state.sliceDoc(), destroy: () => view.destroy() };
 }
