@@ -5,7 +5,10 @@
  * loaded says to reload; a folder of more than one page of entries can be listed to its end; a deep
  * link to a folder opened while signed out comes back to that folder.
  */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Dialog, Page } from 'playwright-core';
+import { agentPaths, serverDir } from '../../src/agent/paths.js';
 import { describeWithBrowser, webWorld, type TestBrowser } from '../support/browser.js';
 import type { TestPlatform } from '../support/harness.js';
 
@@ -80,6 +83,15 @@ maybe('the file browser: line breaks, unsaved changes, paging, deep links', () =
     const page = await openFolder('/');
     const widths = await page.evaluate(() => ({ table: document.querySelector('table.files')!.getBoundingClientRect().width, page: document.documentElement.clientWidth }));
     expect(widths.table).toBeLessThanOrEqual(widths.page);
+    await page.close();
+  });
+
+  test('a name with a direction override (a server\'s process made it) is shown with the override visible', async () => {
+    // `\u202Egnp.exe` read as "exe.png" in the list
+    writeFileSync(path.join(serverDir(agentPaths(p.config.dataDir), serverId), '\u202Egnp.exe'), 'x');
+    const page = await openFolder('/');
+    const cell = row(page, '/\u202Egnp.exe').locator('td').nth(1);
+    expect(await cell.innerText()).toBe('\u27E8U+202E\u27E9gnp.exe');
     await page.close();
   });
 

@@ -1,4 +1,7 @@
-/** A tiny DOM builder: h('button', { type: 'button', onclick }, 'Start'). Text is always set as text (no HTML injection). */
+/**
+ * A tiny DOM builder: h('button', { type: 'button', onclick }, 'Start'). Text is always set as text
+ * (no HTML injection), and with its direction controls shown (see visibleText).
+ */
 type Child = Node | string | number | null | undefined | false;
 type Attrs = Record<string, unknown>;
 
@@ -24,11 +27,20 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs | 
   return el;
 }
 
+/**
+ * Text with its bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069) shown
+ * as `⟨U+202E⟩`: a name a server's process made, `\u202Egnp.exe`, would read as "exe.png". Users
+ * cannot type them into names; files on disk can hold them.
+ */
+export function visibleText(text: string): string {
+  return text.replace(/[\u202A-\u202E\u2066-\u2069]/g, (c) => `\u27E8U+${c.charCodeAt(0).toString(16).toUpperCase()}\u27E9`);
+}
+
 function append(el: Node, children: (Child | Child[])[]): void {
   for (const c of children) {
     if (Array.isArray(c)) append(el, c);
     else if (c === null || c === undefined || c === false) continue;
-    else el.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+    else el.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(visibleText(String(c))) : c);
   }
 }
 
