@@ -12,6 +12,9 @@ import { agentPaths, serverDir } from '../../src/agent/paths.js';
 import { describeWithBrowser, webWorld, type TestBrowser } from '../support/browser.js';
 import type { TestPlatform } from '../support/harness.js';
 
+// page.evaluate() callbacks run in the browser; this file is type-checked without the DOM lib
+declare const document: any;
+
 const maybe = describeWithBrowser('test/e2e/files-web-fixes.test.ts');
 
 maybe('the file browser: line breaks, unsaved changes, paging, deep links', () => {
