@@ -9,7 +9,7 @@ import { GraphQLJSONObject } from 'graphql-scalars';
 import type { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
 import type { GraphQLContext, RecordLoader } from '../graphql/context.js';
-import { shownVariables, type BlueprintRecord, type NodeRecord, type ServerRecord, type UserRecord } from '../services/records.js';
+import { ownerShown, shownVariables, type BlueprintRecord, type NodeRecord, type ServerRecord, type UserRecord } from '../services/records.js';
 import { selectedFields } from '../graphql/selection.js';
 import { BlueprintType } from '../schema/blueprint.js';
 import { ServerStatus } from '../schema/enums.js';
@@ -104,9 +104,12 @@ export class ServersResolver {
     return server.paths ?? ctx.services.servers.scopes(ctx.actor, server.id);
   }
 
-  @FieldResolver(() => UserType)
-  owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): UserRecord | Promise<UserRecord> {
-    return related(server.ownerId, ctx.loaders.user, 'User');
+  @FieldResolver(() => UserType, {
+    nullable: true,
+    description: "The server's owner, for its owner, administrators and subusers holding user.read (who see the server's users); null for other subusers (ownerId is always there).",
+  })
+  owner(@Root() server: ServerRecord, @Ctx() ctx: GraphQLContext): UserRecord | Promise<UserRecord> | null {
+    return ownerShown(server) ? related(server.ownerId, ctx.loaders.user, 'User') : null;
   }
 
   @FieldResolver(() => NodeType, { description: 'The node hosting the server (visible to whoever may see the server).' })

@@ -56,6 +56,16 @@ export function shownVariables(s: Pick<ServerRecord, 'variables' | 'viewableVari
   return Object.fromEntries(Object.entries(s.variables).filter(([k]) => viewable.has(k)));
 }
 
+/**
+ * Whether the caller sees the server's owner (GraphQL `owner`: their email and role): its owner and
+ * administrators, and subusers holding user.read, who see the server's users; REST records carry
+ * `ownerId` only.
+ */
+export function ownerShown(s: Pick<ServerRecord, 'permissions'>): boolean {
+  const keys = s.permissions ?? [];
+  return keys.includes(ALL_PERMISSIONS) || keys.includes('user.read');
+}
+
 export type UserRecord = Pick<User, 'id' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt'>;
 export type NodeRecord = Pick<Node, 'id' | 'name' | 'fqdn' | 'port' | 'scheme' | 'memory' | 'disk' | 'cpuCores' | 'status' | 'lastSeenAt' | 'tokenCreatedAt' | 'sftpPort' | 'sftpFingerprint' | 'createdAt' | 'updatedAt'>;
 export type BlueprintRecord = Pick<

@@ -80,6 +80,23 @@ describe('servers', () => {
     expectGqlError(await gql(p, Q, { id: 'not-a-uuid' }, { token: owner.token }), 'NOT_FOUND');
   });
 
+  test('a server\'s owner is shown to its owner, administrators and subusers holding user.read; null to other subusers', async () => {
+    // a subuser holding only file.read read the owner's email and role, which REST never shows them
+    const add = async (permissions: string[]) => {
+      const u = await p.newUser('sub');
+      const r = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions } });
+      expect(r.status).toBe(201);
+      return u.token;
+    };
+    const Q = `query($id: ID!) { server(id: $id) { ownerId owner { id email role } } servers { items { id owner { email } } } }`;
+    const asFileReader = expectData(await gql(p, Q, { id: serverId }, { token: await add(['file.read']) }));
+    expect(asFileReader.server).toEqual({ ownerId: owner.user.id, owner: null });
+    expect(asFileReader.servers.items.find((x: any) => x.id === serverId).owner).toBeNull();
+    for (const token of [owner.token, admin, await add(['user.read'])]) {
+      expect(expectData(await gql(p, Q, { id: serverId }, { token })).server.owner).toMatchObject({ id: owner.user.id, email: owner.user.email });
+    }
+  });
+
   test('servers list: own only for users, all for admins, filters, pagination errors', async () => {
     await gql(p, CREATE, { input: { name: 'Other', nodeId, blueprintId, memory: 128, disk: 256 } }, { token: other.token });
     const L = 'query($status: ServerStatus, $nodeId: ID, $page: Int, $limit: Int) { servers(status: $status, nodeId: $nodeId, page: $page, limit: $limit) { items { id ownerId } total page limit } }';

@@ -46,7 +46,8 @@ export interface Server {
   crashCount: number;
   blueprint: { id: string; name: string; key: string };
   node: { id: string; name: string };
-  owner: { id: string; name: string; email: string };
+  /** null for a subuser without user.read */
+  owner: { id: string; name: string; email: string } | null;
   /** the keys you hold on it: ["*"] for its owner and administrators */
   permissions: string[];
   /** the folders your file keys are limited to (empty: the whole server); asked for one server only */

@@ -117,7 +117,7 @@ function detailsCard(server: Server): { el: HTMLElement; showStop: (s: Server) =
     h('dd', null, `${server.cpu}% of one core`),
     h('dt', null, 'Disk'),
     h('dd', null, mib(server.disk)),
-    isAdmin() ? [h('dt', null, 'Owner'), h('dd', null, `${server.owner.name} (${server.owner.email})`)] : null,
+    isAdmin() && server.owner ? [h('dt', null, 'Owner'), h('dd', null, `${server.owner.name} (${server.owner.email})`)] : null,
     h('dt', null, 'Last stop'),
     stopInfo,
   );

@@ -37,7 +37,7 @@ function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
       `${mib(s.memory)} RAM · ${s.cpu}% CPU · ${mib(s.disk)} disk`,
       ' · node ',
       s.node.name,
-      isAdmin() ? ` · owner ${s.owner.name}` : null,
+      isAdmin() && s.owner ? ` · owner ${s.owner.name}` : null,
     ),
     h('div', { className: 'server-card-actions' }, power.el, link(`/servers/${s.id}`, 'Console', { class: 'btn btn-quiet', 'aria-label': `Console of ${s.name}` })),
     cardMsg.el,
