@@ -4,43 +4,22 @@
  * file of the backup at once (3,000 files: some 2,500 descriptors; 25,000: EMFILE, and the download
  * was cut off).
  */
-import { spawn } from 'node:child_process';
-import { lstatSync, readdirSync } from 'node:fs';
-import path from 'node:path';
+import { readdirSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import { list as tarList } from 'tar';
-import { signRequest, type BackupReport } from '../../src/shared/node-protocol';
-import { createServer, newId, specFor, startHarness, waitFor, type Harness } from './helpers';
+import { signRequest } from '../../src/shared/node-protocol';
+import type { Harness } from './helpers';
+import { backupWorld } from './backup-world';
 
 jest.setTimeout(120_000);
 
+const w = backupWorld(256);
+const { backup, asServer } = w;
 let h: Harness;
-const id = newId();
-let dir: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  await createServer(h, specFor('shell-command', id, { disk: 256 }, { COMMAND: 'exec sleep 1000' }));
-  dir = path.join(h.dataDir, 'agent', 'servers', id);
-  // a first backup prepares the server's files (its directory becomes its uid's)
-  expect((await backup('warm')).status).toBe('completed');
-}, 60_000);
-afterAll(async () => {
-  expect(await h?.close()).toEqual([]);
+const id = w.id;
+beforeAll(() => {
+  ({ h } = w);
 });
-
-async function backup(backupId: string): Promise<BackupReport> {
-  const r = await h.request('POST', `/api/servers/${id}/backups`, { id: backupId, ignored: [] });
-  expect(r.status).toBe(200);
-  const events = () => h.panel.events as unknown as BackupReport[];
-  return waitFor(() => events().find((e) => e.kind === 'backup' && e.backupId === backupId && e.status !== 'pending'), `backup ${backupId}`, 100_000);
-}
-
-/** Runs a shell command as the server's own process would: as its uid, in its directory. */
-function asServer(cmd: string): Promise<number | null> {
-  const { uid, gid } = lstatSync(dir);
-  return new Promise((resolve) => spawn('bash', ['-c', cmd], { cwd: dir, uid, gid, stdio: 'ignore' }).on('exit', resolve));
-}
 
 /** How many entries a `.tar.gz` holds. */
 async function tarCount(gz: Buffer): Promise<number> {

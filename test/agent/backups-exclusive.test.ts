@@ -5,42 +5,21 @@
  * accepted, the delete freed the stored files, and the restore failed partway ("The backup's copy
  * of /d/f1 is missing").
  */
-import { spawn } from 'node:child_process';
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
-import type { BackupReport, RestoreReport } from '../../src/shared/node-protocol';
-import { createServer, newId, specFor, startHarness, waitFor, waitStatus, type Harness } from './helpers';
+import type { RestoreReport } from '../../src/shared/node-protocol';
+import { waitFor, waitStatus, type Harness } from './helpers';
+import { backupWorld } from './backup-world';
 
 jest.setTimeout(120_000);
 
+const w = backupWorld(64);
+const { backup, asServer, events } = w;
 let h: Harness;
-const id = newId();
-let dir: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  await createServer(h, specFor('shell-command', id, { disk: 64 }, { COMMAND: 'exec sleep 1000' }));
-  dir = path.join(h.dataDir, 'agent', 'servers', id);
-  // a first backup prepares the server's files (its directory becomes its uid's)
-  expect((await backup('warm')).status).toBe('completed');
-}, 60_000);
-afterAll(async () => {
-  expect(await h?.close()).toEqual([]);
+const id = w.id;
+beforeAll(() => {
+  ({ h } = w);
 });
-
-const events = (backupId: string) => (h.panel.events as unknown as (BackupReport | RestoreReport)[]).filter((e) => e.backupId === backupId);
-
-async function backup(backupId: string): Promise<BackupReport> {
-  const r = await h.request('POST', `/api/servers/${id}/backups`, { id: backupId, ignored: [] });
-  expect(r.status).toBe(200);
-  return waitFor(() => events(backupId).find((e): e is BackupReport => e.kind === 'backup' && e.status !== 'pending'), `backup ${backupId}`, 60_000);
-}
-
-/** Runs a shell command as the server's own process would: as its uid, in its directory. */
-function asServer(cmd: string): Promise<number | null> {
-  const { uid, gid } = lstatSync(dir);
-  return new Promise((resolve) => spawn('bash', ['-c', cmd], { cwd: dir, uid, gid, stdio: 'ignore' }).on('exit', resolve));
-}
 
 /** 200 files of new random contents: no other backup holds them. */
 const scramble = () => asServer('mkdir -p d && for i in $(seq 1 200); do head -c 20000 /dev/urandom > d/f$i; done');

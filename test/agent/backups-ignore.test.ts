@@ -6,32 +6,16 @@
  */
 import { lchownSync, lstatSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { BackupReport } from '../../src/shared/node-protocol';
-import { createServer, newId, specFor, startHarness, waitFor, type Harness } from './helpers';
+import { backupWorld } from './backup-world';
 
 jest.setTimeout(120_000);
 
-let h: Harness;
-const id = newId();
+const w = backupWorld(64);
+const { backup } = w;
 let dir: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  await createServer(h, specFor('shell-command', id, { disk: 64 }, { COMMAND: 'exec sleep 1000' }));
-  dir = path.join(h.dataDir, 'agent', 'servers', id);
-  // a first backup prepares the server's files (its directory becomes its uid's)
-  expect((await backup('warm')).status).toBe('completed');
-}, 60_000);
-afterAll(async () => {
-  expect(await h?.close()).toEqual([]);
+beforeAll(() => {
+  ({ dir } = w);
 });
-
-async function backup(backupId: string, ignored: string[] = []): Promise<BackupReport> {
-  const r = await h.request('POST', `/api/servers/${id}/backups`, { id: backupId, ignored });
-  expect(r.status).toBe(200);
-  const events = () => h.panel.events as unknown as BackupReport[];
-  return waitFor(() => events().find((e) => e.kind === 'backup' && e.backupId === backupId && e.status !== 'pending'), `backup ${backupId}`, 100_000);
-}
 
 /** Writes a file of the server, as its own process would. */
 function put(name: string, text: string): void {

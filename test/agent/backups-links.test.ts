@@ -5,48 +5,22 @@
  * `etc`) and one leading out (`../../..`) was left out without a word. A link leading out is still
  * never followed.
  */
-import { spawn } from 'node:child_process';
 import { lstatSync, readlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { signRequest, type BackupReport, type RestoreReport } from '../../src/shared/node-protocol';
-import { createServer, newId, specFor, startHarness, waitFor, type Harness } from './helpers';
+import { signRequest } from '../../src/shared/node-protocol';
+import type { Harness } from './helpers';
+import { backupWorld } from './backup-world';
 
 jest.setTimeout(120_000);
 
+const w = backupWorld(64);
+const { backup, restore, asServer } = w;
 let h: Harness;
-const id = newId();
 let dir: string;
-
-beforeAll(async () => {
-  h = await startHarness();
-  await createServer(h, specFor('shell-command', id, { disk: 64 }, { COMMAND: 'exec sleep 1000' }));
-  dir = path.join(h.dataDir, 'agent', 'servers', id);
-  // a first backup prepares the server's files (its directory becomes its uid's)
-  expect((await backup('warm')).status).toBe('completed');
-}, 60_000);
-afterAll(async () => {
-  expect(await h?.close()).toEqual([]);
+const id = w.id;
+beforeAll(() => {
+  ({ h, dir } = w);
 });
-
-const events = (backupId: string) => (h.panel.events as unknown as (BackupReport | RestoreReport)[]).filter((e) => e.backupId === backupId);
-
-async function backup(backupId: string): Promise<BackupReport> {
-  const r = await h.request('POST', `/api/servers/${id}/backups`, { id: backupId, ignored: [] });
-  expect(r.status).toBe(200);
-  return waitFor(() => events(backupId).find((e): e is BackupReport => e.kind === 'backup' && e.status !== 'pending'), `backup ${backupId}`, 60_000);
-}
-
-async function restore(backupId: string, truncate: boolean): Promise<RestoreReport> {
-  const r = await h.request('POST', `/api/servers/${id}/backups/${backupId}/restore`, { truncate });
-  expect(r.status).toBe(200);
-  return waitFor(() => events(backupId).find((e): e is RestoreReport => e.kind === 'restore'), `restore of ${backupId}`, 60_000);
-}
-
-/** Runs a shell command as the server's own process would: as its uid, in its directory. */
-function asServer(cmd: string): Promise<number | null> {
-  const { uid, gid } = lstatSync(dir);
-  return new Promise((resolve) => spawn('bash', ['-c', cmd], { cwd: dir, uid, gid, stdio: 'ignore' }).on('exit', resolve));
-}
 
 const LINKS: Record<string, string> = {
   etc: '/etc',
