@@ -4,8 +4,8 @@
  *
  * DST: a pattern whose minute and hour fields hold no wildcard or step (`30 2 * * *`, `0 2,14 * * *`)
  * names wall-clock times, so croner's `no-wildcard` rule treats it as fixed-time: a time that does
- * not exist that day runs at the first valid instant after the gap, and a time that happens twice
- * runs once (at its first occurrence). A pattern with a wildcard or step in those fields follows the
+ * not exist that day runs at the first valid instant after the gap (gapBefore, where croner does
+ * not), and a time that happens twice runs once (at its first occurrence). A pattern with a wildcard or step in those fields follows the
  * real clock (`0-59/15 * * * *` runs every 15 real minutes through both changes).
  * test/schedules/dst.test.ts checks this behaviour of croner.
  */
@@ -57,5 +57,55 @@ export function unreadablePart(timezone: string): 'cron' | 'timezone' {
 
 /** The first instant strictly after `after` that the pattern names in `timezone`; null if none. */
 export function nextRun(cron: string, timezone: string, after: Date): Date | null {
-  return job(cron, timezone).nextRun(after);
+  const next = job(cron, timezone).nextRun(after);
+  if (!next || !fixedTime(cron)) return next;
+  return gapBefore(cron, timezone, after, next) ?? next;
+}
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+/** Whether the pattern names wall-clock times (no wildcard or step in its minute and hour). */
+const fixedTime = (cron: string): boolean => !/[*/]/.test(cron.trim().split(/\s+/).slice(0, 2).join(' '));
+
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** The zone's offset from UTC at `at`, in minutes (`GMT-02:00` → -120). */
+function offsetAt(timezone: string, at: number): number {
+  let format = offsetFormats.get(timezone);
+  if (!format) offsetFormats.set(timezone, (format = new Intl.DateTimeFormat('en-US', { timeZone: timezone, timeZoneName: 'longOffset' })));
+  const name = format.formatToParts(at).find((p) => p.type === 'timeZoneName')!.value;
+  const m = /([+-])(\d\d):(\d\d)/.exec(name);
+  return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+}
+
+/** The first instant of the offset `to` after `from` (a change lies between them), to the minute. */
+function changeAt(timezone: string, from: number, to: number): number {
+  const before = offsetAt(timezone, from);
+  while (to - from > MINUTE) {
+    const mid = from + Math.floor((to - from) / 2 / MINUTE) * MINUTE || from + MINUTE;
+    if (offsetAt(timezone, mid) === before) from = mid;
+    else to = mid;
+  }
+  return to;
+}
+
+/**
+ * croner moves a fixed time that a spring-forward gap swallows to the gap's end, but not when the
+ * gap runs into midnight (America/Nuuk springs from 23:00 to 00:00): that day's run was skipped.
+ * Between `after` and croner's `next`, this finds each change to a later offset and whether one of
+ * the pattern's times, read in the offset before it, falls in the hour it skips: then the run is at
+ * the change, the first valid instant after the gap.
+ */
+function gapBefore(cron: string, timezone: string, after: Date, next: Date): Date | null {
+  for (let t = after.getTime(); t < next.getTime(); t += DAY) {
+    const end = Math.min(t + DAY, next.getTime());
+    const [was, is] = [offsetAt(timezone, t), offsetAt(timezone, end)];
+    if (is <= was) continue;
+    const change = changeAt(timezone, t, end);
+    const inOldOffset = new Cron(cron, { paused: true, utcOffset: was, mode: '5-part' }).nextRun(new Date(change - 1));
+    const at = inOldOffset?.getTime();
+    if (at !== undefined && at >= change && at < change + (is - was) * MINUTE && change > after.getTime() && change < next.getTime()) return new Date(change);
+  }
+  return null;
 }

@@ -32,6 +32,9 @@ const CASES: Case[] = [
   // 2027-11-07 02:00 EDT → 01:00 EST: 01:30 happens twice (05:30Z and 06:30Z)
   { name: 'America/New_York fall back', timezone: 'America/New_York', cron: '30 1 * * *', from: '2027-11-06T17:00:00Z', to: '2027-11-08T17:00:00Z', runs: ['2027-11-07T05:30:00Z', '2027-11-08T06:30:00Z'] },
   { name: 'America/New_York fall back at 02:30', timezone: 'America/New_York', cron: '30 2 * * *', from: '2027-11-06T17:00:00Z', to: '2027-11-08T17:00:00Z', runs: ['2027-11-07T07:30:00Z', '2027-11-08T07:30:00Z'] },
+  // 2027-03-27 23:00 -02 → 2027-03-28 00:00 -01: a gap that runs into midnight; 23:30 on the 27th runs at
+  // the gap's end (croner skipped that day's run)
+  { name: 'America/Nuuk spring forward at 23:00', timezone: 'America/Nuuk', cron: '30 23 * * *', from: '2027-03-26T12:00:00Z', to: '2027-03-29T12:00:00Z', runs: ['2027-03-27T01:30:00Z', '2027-03-28T01:00:00Z', '2027-03-29T00:30:00Z'] },
 ];
 
 /** The clock's step: under the 60 s after which a run counts as missed. */
