@@ -27,6 +27,9 @@ export function keysOf(a: ServerAccess): string[] {
   return holdsAll(a) ? [ALL_PERMISSIONS] : [...a.keys];
 }
 
+/** Whether the keys a server record shows (keysOf: the caller's) include `key`. */
+export const recordHolds = (keys: readonly string[] | undefined, key: PermissionKey): boolean => !!keys && (keys.includes(ALL_PERMISSIONS) || keys.includes(key));
+
 export function may(a: ServerAccess, key: PermissionKey, path?: string): boolean {
   if (holdsAll(a)) return true;
   if (!a.keys.has(key)) return false;

@@ -5,8 +5,8 @@
  * DST: a pattern whose minute and hour fields hold no wildcard or step (`30 2 * * *`, `0 2,14 * * *`)
  * names wall-clock times, so croner's `no-wildcard` rule treats it as fixed-time: a time that does
  * not exist that day runs at the first valid instant after the gap (gapBefore, where croner does
- * not), and a time that happens twice runs once (at its first occurrence). A pattern with a wildcard or step in those fields follows the
- * real clock (`0-59/15 * * * *` runs every 15 real minutes through both changes).
+ * not), and a time that happens twice runs once (at its first occurrence). A pattern with a
+ * wildcard or step in those fields follows the real clock (`0-59/15 * * * *` runs every 15 real minutes through both changes).
  * test/schedules/dst.test.ts checks this behaviour of croner.
  */
 import { Cron } from 'croner';
@@ -79,9 +79,8 @@ function offsetAt(timezone: string, at: number): number {
   return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
 }
 
-/** The first instant of the offset `to` after `from` (a change lies between them), to the minute. */
-function changeAt(timezone: string, from: number, to: number): number {
-  const before = offsetAt(timezone, from);
+/** The first instant after `from` (where the offset is `before`) of another offset, found before `to`, to the minute. */
+function changeAt(timezone: string, from: number, to: number, before: number): number {
   while (to - from > MINUTE) {
     const mid = from + Math.floor((to - from) / 2 / MINUTE) * MINUTE || from + MINUTE;
     if (offsetAt(timezone, mid) === before) from = mid;
@@ -102,7 +101,7 @@ function gapBefore(cron: string, timezone: string, after: Date, next: Date): Dat
     const end = Math.min(t + DAY, next.getTime());
     const [was, is] = [offsetAt(timezone, t), offsetAt(timezone, end)];
     if (is <= was) continue;
-    const change = changeAt(timezone, t, end);
+    const change = changeAt(timezone, t, end, was);
     const inOldOffset = new Cron(cron, { paused: true, utcOffset: was, mode: '5-part' }).nextRun(new Date(change - 1));
     const at = inOldOffset?.getTime();
     if (at !== undefined && at >= change && at < change + (is - was) * MINUTE && change > after.getTime() && change < next.getTime()) return new Date(change);

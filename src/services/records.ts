@@ -13,7 +13,7 @@ import type { Blueprint } from '../entities/Blueprint.js';
 import type { Node } from '../entities/Node.js';
 import type { User } from '../entities/User.js';
 import type { ServerStatus } from '../shared/node-protocol.js';
-import { ALL_PERMISSIONS } from '../permissions/keys.js';
+import { recordHolds } from '../permissions/policy.js';
 
 export interface ServerRecord {
   id: string;
@@ -49,8 +49,7 @@ export interface ServerRecord {
  * viewable (never a hidden one, nor a value kept under a key the blueprint no longer declares).
  */
 export function shownVariables(s: Pick<ServerRecord, 'variables' | 'viewableVariables' | 'permissions'>): Record<string, string> {
-  const keys = s.permissions ?? [];
-  if (!keys.includes(ALL_PERMISSIONS) && !keys.includes('startup.read')) return {};
+  if (!recordHolds(s.permissions, 'startup.read')) return {};
   if (!s.viewableVariables) return s.variables;
   const viewable = new Set(s.viewableVariables);
   return Object.fromEntries(Object.entries(s.variables).filter(([k]) => viewable.has(k)));
@@ -62,8 +61,7 @@ export function shownVariables(s: Pick<ServerRecord, 'variables' | 'viewableVari
  * `ownerId` only.
  */
 export function ownerShown(s: Pick<ServerRecord, 'permissions'>): boolean {
-  const keys = s.permissions ?? [];
-  return keys.includes(ALL_PERMISSIONS) || keys.includes('user.read');
+  return recordHolds(s.permissions, 'user.read');
 }
 
 export type UserRecord = Pick<User, 'id' | 'email' | 'name' | 'role' | 'createdAt' | 'updatedAt'>;

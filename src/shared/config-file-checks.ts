@@ -26,7 +26,7 @@ export function configFileNameProblem(name: string): string | null {
  * (NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR: SnakeYAML and PyYAML end a line there, so a value would
  * write keys of its own), and lone surrogates (not text; PostgreSQL refuses them).
  */
-const NOT_PLAIN_TEXT = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]|[\ud800-\udfff]/u;
+const NOT_PLAIN_TEXT = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029\p{Cs}]/u;
 
 /** A key of any parser: 1-255 characters of plain text. */
 export function configKeyProblem(key: string): string | null {
