@@ -13,7 +13,7 @@
  *   { "name": "old", "dist": "/tmp/old/dist" }                another build (e.g. `git worktree` + `npm run build`)
  *   { "name": "flag", "execArgv": ["--max-semi-space-size=64"] }   other Node flags (default: package.json config.panelNodeFlags)
  *   { "name": "env", "env": { "LOG_LEVEL": "info" } }          extra environment
- *   { "name": "bare", "baseline": true }                      the bench's bare Express + pg handler (REST only)
+ *   { "name": "bare", "baseline": true }                      the bench's bare Express + pg handler (REST only; execArgv applies too)
  * Each measurement also reads the CPU that PostgreSQL's processes spent meanwhile (all of them on the
  * machine, so keep it otherwise idle): the database shares the machine, so it counts in requests/s.
  * Knobs: AB_ROUNDS [7], AB_SECONDS per measurement [4], AB_CONNECTIONS [64], AB_TARGETS [rest,graphql],
@@ -43,7 +43,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 /** The panel child (bench/children/panel.js) of a variant, pointed at its dist/ by BENCH_DIST. */
 async function startVariant(v, databaseUrl) {
   if (v.baseline) {
-    const { child, ready } = startChild(path.join(__dirname, 'children', 'baseline-http.js'), { env: { BENCH_DATABASE_URL: databaseUrl } });
+    const { child, ready } = startChild(path.join(__dirname, 'children', 'baseline-http.js'), { execArgv: v.execArgv ?? [], env: { BENCH_DATABASE_URL: databaseUrl } });
     return { v, child, ...(await ready) };
   }
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'hostpanel-ab-'));

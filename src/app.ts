@@ -6,14 +6,13 @@ import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import express, { Router, type Express } from 'express';
 import helmet from 'helmet';
-import { pinoHttp } from 'pino-http';
 import type { Config } from './config.js';
 import { authenticate, checkOrigin } from './http/auth.js';
 import { jsonBody, yamlText } from './http/body.js';
 import { apiErrorHandler, apiNotFound } from './http/errors.js';
 import { rateLimit } from './http/limit-middleware.js';
 import type { RateLimiter } from './http/rate-limit.js';
-import { requestId } from './http/request-id.js';
+import { requestLog } from './http/request-log.js';
 import { logger } from './logger.js';
 import { docsRoutes, openApiDocument } from './openapi/serve.js';
 import { authRoutes } from './rest/auth.routes.js';
@@ -71,17 +70,7 @@ export function createApp(deps: AppDeps): Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  app.use(
-    pinoHttp({
-      logger: logger.child({ component: 'http' }),
-      genReqId: requestId,
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : res.statusCode >= 400 ? 'info' : 'debug'),
-      serializers: {
-        req: (req: { id: unknown; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-    }),
-  );
+  app.use(requestLog(logger.child({ component: 'http' })));
   app.use((_req, _res, next) => RequestContext.create(orm.em, next));
 
   app.get('/health', async (_req, res) => {
