@@ -12,7 +12,8 @@
  * - Restoring: each file is streamed from the store into an atomic write while its hash is checked;
  *   a mismatch fails the restore, names the file, and leaves that file as it was. A file that holds
  *   the backup's contents already is left as it is. Folders, links (their targets as they were) and
- *   modes follow; `truncate` first deletes what the backup does not have.
+ *   modes follow; `truncate` first deletes what the backup does not have (names that are not UTF-8
+ *   text included: a backup never has one), and without it such names are left as they are.
  * - Streaming: a `.tar.gz` made on the fly from the manifest and the stored files.
  */
 import { createHash } from 'node:crypto';
@@ -35,9 +36,12 @@ export interface BackupProgress {
   bytes: number;
 }
 
-/** The server's tree, as its worker walks it. */
-async function* walk(files: ServerFiles, server: Server): AsyncGenerator<WalkEntry> {
-  const { res, body } = await files.ask(server, { op: 'walk', path: '/' });
+/**
+ * The server's tree, as its worker walks it. A name that is not UTF-8 text fails the walk naming it,
+ * unless `untext` says to leave it out or remove it (a restore's: no backup has such a name).
+ */
+async function* walk(files: ServerFiles, server: Server, untext?: 'skip' | 'remove'): AsyncGenerator<WalkEntry> {
+  const { res, body } = await files.ask(server, { op: 'walk', path: '/', ...(untext ? { untext } : {}) });
   if (!res.ok) {
     body.destroy();
     throw answerError(res);
@@ -233,7 +237,9 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   const readOnly: { path: string; mode: number }[] = [];
   // the files there are now, by path: one that holds the backup's contents already is not written again
   const current = new Map<string, WalkEntry>();
-  for await (const e of walk(files, server)) {
+  // a name that is not UTF-8 text is never one the backup has (backups refuse them): with `truncate`
+  // it is deleted as the walk meets it (a folder with all it holds, a link as a link), else it stays
+  for await (const e of walk(files, server, o.truncate ? 'remove' : 'skip')) {
     modes.set(e.path, octal(e.mode));
     if (e.type === 'file') current.set(e.path, e);
     const w = wanted.get(e.path);

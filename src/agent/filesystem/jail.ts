@@ -107,6 +107,19 @@ function textNames(raw: readonly Buffer[], parts: readonly string[]): string[] {
   });
 }
 
+/**
+ * What a walk does with a name that is not UTF-8 text: `refuse` stops it (textNames: a backup never
+ * leaves out an entry without a word); `skip` leaves it out, and `remove` deletes it (a restore: a
+ * backup holds only names that are text, so such an entry is never one the backup has).
+ */
+export type Untext = 'refuse' | 'skip' | 'remove';
+
+/** Whether the name `b` is UTF-8 text. */
+const isText = (b: Buffer): boolean => Buffer.from(b.toString('utf8'), 'utf8').equals(b);
+
+/** The path of the raw name `name` inside the checked directory `dir`. */
+const rawAt = (dir: FileHandle, name: Buffer): Buffer => Buffer.concat([Buffer.from(`/proc/self/fd/${dir.fd}/`), name]);
+
 /** An entry removed while a walk was under way is left out; other errors stop it. */
 function ignoreVanished(err: unknown): void {
   if ((err as AgentError)?.status === 404) return;
@@ -407,19 +420,75 @@ export class Jail {
   /**
    * Visits `parts` and, for a folder, everything below it, folders before what they hold, names in
    * order; symlinks are visited, never followed; the file manager's temporary files are left out.
+   * A name that is not UTF-8 text is refused, left out or removed, as `untext` says (see Untext).
    */
-  async walk(parts: readonly string[], visit: (parts: string[], st: Stats) => Promise<void>): Promise<void> {
+  async walk(parts: readonly string[], visit: (parts: string[], st: Stats) => Promise<void>, untext: Untext = 'refuse'): Promise<void> {
+    // (a request limited to some folders is checked on text paths: it removes nothing it cannot name)
+    if (untext === 'remove' && this.reach) throw new AgentError(403, 'FORBIDDEN', 'Removing names that are not UTF-8 text needs access to all of the server’s files.');
     const st = parts.length ? await this.inParent(parts, (dir, name) => fsp.lstat(this.at(dir, name)).catch((e) => mapError(e, displayPath(parts)))) : await this.rootStat();
     await visit([...parts], st);
     if (!st.isDirectory()) return;
     const dir = await this.openDir(parts);
     let names: string[];
     try {
-      names = textNames(await fsp.readdir(`/proc/self/fd/${dir.fd}`, { encoding: 'buffer' }), parts).filter((n) => !n.startsWith(TEMP_PREFIX)).sort();
+      const raw = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { encoding: 'buffer' });
+      if (untext === 'refuse') names = textNames(raw, parts);
+      else {
+        names = raw.filter(isText).map((b) => b.toString('utf8'));
+        const others = raw.filter((b) => !isText(b));
+        if (untext === 'remove' && others.length) await this.removeRaw(dir, others, parts);
+      }
+      names = names.filter((n) => !n.startsWith(TEMP_PREFIX)).sort();
     } finally {
       await dir.close();
     }
-    for (const name of names) await this.walk([...parts, name], visit).catch((e) => ignoreVanished(e));
+    for (const name of names) await this.walk([...parts, name], visit, untext).catch((e) => ignoreVanished(e));
+  }
+
+  /**
+   * Removes the entries `names` (raw names, text or not) of the checked folder `dir`, at `parts`: a
+   * folder with everything in it, a link as a link (never what it leads to). A folder the server
+   * made read-only is opened for it, and read-only again after (the one removed is gone with it).
+   */
+  private async removeRaw(dir: FileHandle, names: readonly Buffer[], parts: readonly string[]): Promise<void> {
+    const mode = (await dir.stat()).mode & 0o7777;
+    const closed = (mode & 0o700) !== 0o700;
+    if (closed) await dir.chmod(mode | 0o700).catch((e) => mapError(e, displayPath(parts)));
+    try {
+      for (const name of names) await this.removeRawEntry(dir, name, [...parts, name.toString('utf8')]);
+    } finally {
+      if (closed) await dir.chmod(mode).catch(() => undefined);
+    }
+  }
+
+  /** Removes the entry `name` of the checked folder `dir` (see removeRaw); `parts`: its path, for messages. */
+  private async removeRawEntry(dir: FileHandle, name: Buffer, parts: readonly string[]): Promise<void> {
+    const shown = displayPath(parts);
+    const at = rawAt(dir, name);
+    // the entry itself, never what a link leads to; checked where it was opened, as everything here
+    const entry = await fsp.open(at, O_PATH | C.O_NOFOLLOW).catch((e) => ((e as NodeJS.ErrnoException).code === 'ENOENT' ? null : mapOpenError(e, shown)));
+    if (!entry) return;
+    await this.verify(entry, shown);
+    try {
+      const st = await entry.stat();
+      if (!st.isDirectory()) {
+        await fsp.unlink(at).catch((e) => ((e as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : mapError(e, shown)));
+        return;
+      }
+      // a folder the server closed to itself is opened to be emptied (through its descriptor)
+      if ((st.mode & 0o700) !== 0o700) await fsp.chmod(`/proc/self/fd/${entry.fd}`, (st.mode & 0o7777) | 0o700).catch((e) => mapError(e, shown));
+      // (reopened through its descriptor: the same folder, whatever its name leads to now)
+      const inner = await fsp.open(`/proc/self/fd/${entry.fd}`, C.O_RDONLY | C.O_DIRECTORY | C.O_NONBLOCK).catch((e) => mapOpenError(e, shown));
+      await this.verify(inner, shown);
+      try {
+        await this.removeRaw(inner, await fsp.readdir(`/proc/self/fd/${inner.fd}`, { encoding: 'buffer' }), parts);
+      } finally {
+        await inner.close().catch(() => undefined);
+      }
+      await fsp.rmdir(at).catch((e) => ((e as NodeJS.ErrnoException).code === 'ENOENT' ? undefined : mapError(e, shown)));
+    } finally {
+      await entry.close().catch(() => undefined);
+    }
   }
 
   async mkdir(parts: readonly string[]): Promise<Entry> {

@@ -31,7 +31,8 @@ export type FileRequest = { reach?: Reach } & (
   | { op: 'symlink'; path: string; target: string; raw?: boolean }
   | { op: 'chmod'; path: string; mode: number }
   | { op: 'search'; path: string; query: string }
-  | { op: 'walk'; path: string }
+  // untext: what the walk does with a name that is not UTF-8 text (jail.ts Untext; refused by default)
+  | { op: 'walk'; path: string; untext?: 'skip' | 'remove' }
   | { op: 'compress'; paths: string[]; destination: string; allowance: number }
   | { op: 'decompress'; path: string; destination: string; allowance: number }
 );

@@ -10,7 +10,7 @@ import { createServer, type Socket } from 'node:net';
 import { pipeline } from 'node:stream/promises';
 import { AgentError } from '../errors';
 import { compress, decompress } from './archives';
-import { footprintOnDisk, Jail, WRITE_BATCH_BYTES } from './jail';
+import { footprintOnDisk, Jail, WRITE_BATCH_BYTES, type Untext } from './jail';
 import { displayPath, linkTarget, pathComponents } from './paths';
 import { readFramed, readJsonLine, type FileRequest, type FileResponse, type FileResult, type WalkEntry } from './protocol';
 
@@ -35,7 +35,7 @@ async function serve(whole: Jail, socket: Socket): Promise<void> {
   try {
     const jail = whole.reaching(req.reach);
     if (req.op === 'download') return await download(jail, socket, req);
-    if (req.op === 'walk') return await walk(jail, socket, req.path);
+    if (req.op === 'walk') return await walk(jail, socket, req.path, req.untext);
     if (req.op === 'read') {
       // the contents follow the answer line
       const data = await jail.readFile(pathComponents(req.path), req.maxBytes);
@@ -70,9 +70,9 @@ async function download(jail: Jail, socket: Socket, req: Extract<FileRequest, { 
 /**
  * Everything below `path` as JSON lines after the answer (one WalkEntry each, folders before what
  * they hold, then `{"end":true}`, or `{"error":{status,code,message}}` when the walk was refused): the backups' view of a server's files. Symlinks are listed with their targets, never
- * followed.
+ * followed. A name that is not UTF-8 text is refused (the walk's error line), or as `untext` says.
  */
-async function walk(jail: Jail, socket: Socket, raw: string): Promise<void> {
+async function walk(jail: Jail, socket: Socket, raw: string, untext: Untext = 'refuse'): Promise<void> {
   const root = pathComponents(raw);
   answer(socket, { ok: true, result: { done: true }, body: true });
   try {
@@ -88,7 +88,7 @@ async function walk(jail: Jail, socket: Socket, raw: string): Promise<void> {
         entry.target = target;
       }
       if (!socket.write(JSON.stringify(entry) + '\n')) await new Promise((r) => socket.once('drain', r));
-    });
+    }, untext);
     socket.end(JSON.stringify({ end: true }) + '\n');
   } catch (err) {
     // past the answer line, a refusal (a folder the worker may not read, a name that is not text)
