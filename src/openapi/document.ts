@@ -389,7 +389,7 @@ const OPERATIONS: Operation[] = [
       400: '',
       401: '',
       403: 'FORBIDDEN: `ownerId` of another user given by a non-administrator.',
-      422: 'VALIDATION_ERROR (unknown node or blueprint, bad variables, cpu over the node\'s cores × 100, a blueprint that runs a user-chosen command when the operator keeps those to administrators (`fields.blueprintId`), …), CAPACITY_EXCEEDED: the node has not enough unallocated memory or disk, or QUOTA_EXCEEDED: the owner\'s per-user quota of servers, memory, cpu or disk (`details.exceeded` says which; administrators are exempt).',
+      422: 'VALIDATION_ERROR (unknown node or blueprint, bad variables, cpu over the node\'s cores × 100, a blueprint that runs a user-chosen command when the operator keeps those to administrators (`fields.blueprintId`), a `backupLimit` above BACKUP_LIMIT_DEFAULT from a non-administrator (`fields.backupLimit`), …), CAPACITY_EXCEEDED: the node has not enough unallocated memory or disk, or QUOTA_EXCEEDED: the owner\'s per-user quota of servers, memory, cpu or disk (`details.exceeded` says which; administrators are exempt).',
     },
   },
   {
@@ -409,12 +409,12 @@ const OPERATIONS: Operation[] = [
     operationId: 'updateServer',
     tag: 'Servers',
     summary: 'Update a server',
-    description: 'name, description, memory, cpu, disk, variables and autoRestart; resources take effect at the next start. `nodeId`, `blueprintId` and `ownerId` cannot change (422).',
+    description: 'name, description, memory, cpu, disk, backupLimit, variables and autoRestart; resources take effect at the next start. `nodeId`, `blueprintId` and `ownerId` cannot change (422).',
     auth: 'user',
     pathId: 'Server',
     body: updateServerInput,
     success: { status: 200, description: 'The updated server.', schema: envelope(ServerSchema) },
-    errors: { 400: '', 401: '', 403: '', 404: '', 422: 'VALIDATION_ERROR (`fields.variables` when a non-administrator changes the command of a user-command server that the operator keeps to administrators), CAPACITY_EXCEEDED: the node cannot allocate the new memory or disk, or QUOTA_EXCEEDED: growing memory, cpu or disk would take the owner over a per-user quota.' },
+    errors: { 400: '', 401: '', 403: '', 404: '', 422: 'VALIDATION_ERROR (`fields.variables` when a non-administrator changes the command of a user-command server that the operator keeps to administrators; `fields.backupLimit` when a non-administrator sets more than the server\'s limit now or BACKUP_LIMIT_DEFAULT, whichever is larger), CAPACITY_EXCEEDED: the node cannot allocate the new memory or disk, or QUOTA_EXCEEDED: growing memory, cpu or disk would take the owner over a per-user quota.' },
   },
   {
     method: 'delete',

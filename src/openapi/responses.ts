@@ -67,7 +67,7 @@ export const ServerSchema = z
     memory: mib('Memory limit'),
     cpu: int().meta({ description: 'CPU limit in percent of one core (100 = one core).' }),
     disk: mib('Disk limit'),
-    backupLimit: int().min(0).meta({ description: 'How many backups the server may keep (0: none); BACKUP_LIMIT_DEFAULT for a new server.', example: 5 }),
+    backupLimit: int().min(0).meta({ description: 'How many backups the server may keep (0: none); BACKUP_LIMIT_DEFAULT for a new server. Its owner may set it up to its limit now or BACKUP_LIMIT_DEFAULT, whichever is larger; only administrators may set more (up to 1000).', example: 5 }),
     status: ServerStatusSchema,
     variables: z.record(z.string(), z.string()).meta({ description: "Values of the blueprint's variables (blueprint defaults merged with the user's). Without the variables the blueprint hides from users (administrators see them); `{}` for a subuser without `startup.read`." }),
     autoRestart: z.boolean().meta({ description: 'Restart after a crash (with a crash-loop guard).' }),

@@ -94,7 +94,7 @@ export class CreateServerInput {
   @Field(() => Int, { nullable: true, description: 'MiB, ≥ 128; default: the blueprint\'s.' })
   disk?: number;
 
-  @Field(() => Int, { nullable: true, description: 'Backups the server may keep, 0..1000; default BACKUP_LIMIT_DEFAULT. The owner\'s and administrators\'.' })
+  @Field(() => Int, { nullable: true, description: 'Backups the server may keep, 0..1000; default BACKUP_LIMIT_DEFAULT. Above it, administrators only (VALIDATION_ERROR, fields.backupLimit).' })
   backupLimit?: number;
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Blueprint variable values (strings), checked against the blueprint\'s rules.' })
@@ -124,7 +124,7 @@ export class UpdateServerInput {
   @Field(() => Int, { nullable: true })
   disk?: number;
 
-  @Field(() => Int, { nullable: true })
+  @Field(() => Int, { nullable: true, description: 'At most the server\'s limit now or BACKUP_LIMIT_DEFAULT, whichever is larger, unless an administrator sets it (VALIDATION_ERROR, fields.backupLimit).' })
   backupLimit?: number;
 
   @Field(() => GraphQLJSONObject, { nullable: true, description: 'Merged into the current values.' })

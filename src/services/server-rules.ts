@@ -1,7 +1,8 @@
 /**
- * Who may create which servers, and how much: the per-user quota and the rule for blueprints that
- * run a user-chosen command. Administrators are exempt from both (they may give a user more, or a
- * shell server whose command they chose); servers count against their owner.
+ * Who may create which servers, and how much: the per-user quota, the rule for blueprints that run a
+ * user-chosen command, and how many backups a server may keep. Administrators are exempt from all
+ * three (they may give a user more, a shell server whose command they chose, or room for more
+ * backups); servers count against their owner.
  */
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { runsUserCommand } from '../blueprints/builtin.js';
@@ -45,6 +46,26 @@ export function assertMayChangeVariables(actor: Actor, blueprint: { key: string;
   throw AppError.validation(
     { variables: 'set the command of this server: on this panel only an administrator may change it' },
     'This server runs a command chosen by an administrator; on this panel only an administrator may change it.',
+  );
+}
+
+/** BACKUP_LIMIT_DEFAULT where a service was built without a configuration. */
+export const BACKUP_LIMIT_FALLBACK = 5;
+
+/**
+ * The most backups a non-administrator may give a server: its limit now (`current`; none for a new
+ * server) or BACKUP_LIMIT_DEFAULT, whichever is larger, so that an owner may lower the limit and raise
+ * it back, and keep what an administrator gave. Backups take the node's disk and count against no
+ * quota: more is the hosting operator's to give. 422 VALIDATION_ERROR (fields.backupLimit), as for
+ * the other values only an administrator may choose (variables of a user-command server).
+ */
+export function assertMayKeepBackups(actor: Actor, wanted: number | undefined, current: number | undefined, rules: ServerRules): void {
+  if (wanted === undefined || isAdmin(actor)) return;
+  const most = Math.max(current ?? 0, rules.backupLimitDefault ?? BACKUP_LIMIT_FALLBACK);
+  if (wanted <= most) return;
+  throw AppError.validation(
+    { backupLimit: `at most ${most}; an administrator can raise it` },
+    `This server may keep at most ${most} backups unless an administrator raises its limit.`,
   );
 }
 

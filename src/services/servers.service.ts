@@ -22,7 +22,7 @@ import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
 import { resolveVariables, viewableKeys, type Setter } from './server-variables.js';
-import { assertMayChangeVariables, assertMayUseBlueprint, assertWithinQuota, OPEN_RULES, type ServerRules } from './server-rules.js';
+import { assertMayChangeVariables, assertMayKeepBackups, assertMayUseBlueprint, assertWithinQuota, BACKUP_LIMIT_FALLBACK, OPEN_RULES, type ServerRules } from './server-rules.js';
 import {
   BLUEPRINT_RECORDS,
   jsonObjectOf,
@@ -220,6 +220,7 @@ export class ServersService {
     let variables: Record<string, string> = {};
     if (blueprint) variables = resolveVariables(blueprint, {}, data.variables ?? {}, fields, setterOf(a));
     if (Object.keys(fields).length || !blueprint) throw AppError.validation(fields);
+    assertMayKeepBackups(a, data.backupLimit, undefined, this.rules);
 
     const server = await this.em.transactional(async (em) => {
       const node = await em.findOne(Node, { id: data.nodeId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
@@ -243,7 +244,7 @@ export class ServersService {
         memory,
         cpu,
         disk,
-        backupLimit: data.backupLimit ?? this.rules.backupLimitDefault ?? 5,
+        backupLimit: data.backupLimit ?? this.rules.backupLimitDefault ?? BACKUP_LIMIT_FALLBACK,
         variables,
         autoRestart: data.autoRestart ?? false,
         status: blueprint.install && blueprint.install.trim() ? 'installing' : 'offline',
@@ -275,6 +276,8 @@ export class ServersService {
       const fields: Record<string, string> = {};
       const variables = data.variables ? resolveVariables(current.blueprint, server.variables, data.variables, fields, setterOf(a)) : undefined;
       if (Object.keys(fields).length) throw AppError.validation(fields);
+      // against the limit as committed (the node's lock orders this update after the others)
+      assertMayKeepBackups(a, data.backupLimit, server.backupLimit, this.rules);
       if (data.cpu !== undefined && data.cpu !== server.cpu && data.cpu > maxCpuOf(node)) {
         const maxCpu = maxCpuOf(node);
         throw AppError.validation({ cpu: `must be at most ${maxCpu} (${maxCpu / 100} cores × 100 on this node)` });

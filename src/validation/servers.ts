@@ -47,7 +47,11 @@ export const backupLimit = z
   .int('must be an integer from 0 to 1000')
   .min(0, 'must be an integer from 0 to 1000')
   .max(1000, 'must be an integer from 0 to 1000')
-  .meta({ description: 'How many backups the server may keep (0: none); default BACKUP_LIMIT_DEFAULT. The owner\'s and administrators\' to change.', example: 5 });
+  .meta({
+    description:
+      'How many backups the server may keep, 0 to 1000 (0: none); default BACKUP_LIMIT_DEFAULT. Its owner may set at most its limit now or BACKUP_LIMIT_DEFAULT, whichever is larger (lower it, and raise it back); only administrators may set more (backups take the node\'s disk): 422 VALIDATION_ERROR with `fields.backupLimit` otherwise, at creation too.',
+    example: 5,
+  });
 export const cpu = int(1).meta({ description: "CPU limit in percent of one core: 100 = one core; 1..(node's cores × 100).", example: 100 });
 
 export const createServerInput = z.object({
