@@ -15,8 +15,8 @@ let spamPrinted = 0; // numbers the lines as the demo game does (` #<k>`)
 
 const hhmmss = () => new Date().toTimeString().slice(0, 8);
 
-function broadcast(line) {
-  const msg = JSON.stringify({ type: 'console_output', data: { line, stream: 'stdout', ts: new Date().toISOString() } });
+function broadcast(line, ts) {
+  const msg = JSON.stringify({ type: 'console_output', data: { line, stream: 'stdout', ts } });
   for (const ws of wss.clients) {
     if (ws.readyState !== WebSocket.OPEN) continue;
     if (ws.bufferedAmount > MAX_BUFFERED) {
@@ -30,10 +30,16 @@ function broadcast(line) {
 
 async function drive(opts) {
   const r = await runTicks(opts, {
-    onMarker: (now) => broadcast(`[${hhmmss()} INFO]: [Server] t=${now}`),
+    onMarker: (now) => broadcast(`[${hhmmss()} INFO]: [Server] t=${now}`, new Date(now).toISOString()),
     onTick: (perTick) => {
-      const ts = hhmmss();
-      for (let i = 1; i <= perTick; i++) broadcast(`[${ts} INFO]: spam line ${i} #${++spamPrinted}`);
+      // A tick's lines all exist from its start and share its stamp, as a tick's burst does on the
+      // panel's side: the demo game writes it in one write, and the agent stamps every line of what
+      // it reads at once (src/agent/server/console.ts). So each line's latency counts the
+      // broadcasts of the lines before it on both sides.
+      const now = new Date();
+      const ts = now.toISOString();
+      const clock = now.toTimeString().slice(0, 8);
+      for (let i = 1; i <= perTick; i++) broadcast(`[${clock} INFO]: spam line ${i} #${++spamPrinted}`, ts);
     },
   });
   return { lines: r.lines, markers: r.markers, ticks: r.ticks, lateTicks: r.lateTicks, elapsedMs: r.elapsedMs, droppedClients: dropped };
