@@ -16,7 +16,7 @@ export interface RunTask {
 @Entity({ tableName: 'schedule_runs' })
 @Index({ properties: ['schedule', 'startedAt'] })
 export class ScheduleRun {
-  [OptionalProps]?: 'finishedAt' | 'startedAt';
+  [OptionalProps]?: 'finishedAt' | 'startedAt' | 'aliveAt';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -38,4 +38,8 @@ export class ScheduleRun {
 
   @Property({ type: 'datetime', nullable: true })
   finishedAt: Date | null = null;
+
+  /** The last sign of life of the instance running it (null: none since it started); src/schedules/abandoned.ts. */
+  @Property({ type: 'datetime', nullable: true })
+  aliveAt: Date | null = null;
 }

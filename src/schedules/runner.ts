@@ -11,6 +11,7 @@ import type { ActivityRecorder } from '../services/activity.service.js';
 import type { Actor } from '../services/actor.js';
 import { Schedule } from '../entities/Schedule.js';
 import type { ScheduleRun } from '../entities/ScheduleRun.js';
+import { ALIVE_EVERY_MS, endAbandoned, markAlive } from './abandoned.js';
 import { claim, dueSchedules, startManualRun, type DueSchedule } from './claim.js';
 import { executeRun, RunnerStopped, type ClaimedRun } from './execute.js';
 import type { PerformTask } from './tasks.js';
@@ -32,6 +33,8 @@ export class ScheduleRunner {
   readonly now: () => Date;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** The ids of the runs under way here, marked alive every ALIVE_EVERY_MS (src/schedules/abandoned.ts). */
+  private readonly underWay = new Set<string>();
   private ticking: Promise<number> | null = null;
   private readonly stopping = new AbortController();
 
@@ -52,8 +55,13 @@ export class ScheduleRunner {
   start(everyMs: number): () => Promise<void> {
     const timer = setInterval(() => void this.tick().catch((err: Error) => log.warn({ err: err.message }, 'could not claim due schedule runs')), everyMs);
     timer.unref();
+    const beat = () => void this.heartbeat().catch((err: Error) => log.warn({ err: err.message }, 'could not mark the schedule runs under way alive'));
+    const alive = setInterval(beat, ALIVE_EVERY_MS);
+    alive.unref();
+    beat();
     return async () => {
       clearInterval(timer);
+      clearInterval(alive);
       this.stopping.abort();
       await this.ticking?.catch(() => undefined);
       await this.idle();
@@ -79,6 +87,18 @@ export class ScheduleRunner {
     if (this.stopping.signal.aborted) return Promise.resolve(0);
     this.ticking ??= this.claimDue().finally(() => (this.ticking = null));
     return this.ticking;
+  }
+
+  /**
+   * Marks the runs under way here alive, and ends the runs of any instance that nothing has marked for
+   * ABANDONED_AFTER_MS (src/schedules/abandoned.ts); resolves with how many it ended.
+   */
+  async heartbeat(): Promise<number> {
+    const now = this.now();
+    await markAlive(this.orm, [...this.underWay], now);
+    const ended = await endAbandoned(this.orm, now);
+    if (ended) log.warn({ runs: ended }, 'schedule runs whose panel stopped before they ended are marked failed');
+    return ended;
   }
 
   /** Resolves once every run started by this runner has finished. */
@@ -134,7 +154,11 @@ export class ScheduleRunner {
     const claimed: ClaimedRun = { runId: run.id, scheduleId: schedule.id, serverId: schedule.server.id, tasks: schedule.tasks, onlyWhenOnline: schedule.onlyWhenOnline, by };
     const p = executeRun({ orm: this.orm, perform: this.perform, now: this.now, sleep: this.wait, stopped: () => this.stopping.signal.aborted }, claimed)
       .catch((err: Error) => log.error({ err: err.message, runId: run.id }, 'a schedule run stopped on an error'))
-      .finally(() => this.inFlight.delete(p));
+      .finally(() => {
+        this.inFlight.delete(p);
+        this.underWay.delete(run.id);
+      });
     this.inFlight.add(p);
+    this.underWay.add(run.id);
   }
 }

@@ -1,0 +1,89 @@
+/**
+ * A run whose panel died is ended: runners with clocks of the test's own stand in for instances. A
+ * runs a run and marks it alive; C runs one and is never heard of again (as if killed); B looks for
+ * abandoned runs. Only a run nothing marked for ABANDONED_AFTER_MS is ended, once, as failed with
+ * each task saying why; the result is read over REST. (Real database; the tasks' waits never end.)
+ */
+import { Schedule } from '../../src/entities/Schedule.js';
+import { ABANDONED, ABANDONED_AFTER_MS } from '../../src/schedules/abandoned.js';
+import { ScheduleRunner } from '../../src/schedules/runner.js';
+import { blueprintsByKey, createNode } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+
+let p: TestPlatform;
+let owner: { token: string };
+let serverId: string;
+
+beforeAll(async () => {
+  p = await startTestPlatform({ scheduleTickMs: 0 });
+  const admin = await p.admin();
+  owner = await p.newUser('owner');
+  const [node, bps] = await Promise.all([createNode(p, admin.token), blueprintsByKey(p, owner.token)]);
+  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'abandoned', nodeId: node.id, blueprintId: bps['demo-game'].id, memory: 64, cpu: 10, disk: 128 } });
+  if (r.status !== 201) throw new Error(r.text);
+  serverId = r.body.data.id;
+}, 60_000);
+afterAll(async () => {
+  await p?.stop();
+});
+
+const MIN = 60_000;
+const noop = async () => undefined;
+const never = () => new Promise<void>(() => undefined);
+
+/** A runner standing in for one instance, at the instant `clock.at`. */
+function instance(clock: { at: number }): ScheduleRunner {
+  return new ScheduleRunner(p.orm, p.services.activity, noop, { now: () => new Date(clock.at), sleep: never });
+}
+
+async function runOf(scheduleId: string, runId: string): Promise<any> {
+  const r = await p.request('GET', `/api/v1/servers/${serverId}/schedules/${scheduleId}/runs?limit=100`, { token: owner.token });
+  expect(r.status).toBe(200);
+  return r.body.data.find((x: any) => x.id === runId);
+}
+
+test('a run nothing has marked alive for 5 minutes is ended as failed, once; a run its instance marks goes on', async () => {
+  const created = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, {
+    token: owner.token,
+    body: { name: 'slow', cron: '0 4 * * *', tasks: [{ action: 'command', payload: { command: 'save-all' }, offsetSeconds: 900 }, { action: 'command', payload: { command: 'say done' } }] },
+  });
+  expect(created.status).toBe(201);
+  const scheduleId = created.body.data.id;
+  const actor = (await p.services.auth.authenticate(owner.token))!;
+  const pick = (em: Parameters<Parameters<ScheduleRunner['runNow']>[1]>[0]) => em.findOneOrFail(Schedule, { id: scheduleId });
+
+  const t0 = Date.now();
+  const clockA = { at: t0 };
+  const clockB = { at: t0 };
+  const a = instance(clockA);
+  const c = instance({ at: t0 });
+  const b = instance(clockB);
+  const alive = await a.runNow(actor, pick);
+  const killed = await c.runNow(actor, pick);
+
+  clockA.at = t0 + 4 * MIN;
+  expect(await a.heartbeat()).toBe(0);
+
+  // 6 minutes in: C's run (never marked, started at t0) is abandoned; A's (marked at 4 minutes) is not
+  clockB.at = t0 + 6 * MIN;
+  expect(await b.heartbeat()).toBe(1);
+  const ended = await runOf(scheduleId, killed.id);
+  expect(ended).toMatchObject({
+    status: 'failed',
+    finishedAt: new Date(t0 + 6 * MIN).toISOString(),
+    tasks: [
+      { sequence: 1, status: 'skipped', error: ABANDONED },
+      { sequence: 2, status: 'skipped', error: ABANDONED },
+    ],
+  });
+  expect(await runOf(scheduleId, alive.id)).toMatchObject({ status: 'running', finishedAt: null });
+
+  // A falls silent after its mark at 4 minutes: its run is ended once 5 minutes have passed since
+  clockB.at = t0 + 4 * MIN + ABANDONED_AFTER_MS - 1000;
+  expect(await b.heartbeat()).toBe(0);
+  clockB.at = t0 + 4 * MIN + ABANDONED_AFTER_MS + 1000;
+  expect(await b.heartbeat()).toBe(1);
+  expect(await runOf(scheduleId, alive.id)).toMatchObject({ status: 'failed', tasks: [{ status: 'skipped', error: ABANDONED }, { status: 'skipped', error: ABANDONED }] });
+  expect(await b.heartbeat()).toBe(0);
+  expect(await runOf(scheduleId, killed.id)).toEqual(ended);
+});
