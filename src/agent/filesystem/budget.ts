@@ -1,7 +1,8 @@
 /**
  * How many bytes a server may still write: its disk limit less what it uses (measured at most every
- * few seconds: a measurement walks the whole tree, leaving out the temporary files of writes under
- * way) less what writes under way hold. A streamed write (an upload, an editor's save, SFTP, a
+ * few seconds: a measurement walks the whole tree as the start's and the running server's checks do,
+ * usage.ts, leaving out only the temporary files of writes under way, which their holds count) less
+ * what writes under way hold. A streamed write (an upload, an editor's save, SFTP, a
  * restore) holds what it has written so far as the limit counts it (footprint.ts: whole blocks, one
  * at least, so an empty file or a folder takes one too), charged chunk by chunk as they pass: writes
  * at once share the free space, and together they cannot take more than it. A write that replaces a
@@ -9,9 +10,8 @@
  * freed by the replacement, so it holds only what it takes beyond them. An operation the file worker
  * does on its own (copy, compress, decompress) holds all the free space while it runs.
  */
-import { diskUsage } from '../environment/proc';
 import { footprint } from './footprint';
-import { TEMP_PREFIX } from './paths';
+import { serverDiskUsage } from './usage';
 
 const MEASURE_EVERY_MS = 5_000;
 
@@ -38,7 +38,7 @@ export class DiskBudget {
 
   private async usage(): Promise<number> {
     if (Date.now() - this.measuredAt < MEASURE_EVERY_MS) return this.measured;
-    this.measuring ??= diskUsage(this.dir, (name) => name.startsWith(TEMP_PREFIX)).finally(() => (this.measuring = null));
+    this.measuring ??= serverDiskUsage(this.dir, true).finally(() => (this.measuring = null));
     this.measured = await this.measuring;
     this.measuredAt = Date.now();
     return this.measured;

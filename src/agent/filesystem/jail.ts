@@ -7,12 +7,11 @@
  * (`/proc/self/fd/N/name`). The worker that runs these (worker.ts) runs as the server's own uid, so
  * even a mistake here could only touch what the server's processes can touch themselves.
  */
-import { randomBytes } from 'node:crypto';
 import { constants as C, promises as fsp, readlinkSync, type Dirent, type Stats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { AgentError, notFound } from '../errors';
-import { displayPath, entryName, invalidPath, TEMP_PREFIX } from './paths';
+import { displayPath, entryName, invalidPath, isTempName, tempName } from './paths';
 import { ReachCheck, type Reach, type Use } from './reach';
 import { ENTRY_BYTES } from './footprint';
 
@@ -137,6 +136,14 @@ function refuseHardLink(st: Stats, shown: string): void {
   if (st.isFile() && st.nlink > 1) {
     throw new AgentError(403, 'FORBIDDEN', `${shown} is a hard link (the file has ${st.nlink} names), and your access is limited to some folders: its other names may lie outside them. Remove its other names from the server's console, or ask the server's owner.`);
   }
+}
+
+/** What Jail.sweepTemps did: entries looked at, temporary files removed (and the disk they took), ones that could not be. */
+export interface SweepResult {
+  seen: number;
+  removed: number;
+  bytes: number;
+  failed: number;
 }
 
 export class Jail {
@@ -265,7 +272,7 @@ export class Jail {
     try {
       const raw = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true, encoding: 'buffer' });
       // a name that is not UTF-8 text cannot be named in a request: it is neither listed nor counted
-      const visible = raw.map(utf8Dirent).filter((d): d is NamedDirent => d !== null && !d.name.startsWith(TEMP_PREFIX));
+      const visible = raw.map(utf8Dirent).filter((d): d is NamedDirent => d !== null && !isTempName(d.name));
       visible.sort((a, b) => Number(b.isDirectory()) - Number(a.isDirectory()) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       const slice = visible.slice((page - 1) * limit, page * limit);
       const items: Entry[] = [];
@@ -338,7 +345,7 @@ export class Jail {
       const before = await fsp.lstat(this.at(dir, name)).catch(() => null);
       if (before && createOnly) throw alreadyExists(shown);
       if (before && !before.isFile()) throw new AgentError(422, 'INVALID_STATE', `${shown} exists and is not a file.`);
-      const temp = TEMP_PREFIX + randomBytes(8).toString('hex');
+      const temp = tempName();
       const tmpPath = this.at(dir, temp);
       const out = await fsp.open(tmpPath, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, before ? before.mode & 0o777 : mode).catch((e) => mapError(e, shown));
       let written = 0;
@@ -438,7 +445,7 @@ export class Jail {
         const others = raw.filter((b) => !isText(b));
         if (untext === 'remove' && others.length) await this.removeRaw(dir, others, parts);
       }
-      names = names.filter((n) => !n.startsWith(TEMP_PREFIX)).sort();
+      names = names.filter((n) => !isTempName(n)).sort();
     } finally {
       await dir.close();
     }
@@ -489,6 +496,55 @@ export class Jail {
     } finally {
       await entry.close().catch(() => undefined);
     }
+  }
+
+  /**
+   * Removes the temporary files of writes (isTempName: exactly the names writeFile makes) anywhere
+   * below the root: what a write leaves when the worker or the agent is killed in the middle of it.
+   * The file worker runs this when it starts, before it listens: every write runs in the worker, and
+   * the agent runs one worker per server at a time, so no write is under way (see worker.ts).
+   * Folders are opened without following a link and checked where they were opened, as everywhere
+   * here; a temporary name that is a folder or a link is removed as what it is (removeRawEntry),
+   * never followed. A folder that cannot be opened (the server closed it to itself, or it went
+   * meanwhile) is left as it is; a name that is not UTF-8 text is never a write's (its path could
+   * not be named in a request). `progress` is called as entries are looked at.
+   */
+  async sweepTemps(progress?: (seen: number, removed: number) => void): Promise<SweepResult> {
+    if (this.reach) throw new AgentError(403, 'FORBIDDEN', 'Removing temporary files needs access to all of the server’s files.');
+    const done: SweepResult = { seen: 0, removed: 0, bytes: 0, failed: 0 };
+    // folders still to look into: a list, not a recursion (a deep tree holds no descriptor per level)
+    const folders: string[][] = [[]];
+    for (let parts = folders.pop(); parts !== undefined; parts = folders.pop()) {
+      const shown = displayPath(parts);
+      const flags = C.O_RDONLY | C.O_DIRECTORY | C.O_NONBLOCK | (parts.length ? C.O_NOFOLLOW : 0);
+      const opened = await fsp.open(path.join(this.root, ...parts), flags).catch(() => null);
+      const dir = opened && (await this.verify(opened, shown).catch(() => null));
+      if (!dir) continue;
+      try {
+        const raw = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true, encoding: 'buffer' }).catch(() => [] as Dirent<Buffer>[]);
+        for (const d of raw) {
+          progress?.(++done.seen, done.removed);
+          if (!isText(d.name)) continue;
+          const name = d.name.toString('utf8');
+          if (!isTempName(name)) {
+            if (d.isDirectory()) folders.push([...parts, name]);
+            continue;
+          }
+          const st = await fsp.lstat(this.at(dir, name)).catch(() => null);
+          if (!st) continue; // gone meanwhile
+          // one that cannot be removed (a folder in it the server closed to itself) stays, counted
+          if (!(await this.removeRawEntry(dir, d.name, [...parts, name]).then(() => true, () => false))) {
+            done.failed++;
+            continue;
+          }
+          done.removed++;
+          done.bytes += footprintOnDisk(st);
+        }
+      } finally {
+        await dir.close().catch(() => undefined);
+      }
+    }
+    return done;
   }
 
   async mkdir(parts: readonly string[]): Promise<Entry> {
@@ -636,7 +692,7 @@ export class Jail {
         names.sort((a, b) => (a.name < b.name ? -1 : 1));
         for (const d of names) {
           if (found.length >= max || ++visited > maxVisited) return;
-          if (d.name.startsWith(TEMP_PREFIX)) continue;
+          if (isTempName(d.name)) continue;
           if (d.name.toLowerCase().includes(needle)) {
             const st = await fsp.lstat(this.at(dir, d.name)).catch(() => null);
             if (st) found.push(entryOf([...at, d.name], st));

@@ -4,12 +4,26 @@
  * bytes or more than 4096 bytes in all, or leads above the root lexically (`..`). Symlinks are the
  * jail's business (src/agent/filesystem/jail.ts): it checks what it opened, not the string.
  */
+import { randomBytes } from 'node:crypto';
 import { AgentError } from '../errors';
 
 export const MAX_PATH_BYTES = 4096;
 export const MAX_NAME_BYTES = 255;
 /** The name a write's temporary file starts with (beside its file until the rename; never listed). */
 export const TEMP_PREFIX = '.hostpanel-tmp-';
+/** The random part of a temporary file's name: this many bytes, in lowercase hex. */
+const TEMP_RANDOM_BYTES = 8;
+/** Exactly the names tempName makes, and no other: a user's `.hostpanel-tmp-notes.txt` is a file like any other. */
+const TEMP_NAME = /^\.hostpanel-tmp-[0-9a-f]{16}$/; // TEMP_PREFIX, then TEMP_RANDOM_BYTES in hex
+
+/** A new name for a write's temporary file. */
+export const tempName = (): string => TEMP_PREFIX + randomBytes(TEMP_RANDOM_BYTES).toString('hex');
+
+/**
+ * Whether `name` is one tempName makes: a write's temporary file (under way, or left by a write the
+ * worker or the agent was killed in; the file worker removes those when it starts, see Jail.sweepTemps).
+ */
+export const isTempName = (name: string): boolean => TEMP_NAME.test(name);
 
 export const invalidPath = (message: string): AgentError => new AgentError(422, 'INVALID_PATH', message);
 
@@ -31,6 +45,8 @@ export function pathComponents(raw: unknown): string[] {
       continue;
     }
     if (Buffer.byteLength(part) > MAX_NAME_BYTES) throw invalidPath(`A file name is at most ${MAX_NAME_BYTES} bytes.`);
+    // (the file worker removes such a name when it starts: a file of the user's never has one)
+    if (isTempName(part)) throw invalidPath(`${part}: names of this form are the file manager's temporary files; choose another name.`);
     out.push(part);
   }
   return out;

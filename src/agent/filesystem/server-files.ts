@@ -33,7 +33,10 @@ export class ServerFiles {
   constructor(
     readonly manager: ServerManager,
     readonly workers: FileWorkers,
-  ) {}
+  ) {
+    // the servers' directories are swept of what interrupted writes left by their own workers
+    manager.sweepFilesWith((server) => workers.sweep({ id: server.spec.id, dir: server.dir, identity: server.identity }));
+  }
 
   /** The server `id` with its files ready; 404 when it is not on this node. */
   async open(id: string): Promise<Server> {

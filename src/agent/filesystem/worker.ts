@@ -148,6 +148,31 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
   }
 }
 
+/** How often the worker tells the agent how far its sweep is (the agent logs it, and waits on). */
+const SWEEP_REPORT_MS = 1000;
+
+/**
+ * Removes what interrupted writes left (Jail.sweepTemps), telling the agent how far it is every second
+ * and what it did at the end. It runs before the worker listens: every write of the server's files runs
+ * in its worker, and the agent starts a server's worker only once the one before it has exited
+ * (workers.ts), so no write is under way, and no request is answered before the sweep is done.
+ */
+async function sweep(jail: Jail): Promise<void> {
+  const started = Date.now();
+  let reported = started;
+  try {
+    const done = await jail.sweepTemps((seen, removed) => {
+      const now = Date.now();
+      if (now - reported < SWEEP_REPORT_MS) return;
+      reported = now;
+      process.send?.({ type: 'sweeping', seen, removed });
+    });
+    process.send?.({ type: 'swept', ...done, ms: Date.now() - started });
+  } catch (err) {
+    process.send?.({ type: 'swept', error: (err as Error)?.message ?? String(err), ms: Date.now() - started });
+  }
+}
+
 export function startWorker(root: string, socketPath: string): void {
   const jail = new Jail(root);
   // half-open: the agent ends its side after a write's bytes and still reads the answer
@@ -156,8 +181,8 @@ export function startWorker(root: string, socketPath: string): void {
     process.send?.({ type: 'error', message: err.message });
     process.exit(1);
   });
-  server.listen(socketPath, () => process.send?.({ type: 'listening' }));
   process.on('disconnect', () => process.exit(0));
+  void sweep(jail).then(() => server.listen(socketPath, () => process.send?.({ type: 'listening' })));
 }
 
 if (require.main === module) startWorker(process.argv[2]!, process.argv[3]!);

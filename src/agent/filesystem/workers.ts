@@ -15,7 +15,14 @@ import { readJsonLine, sendFramed, type FileRequest, type FileResponse } from '.
 
 const log = childLogger('agent');
 const IDLE_MS = 60_000;
+/** A worker started only to sweep (FileWorkers.sweep) stops this soon when no request came meanwhile. */
+const SWEEP_IDLE_MS = 1_000;
+/** How long a worker may take to listen, counted again from each report of its sweep. */
 const START_TIMEOUT_MS = 10_000;
+/** How long a new worker waits for the server's previous one to exit before it kills it. */
+const EXIT_WAIT_MS = 5_000;
+/** How often the sweep's progress is logged while it lasts. */
+const SWEEP_LOG_MS = 5_000;
 
 export interface FileTarget {
   id: string;
@@ -30,6 +37,19 @@ interface Worker {
   ready: Promise<void>;
   idle: NodeJS.Timeout | null;
   busy: number;
+  /** stopped by the agent with no request under way (see FileWorkers.swept) */
+  stoppedIdle: boolean;
+}
+
+/** What the worker says of its sweep (worker.ts). */
+interface SweepMessage {
+  type: 'sweeping' | 'swept';
+  seen?: number;
+  removed?: number;
+  bytes?: number;
+  failed?: number;
+  ms?: number;
+  error?: string;
 }
 
 /**
@@ -155,6 +175,16 @@ export class FileWorkers {
   private readonly workers = new Map<string, Worker>();
   /** Workers being started: requests that come meanwhile wait for the same one. */
   private readonly starting = new Map<string, Promise<Worker>>();
+  /**
+   * Servers whose directory holds no temporary file but those of writes under way: a worker of theirs
+   * swept it when it started (worker.ts) and has not died since in the middle of a request (a worker
+   * that dies, unless the agent stopped it idle, may leave one).
+   */
+  private readonly swept = new Set<string>();
+  /** The last worker of each server until it has exited: the next one starts after (one at a time). */
+  private readonly exiting = new Map<string, { exited: Promise<void>; child: ChildProcess }>();
+  /** closed with the agent: no worker starts any more (a sweep of the boot still going would start one) */
+  private closed = false;
 
   /**
    * `runDir`: a folder of the agent's (0711) that holds one folder per server for its worker's socket;
@@ -205,27 +235,59 @@ export class FileWorkers {
     return starting;
   }
 
+  /**
+   * Resolves when the server's directory holds no temporary file left by an interrupted write: at once
+   * when a worker of the server has removed them since the last one died, else once a worker started
+   * for it has (it removes them before it listens; a worker started only for that stops soon after).
+   * The disk measurements wait for it (usage.ts): what is left is never counted, and never lingers.
+   */
+  async sweep(target: FileTarget): Promise<void> {
+    if (this.swept.has(target.id)) return;
+    const w = await this.worker(target);
+    if (w.busy === 0 && !w.idle && this.workers.get(target.id) === w) w.idle = setTimeout(() => this.stop(target.id), SWEEP_IDLE_MS).unref();
+  }
+
   private async start(target: FileTarget): Promise<Worker> {
+    if (this.closed) throw new AgentError(503, 'NODE_UNAVAILABLE', 'The node agent is stopping.');
+    // a worker sweeps as it starts: no other of the server's may be running a write (worker.ts)
+    await this.previousGone(target.id);
     const folder = path.join(this.runDir, target.id);
     await fsp.mkdir(folder, { recursive: true, mode: 0o700 });
     if (target.identity) await fsp.chown(folder, target.identity.uid, target.identity.gid);
     const socketPath = path.join(folder, 'files.sock');
     await fsp.rm(socketPath, { force: true });
     const { script, nodePath } = await this.installed;
+    if (this.closed) throw new AgentError(503, 'NODE_UNAVAILABLE', 'The node agent is stopping.');
     const child = fork(script, [target.dir, socketPath], {
       ...(target.identity ? { uid: target.identity.uid, gid: target.identity.gid } : {}),
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       execArgv: [],
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', ...(nodePath ? { NODE_PATH: nodePath } : {}) },
     });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const last = { exited, child };
+    this.exiting.set(target.id, last);
+    void exited.then(() => this.exiting.get(target.id) === last && this.exiting.delete(target.id));
     let stderr = '';
     child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
+    let loggedAt = Date.now();
     const ready = new Promise<void>((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error('the file worker did not start in time')), START_TIMEOUT_MS);
+      const timeout = () => setTimeout(() => reject(new Error('the file worker did not start in time')), START_TIMEOUT_MS);
+      let t = timeout();
       child.on('message', (m: { type?: string; message?: string }) => {
         if (m?.type === 'listening') {
           clearTimeout(t);
           resolve();
+        } else if (m?.type === 'sweeping' || m?.type === 'swept') {
+          // a big tree takes its time: each report gives the worker its time to listen again
+          clearTimeout(t);
+          t = timeout();
+          const sw = m as SweepMessage;
+          if (sw.type === 'swept') this.sweptLog(target, sw);
+          else if (Date.now() - loggedAt >= SWEEP_LOG_MS) {
+            loggedAt = Date.now();
+            log.info({ serverId: target.id, seen: sw.seen, removed: sw.removed }, 'removing the temporary files of interrupted writes from the server\'s directory: still looking');
+          }
         } else if (m?.type === 'error') reject(new Error(m.message));
       });
       child.once('exit', (code) => {
@@ -233,10 +295,12 @@ export class FileWorkers {
         reject(new Error(`the file worker exited (${code}): ${stderr.trim().slice(-500)}`));
       });
     });
-    const w: Worker = { child, socketPath, ready, idle: null, busy: 0 };
+    const w: Worker = { child, socketPath, ready, idle: null, busy: 0, stoppedIdle: false };
     this.workers.set(target.id, w);
     child.once('exit', () => {
       if (this.workers.get(target.id) === w) this.workers.delete(target.id);
+      // one that died with a request under way may have left a temporary file
+      if (!w.stoppedIdle) this.swept.delete(target.id);
     });
     try {
       await ready;
@@ -245,7 +309,31 @@ export class FileWorkers {
       child.kill('SIGKILL');
       throw new AgentError(500, 'INTERNAL_ERROR', 'The file manager of this server could not start.');
     }
+    // (it listens only once it has swept)
+    if (child.exitCode === null && this.workers.get(target.id) === w) this.swept.add(target.id);
     return w;
+  }
+
+  /** Waits until the server's previous worker has exited (killed when it has not within EXIT_WAIT_MS). */
+  private async previousGone(serverId: string): Promise<void> {
+    const last = this.exiting.get(serverId);
+    if (!last) return;
+    const { exited, child } = last;
+    let timer: NodeJS.Timeout | undefined;
+    const late = await Promise.race([exited.then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), EXIT_WAIT_MS)))]);
+    clearTimeout(timer);
+    if (!late) return;
+    log.warn({ serverId }, 'the previous file worker of the server did not exit: killing it');
+    child.kill('SIGKILL');
+    await exited;
+  }
+
+  /** Logs what a worker's sweep did, when it did anything or took a while. */
+  private sweptLog(target: FileTarget, m: SweepMessage): void {
+    const at = { serverId: target.id, removed: m.removed, bytes: m.bytes, failed: m.failed, seen: m.seen, ms: m.ms };
+    if (m.error) log.warn({ serverId: target.id, err: m.error }, 'could not remove the temporary files of interrupted writes from the server\'s directory');
+    else if (m.failed) log.warn(at, 'removed the temporary files of interrupted writes from the server\'s directory; some could not be removed');
+    else if (m.removed || (m.ms ?? 0) >= SWEEP_LOG_MS) log.info(at, 'removed the temporary files of interrupted writes from the server\'s directory');
   }
 
   /** Stops the worker of a server (its files are about to go, or it has been idle). */
@@ -254,10 +342,12 @@ export class FileWorkers {
     if (!w) return;
     this.workers.delete(serverId);
     if (w.idle) clearTimeout(w.idle);
+    w.stoppedIdle = w.busy === 0;
     w.child.kill('SIGTERM');
   }
 
   close(): void {
+    this.closed = true;
     for (const id of [...this.workers.keys()]) this.stop(id);
   }
 }

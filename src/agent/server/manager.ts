@@ -4,6 +4,7 @@ import { childLogger } from '../../logger';
 import { AgentError, notFound } from '../errors';
 import { NOT_ISOLATED, UidAllocator } from '../environment/isolation';
 import { killLeftover, pidAlive } from '../environment/proc';
+import { sweepBeforeMeasuring } from '../filesystem/usage';
 import type { PanelServerEntry } from '../panel-client';
 import { removeLeftoverTrash } from './removal';
 import { Server, type PersistedServer, type ServerRuntimeOptions } from './server';
@@ -30,6 +31,10 @@ export class ServerManager {
   private readonly uids = new UidAllocator();
   /** uids from state.json, claimed at boot before any new server gets one */
   private readonly restoredUids = new Map<string, number>();
+  /** Removes what interrupted writes left in a server's directory (its file worker: see sweepFilesWith). */
+  private sweeper: ((server: Server) => Promise<void>) | null = null;
+  /** shutting down: the boot's sweep stops */
+  private closing = false;
 
   constructor(
     private readonly opts: ServerRuntimeOptions,
@@ -69,7 +74,37 @@ export class ServerManager {
     server.on('state', (e: ServerStateEvent) => this.onEvent(e));
     server.on('persist', () => this.persist());
     this.servers.set(spec.id, server);
+    // nothing measures its disk before what interrupted writes left there is gone
+    sweepBeforeMeasuring(server.dir, () => this.sweepFiles(server));
     return server;
+  }
+
+  /**
+   * How the temporary files interrupted writes left in a server's directory are removed: by its file
+   * worker, as the server's user (FileWorkers.sweep). Set by the file manager (ServerFiles) before
+   * the servers are restored.
+   */
+  sweepFilesWith(sweep: (server: Server) => Promise<void>): void {
+    this.sweeper = sweep;
+  }
+
+  /** Removes what interrupted writes left in the directory of `server` (see sweepFilesWith). */
+  private async sweepFiles(server: Server): Promise<void> {
+    if (!this.sweeper || server.deleted) return;
+    // a server refused a user of its own has no file worker (its files and its start are refused)
+    if (!(await server.prepareFiles().then(() => true, () => false))) return;
+    await this.sweeper(server).catch((err: Error) => log.warn({ serverId: server.id, err: err.message }, 'could not remove the temporary files of interrupted writes from the server\'s directory'));
+  }
+
+  /**
+   * Sweeps every server's directory, one at a time (each takes a process of the server's user): at
+   * agent boot, for the servers nothing starts or touches (those that are wait for their own sweep).
+   */
+  private async sweepAll(): Promise<void> {
+    for (const server of this.list()) {
+      if (this.closing) return;
+      await this.sweepFiles(server);
+    }
   }
 
   /** PUT /api/servers/:id — creates (and installs) a new server or updates the spec of a known one. */
@@ -118,6 +153,7 @@ export class ServerManager {
     this.removed.add(id);
     if (this.removed.size > REMEMBERED_REMOVALS) this.removed.delete(this.removed.values().next().value!);
     await server.destroy(graceful);
+    sweepBeforeMeasuring(server.dir, null);
     this.uids.release(server.uid);
     this.persist();
     // a store that cannot be removed now never keeps the server's deletion from happening
@@ -158,6 +194,9 @@ export class ServerManager {
       for (const p of Object.values(persisted)) if (p?.spec?.id) await this.adopt(p.spec, p, undefined);
     }
     this.persist();
+    // what interrupted writes of the previous run left: a server started above, or asked for its
+    // files, waited for its own sweep (usage.ts, workers.ts); the others are swept now
+    void this.sweepAll();
   }
 
   /** The count of pushes so far: taken before the panel is asked for its list (see reconcile). */
@@ -236,6 +275,7 @@ export class ServerManager {
   }
 
   async shutdown(stopServers: boolean): Promise<void> {
+    this.closing = true;
     await Promise.all(this.list().map((s) => s.shutdown(stopServers).catch((e: Error) => log.error({ serverId: s.id, err: e.message }, 'shutdown failed'))));
     await this.store.flush(() => this.snapshot());
   }

@@ -1,5 +1,6 @@
 import type { CgroupMemory } from '../environment/cgroup';
-import { diskUsage, treeUsage } from '../environment/proc';
+import { treeUsage } from '../environment/proc';
+import { serverDiskUsage } from '../filesystem/usage';
 
 const MIB = 1024 * 1024;
 
@@ -124,7 +125,7 @@ export class ResourceMonitor {
     if (this.diskPolling || this.pid === null) return;
     this.diskPolling = true;
     try {
-      this.diskBytes = await diskUsage(this.dir);
+      this.diskBytes = await serverDiskUsage(this.dir);
       const limit = this.hooks.limits().disk;
       if (this.pid !== null && limit > 0 && this.diskBytes > limit * MIB) this.hooks.onDiskExceeded(Math.round(this.diskBytes / MIB));
     } finally {

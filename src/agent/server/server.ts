@@ -8,7 +8,8 @@ import { buildArgv, TemplateError } from '../environment/template';
 import { childPath, templateVariablesFor } from '../environment/env';
 import { installCommand } from '../environment/install-shell';
 import type { ExitInfo, ManagedProcess, OutputStream } from '../environment/process';
-import { diskUsage, processStartTime } from '../environment/proc';
+import { processStartTime } from '../environment/proc';
+import { serverDiskUsage } from '../filesystem/usage';
 import type { ServerIdentity } from '../environment/isolation';
 import type { ServerCgroups } from '../environment/cgroup';
 import type { ConsoleBuffer } from './console-buffer';
@@ -364,7 +365,7 @@ export class Server extends EventEmitter {
     this.cancelAutoRestart();
     await fsp.mkdir(this.dir, { recursive: true });
     await this.env.own();
-    const bytes = await diskUsage(this.dir);
+    const bytes = await serverDiskUsage(this.dir);
     this.monitor.setDisk(bytes);
     if (token !== this.startToken || this.status !== 'offline' || this.deleted || this.closing) return;
     const usedMib = Math.ceil(bytes / MIB);
