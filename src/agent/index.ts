@@ -162,6 +162,11 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     nodeKey,
     minBackoffMs: t.panelRetryMinMs,
     maxBackoffMs: t.panelRetryMaxMs,
+    // the events not delivered yet survive the agent's death (src/agent/panel-client.ts)
+    queueFile: path.join(paths.root, 'panel-queue.jsonl'),
+    // sent once the backups a dead agent left are reported (below): each report is on disk before
+    // its marker goes, and reaches the panel after it
+    sendAtOnce: false,
   });
   // what the agent opens, closed once in reverse by close() or by a start that fails (src/shared/disposers.ts)
   const disposers = new Disposers((name, err) => log.warn({ err: (err as Error)?.message ?? String(err), resource: name }, 'could not close a resource cleanly'));
@@ -229,6 +234,7 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const files = { files: serverFiles, editMaxBytes: opts.fileEditMaxBytes ?? 4 * 1024 * 1024 };
   const backups = new Backups(backupStore, serverFiles, (e) => panel.enqueue(e));
   await backups.recover();
+  panel.start();
   const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId, at) => gateway.revoke(serverId, userId, at) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0, bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000 });
   const gateway = new ConsoleGateway({
     revocations,

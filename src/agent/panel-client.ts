@@ -1,3 +1,5 @@
+import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { AgentEvent, NodeStats, ServerSpec, ServerStatus } from '../shared/node-protocol';
 import { SERVER_STATUSES, signRequest } from '../shared/node-protocol';
 import { childLogger } from '../logger';
@@ -18,12 +20,26 @@ function isServerEntry(e: unknown): e is PanelServerEntry {
   );
 }
 
+/** A line of the queue file that can be sent: an object naming a server and a time (the panel checks the rest). */
+function isEvent(e: unknown): e is AgentEvent {
+  const o = e as { serverId?: unknown; at?: unknown; kind?: unknown; status?: unknown } | null;
+  return typeof o === 'object' && o !== null && !Array.isArray(o) && typeof o.serverId === 'string' && typeof o.at === 'string' && (typeof o.kind === 'string' || typeof o.status === 'string');
+}
+
 export interface PanelClientOptions {
   panelUrl: string;
   nodeId: string;
   nodeKey: Buffer;
   /** max queued events; the oldest are dropped beyond this (default 10000) */
   maxQueue?: number;
+  /**
+   * The queue's file (`<DATA_DIR>/agent/panel-queue.jsonl`): every event is appended to it when it is
+   * queued and taken out once the panel acknowledged it, and what it holds at start is sent first.
+   * Without it the queue lives in memory only.
+   */
+  queueFile?: string;
+  /** false: queued events wait for start() (default true: sent at once) */
+  sendAtOnce?: boolean;
   /** max events per POST (default 500) */
   batchSize?: number;
   requestTimeoutMs?: number;
@@ -45,6 +61,15 @@ export class PanelRequestError extends Error {
  * the query string. State events are queued and delivered in order, in batches, as soon as possible;
  * while the panel is down they are retried with exponential backoff (bounded queue, oldest dropped
  * first only when it overflows).
+ *
+ * With a queue file the queue survives the agent's death (SIGKILL too, not a power cut: nothing is
+ * fsynced): an event is appended to the file (one line of JSON) before enqueue() returns, so what a
+ * caller does after queueing a report (removing a backup's marker) happens only once the report is on
+ * disk; a batch the panel acknowledged is taken out (the file is rewritten: temporary file + rename).
+ * At start the file's events are queued again, ahead of anything new, and sent: an event may thus
+ * reach the panel twice (the agent died between the panel's answer and the rewrite), which the panel
+ * takes as it takes a repeated report. A line that is not an event (a torn last line, a damaged file)
+ * is logged and left out.
  */
 export class PanelClient {
   private queue: AgentEvent[] = [];
@@ -55,10 +80,98 @@ export class PanelClient {
   private readonly base: URL;
   private dropped = 0;
   private idleWaiters: (() => void)[] = [];
+  /** lines in the queue file (the queue's events, and those dropped from memory but not yet from the file) */
+  private fileLines = 0;
+  private fileFailed = false;
+  private started: boolean;
 
   constructor(private readonly opts: PanelClientOptions) {
     this.base = new URL(opts.panelUrl.endsWith('/') ? opts.panelUrl : opts.panelUrl + '/');
     this.backoff = opts.minBackoffMs ?? 250;
+    this.started = opts.sendAtOnce ?? true;
+    if (opts.queueFile) this.load(opts.queueFile);
+    if (this.started && this.queue.length) void this.flush();
+  }
+
+  private get max(): number {
+    return this.opts.maxQueue ?? 10000;
+  }
+
+  /** The events a previous run of the agent left unsent: queued first (the newest `maxQueue`); the file is rewritten with them. */
+  private load(file: string): void {
+    let text = '';
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
+        log.error({ err: (e as Error).message, file }, 'could not read the panel event queue file: its events are discarded');
+        try {
+          rmSync(file, { recursive: true, force: true });
+        } catch (err) {
+          log.error({ err: (err as Error).message, file }, 'could not remove the panel event queue file');
+        }
+      }
+      return;
+    }
+    let bad = 0;
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      let event: unknown;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        event = null;
+      }
+      if (isEvent(event)) this.queue.push(event);
+      else bad++;
+    }
+    if (bad) log.error({ file, discarded: bad, kept: this.queue.length }, 'the panel event queue file holds lines that are not events: they are discarded');
+    if (this.queue.length > this.max) {
+      const n = this.queue.length - this.max;
+      this.queue.splice(0, n);
+      log.warn({ dropped: n }, 'panel event queue file over its limit: its oldest events are dropped');
+    }
+    if (this.queue.length) log.info({ events: this.queue.length }, 'panel events a previous run of the agent did not deliver: sending them first');
+    this.rewrite();
+  }
+
+  /** Appends an event to the queue file (synchronously: it is on disk when enqueue() returns). */
+  private append(event: AgentEvent): void {
+    const file = this.opts.queueFile;
+    if (!file) return;
+    try {
+      appendFileSync(file, JSON.stringify(event) + '\n', { mode: 0o600 });
+      this.fileLines++;
+      this.fileFailed = false;
+    } catch (e) {
+      if (!this.fileFailed) log.error({ err: (e as Error).message, file }, 'could not write the panel event queue file: events queued now are lost if the agent stops before the panel has them');
+      this.fileFailed = true;
+    }
+  }
+
+  /** The queue file holds the queue's events (temporary file + rename), or is gone when there are none. */
+  private rewrite(): void {
+    const file = this.opts.queueFile;
+    if (!file) return;
+    try {
+      if (this.queue.length === 0) rmSync(file, { force: true });
+      else {
+        const tmp = `${file}.${process.pid}.tmp`;
+        writeFileSync(tmp, this.queue.map((e) => JSON.stringify(e) + '\n').join(''), { mode: 0o600 });
+        renameSync(tmp, file);
+      }
+      this.fileLines = this.queue.length;
+    } catch (e) {
+      log.error({ err: (e as Error).message, file }, 'could not rewrite the panel event queue file');
+    }
+  }
+
+  /** Starts sending (for a client made with `sendAtOnce: false`). */
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    if (this.queue.length) void this.flush();
   }
 
   /** Signed JSON request to `path` (e.g. `/api/agent/v1/events`), relative to the panel URL. */
@@ -105,19 +218,39 @@ export class PanelClient {
    */
   async heartbeat(stats: NodeStats, sftp: { port: number; fingerprint: string } | null = null): Promise<{ resync: boolean }> {
     const res = await this.request<{ data?: { resync?: unknown } }>('POST', '/api/agent/v1/heartbeat', { stats, sftp });
+    // the panel answers again: what waits for its retry goes now
+    if (this.retryTimer) {
+      clearTimeout(this.retryTimer);
+      this.retryTimer = null;
+      void this.flush();
+    }
     return { resync: res?.data?.resync === true };
   }
 
-  /** Queues an event (a state change, a console action) and sends it right away (or as soon as the panel is reachable). */
+  /**
+   * Queues an event (a state change, a console action, a backup's end) and sends it right away (or as
+   * soon as the panel is reachable). With a queue file it is on disk when this returns; after close()
+   * a report is only written there (the next start sends it) and a state change is dropped.
+   */
   enqueue(event: AgentEvent): void {
-    if (this.closed) return;
+    if (this.closed) {
+      // a report (a backup's or a restore's end) still goes to the file for the next start; a state
+      // change need not: the next start reports every server's status afresh
+      if ('kind' in event) {
+        this.queue.push(event);
+        this.append(event);
+      }
+      return;
+    }
     this.queue.push(event);
-    const max = this.opts.maxQueue ?? 10000;
-    if (this.queue.length > max) {
-      const n = this.queue.length - max;
+    this.append(event);
+    if (this.queue.length > this.max) {
+      const n = this.queue.length - this.max;
       this.queue.splice(0, n);
       this.dropped += n;
       log.warn({ dropped: this.dropped }, 'panel event queue full; oldest events dropped');
+      // the file keeps the dropped lines until it holds twice the limit (one rewrite per `max` events)
+      if (this.fileLines >= 2 * this.max) this.rewrite();
     }
     if (!this.retryTimer) void this.flush();
   }
@@ -127,7 +260,7 @@ export class PanelClient {
   }
 
   private async flush(): Promise<void> {
-    if (this.sending || this.closed) return;
+    if (this.sending || this.closed || !this.started) return;
     this.sending = true;
     try {
       while (this.queue.length > 0 && !this.closed) {
@@ -140,6 +273,7 @@ export class PanelClient {
             // the panel will never accept this batch: do not block the queue forever
             log.error({ err: (e as Error).message, events: batch.length }, 'panel rejected state events; dropping them');
             this.queue.splice(0, batch.length);
+            this.rewrite();
             continue;
           }
           log.warn({ err: (e as Error).message, retryInMs: this.backoff, queued: this.queue.length }, 'could not deliver state events to the panel');
@@ -147,6 +281,7 @@ export class PanelClient {
           return;
         }
         this.queue.splice(0, batch.length);
+        this.rewrite();
         this.backoff = this.opts.minBackoffMs ?? 250;
       }
       if (this.queue.length === 0) {
@@ -172,7 +307,8 @@ export class PanelClient {
   /** Resolves when the queue is empty or after `timeoutMs`. */
   async drain(timeoutMs: number): Promise<boolean> {
     if (this.queue.length === 0 && !this.sending) return true;
-    if (this.retryTimer) {
+    if (!this.started) this.start();
+    else if (this.retryTimer) {
       clearTimeout(this.retryTimer);
       this.retryTimer = null;
       void this.flush();
@@ -183,6 +319,7 @@ export class PanelClient {
     ]);
   }
 
+  /** Stops sending; the queue file keeps what was not delivered (and what is queued from now on) for the next start. */
   close(): void {
     this.closed = true;
     if (this.retryTimer) clearTimeout(this.retryTimer);

@@ -224,8 +224,8 @@ async function restoreFile(store: BackupStore, files: ServerFiles, server: Serve
   return 'entry' in res.result && res.result.entry ? res.result.entry.mode : null;
 }
 
-/** Puts the server's files back as the backup has them. */
-export async function restoreBackup(o: { files: ServerFiles; store: BackupStore; server: Server; manifest: Manifest; truncate: boolean }): Promise<void> {
+/** Puts the server's files back as the backup has them; `progress` hears how many of its files are back so far. */
+export async function restoreBackup(o: { files: ServerFiles; store: BackupStore; server: Server; manifest: Manifest; truncate: boolean; progress?: (filesBack: number) => void }): Promise<void> {
   const { files, server, manifest } = o;
   const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
   // what is in the way: entries of another type, and with `truncate` everything the backup lacks
@@ -258,6 +258,7 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
     if (made) modes.set(d.path, made);
   }
   for (let i = 0; i < remove.length; i += 500) await ask(files, server, { op: 'delete', paths: remove.slice(i, i + 500), missingOk: true });
+  let back = 0;
   for (const e of manifest.entries) {
     if (e.type === 'directory') {
       const made = await ask(files, server, { op: 'mkdir', path: e.path }, ['ALREADY_EXISTS']);
@@ -268,6 +269,7 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
     else {
       const mode = await restoreFile(o.store, files, server, e, current.get(e.path));
       if (mode) modes.set(e.path, mode);
+      o.progress?.(++back);
     }
   }
   // modes last, folders deepest first (a folder made read-only early would refuse what goes in it)

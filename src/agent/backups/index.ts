@@ -1,6 +1,11 @@
 /**
  * The node's backups: made and restored in the background, one at a time per server, with their
  * progress and outcome reported to the panel on the ordered event queue.
+ *
+ * What the agent's death must not lose: a backup's marker is written before the request for it is
+ * answered and removed only once its end is on the event queue, which is kept on disk
+ * (src/agent/panel-client.ts); a restore has a marker too, from before it begins until its end is on
+ * the queue. At the next start recover() reports what a marker says was cut off.
  */
 import type { Readable } from 'node:stream';
 import { childLogger } from '../../logger';
@@ -9,9 +14,20 @@ import { AgentError, invalidState, notFound } from '../errors';
 import type { ServerFiles } from '../filesystem/server-files';
 import type { Server } from '../server/server';
 import { backupArchive, makeBackup, restoreBackup } from './backup';
-import type { BackupStore, Manifest } from './store';
+import type { BackupStore, Manifest, RestoreMarker } from './store';
 
 const log = childLogger('agent');
+
+/** How often (at most) a restore notes in its marker how many files are back. */
+const MARKER_EVERY_MS = 100;
+
+/** What a restore the agent's death cut off is reported with. */
+function restoreCutOff(m: Partial<RestoreMarker>): string {
+  const counted = Number.isInteger(m.done) && Number.isInteger(m.files) && m.done! >= 0 && m.done! <= m.files!;
+  return counted
+    ? `The node agent stopped during the restore; at least ${m.done} of ${m.files} files were put back: run it again.`
+    : 'The node agent stopped during the restore; some files may not have been put back: run it again.';
+}
 
 export class Backups {
   /** per server: how many backups are under way, or -1 for a restore (which runs alone) */
@@ -31,11 +47,47 @@ export class Backups {
     private readonly report: (e: AgentEvent) => void,
   ) {}
 
-  /** At start: backups a dead agent left unfinished are failed, and what they stored is removed. */
+  /**
+   * At start, what a dead agent left under way: a backup without its manifest is reported failed and
+   * what it stored is removed; one whose manifest was written (the agent died before it reported the
+   * end) is reported completed; a restore is reported failed (with how many of its files were back).
+   * Each report is on the event queue before its marker goes.
+   */
   async recover(): Promise<void> {
-    for (const { serverId, id } of await this.store.abandoned()) {
-      log.warn({ serverId, backupId: id }, 'a backup was cut off by the agent stopping: marked failed');
-      this.report({ kind: 'backup', serverId, backupId: id, status: 'failed', files: 0, bytes: 0, error: 'The node agent stopped during the backup; nothing of it was kept.', at: new Date().toISOString() });
+    const at = () => new Date().toISOString();
+    for (const serverId of await this.store.servers()) {
+      try {
+        const markers = await this.store.markers(serverId);
+        for (const id of markers) {
+          const manifest = await this.store.manifest(serverId, id).catch(() => null);
+          if (manifest) {
+            log.warn({ serverId, backupId: id }, 'the agent stopped before it reported a backup it had made: reported completed');
+            this.report({ kind: 'backup', serverId, backupId: id, status: 'completed', files: manifest.files, bytes: manifest.size, sha256: manifest.sha256, at: at() });
+          } else {
+            log.warn({ serverId, backupId: id }, 'a backup was cut off by the agent stopping: marked failed');
+            this.report({ kind: 'backup', serverId, backupId: id, status: 'failed', files: 0, bytes: 0, error: 'The node agent stopped during the backup; nothing of it was kept.', at: at() });
+          }
+          this.store.unmark(serverId, id);
+        }
+        if (markers.length) await this.store.collect(serverId);
+        const restore = await this.store.restoreMarker(serverId);
+        if (restore) {
+          log.warn({ serverId, backupId: restore.backupId, done: restore.done, files: restore.files }, 'a restore was cut off by the agent stopping: reported failed');
+          if (typeof restore.backupId === 'string') this.report({ kind: 'restore', serverId, backupId: restore.backupId, status: 'failed', error: restoreCutOff(restore), at: at() });
+          this.store.unmarkRestore(serverId);
+        }
+      } catch (err) {
+        log.error({ serverId, err: (err as Error).message }, 'could not settle what a dead agent left of the server’s backups');
+      }
+    }
+  }
+
+  /** Removes a backup's marker, its end being on the event queue (synchronously: it is gone before the backup is released). */
+  private unmark(serverId: string, backupId: string): void {
+    try {
+      this.store.unmark(serverId, backupId);
+    } catch (err) {
+      log.warn({ serverId, backupId, err: (err as Error).message }, 'could not remove the marker of a backup');
     }
   }
 
@@ -66,7 +118,8 @@ export class Backups {
     if (!this.toCollect.has(serverId) || this.busy.has(serverId)) return Promise.resolve();
     this.toCollect.delete(serverId);
     const collection = this.store
-      .collect(serverId)
+      // the markers of backups that wait for this collection (they have stored nothing yet)
+      .collect(serverId, (id) => this.running.has(id))
       .then(() => undefined)
       .catch((err: Error) => log.warn({ serverId, err: err.message }, 'could not delete the unused blobs of the server\u2019s backups'))
       .finally(() => this.collecting.delete(serverId));
@@ -78,6 +131,13 @@ export class Backups {
   start(server: Server, backupId: string, ignored: string[]): void {
     const release = this.claim(server, 'backup');
     const serverId = server.spec.id;
+    // before the request is answered: an agent that dies from here on reports the backup at its next start
+    try {
+      this.store.mark(serverId, backupId);
+    } catch (err) {
+      release();
+      throw err;
+    }
     const at = () => new Date().toISOString();
     const stop = new AbortController();
     const run = (this.collecting.get(serverId) ?? Promise.resolve())
@@ -92,14 +152,19 @@ export class Backups {
           progress: (p) => this.report({ kind: 'backup', serverId, backupId, status: 'pending', ...p, at: at() }),
         }),
       )
-      .then((m) => this.report({ kind: 'backup', serverId, backupId, status: 'completed', files: m.files, bytes: m.size, sha256: m.sha256, at: at() }))
+      .then((m) => {
+        this.report({ kind: 'backup', serverId, backupId, status: 'completed', files: m.files, bytes: m.size, sha256: m.sha256, at: at() });
+        // (a marker left here is settled at the next start: the backup is reported completed again)
+        this.unmark(serverId, backupId);
+      })
       .catch(async (err: Error) => {
         log.warn({ serverId, backupId, err: err.message }, stop.signal.aborted ? 'backup stopped: it was deleted' : 'backup failed');
-        await this.store.drop(serverId, backupId).catch(() => undefined);
+        await this.store.drop(serverId, backupId, true).catch(() => undefined);
         this.toCollect.add(serverId);
         // the server was deleted while it ran: what the backup wrote after the store went goes too
         if (server.deleted) await this.store.removeServer(serverId).catch(() => undefined);
         if (!stop.signal.aborted) this.report({ kind: 'backup', serverId, backupId, status: 'failed', files: 0, bytes: 0, error: err.message, at: at() });
+        this.unmark(serverId, backupId);
       })
       .finally(() => {
         this.running.delete(backupId);
@@ -119,19 +184,55 @@ export class Backups {
       void this.collectWhenIdle(serverId);
     };
     let manifest: Manifest | null;
+    let marker: RestoreMarker;
     try {
       manifest = await this.store.manifest(serverId, backupId);
       if (!manifest) throw notFound('Backup not found on this node');
-      server.beginRestore();
+      // before the restore begins (and the request is answered): an agent that dies during it
+      // reports it failed at its next start
+      marker = { backupId, truncate, files: manifest.files, done: 0, startedAt: new Date().toISOString() };
+      await this.store.markRestore(serverId, marker);
+      try {
+        server.beginRestore();
+      } catch (err) {
+        this.store.unmarkRestore(serverId);
+        throw err;
+      }
     } catch (err) {
       release();
       throw err;
     }
-    void restoreBackup({ files: this.files, store: this.store, server, manifest, truncate })
-      .then(() => this.report({ kind: 'restore', serverId, backupId, status: 'completed', at: new Date().toISOString() }))
-      .catch((err: Error) => {
-        log.warn({ serverId, backupId, err: err.message }, 'restore failed');
-        this.report({ kind: 'restore', serverId, backupId, status: 'failed', error: err.message, at: new Date().toISOString() });
+    // how many files are back, written to the marker at most every 0.1 s (one write at a time)
+    let saving: Promise<void> = Promise.resolve();
+    let inFlight = false;
+    let savedAt = 0;
+    const progress = (done: number) => {
+      marker.done = done;
+      if (inFlight || Date.now() - savedAt < MARKER_EVERY_MS) return;
+      inFlight = true;
+      savedAt = Date.now();
+      saving = this.store
+        .markRestore(serverId, { ...marker })
+        .catch((err: Error) => log.warn({ serverId, err: err.message }, 'could not note the progress of a restore'))
+        .finally(() => (inFlight = false));
+    };
+    void restoreBackup({ files: this.files, store: this.store, server, manifest, truncate, progress })
+      .then(
+        (): AgentEvent => ({ kind: 'restore', serverId, backupId, status: 'completed', at: new Date().toISOString() }),
+        (err: Error): AgentEvent => {
+          log.warn({ serverId, backupId, err: err.message }, 'restore failed');
+          return { kind: 'restore', serverId, backupId, status: 'failed', error: err.message, at: new Date().toISOString() };
+        },
+      )
+      .then(async (end) => {
+        // the marker's last update written, the end is queued (on disk), then the marker goes
+        await saving;
+        this.report(end);
+        try {
+          this.store.unmarkRestore(serverId);
+        } catch (err) {
+          log.warn({ serverId, err: (err as Error).message }, 'could not remove the marker of a restore');
+        }
       })
       .finally(() => {
         server.endRestore();

@@ -2,11 +2,15 @@
  * The node's backup store, outside every server's directory (`DATA_DIR/agent/backups`, root only):
  * per server, the files' contents by SHA-256 (`blobs/ab/abcd…`, each stored once however many
  * backups hold it) and one manifest per backup (every entry's path, type, mode, and a file's hash or
- * a link's target). A backup under way has a marker (`pending/<id>`): an agent that died during one
- * finds it at its next start, removes what it left and reports the backup failed.
+ * a link's target). A backup under way has a marker (`pending/<id>`), written before the agent
+ * answers the request for it and removed once its end is reported (on the agent's queue file,
+ * src/agent/panel-client.ts): an agent that died during one finds it at its next start and reports it
+ * failed (removing what it stored), or completed when its manifest was written. A restore under way
+ * has a marker too (`restoring.json`: the backup, and how many of its files are back), so that one
+ * the agent's death cut off is reported failed at its next start.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream, promises as fsp } from 'node:fs';
+import { createReadStream, mkdirSync, promises as fsp, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -33,6 +37,17 @@ export interface Manifest {
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
 const SHA = /^[0-9a-f]{64}$/;
 
+/** A restore under way (`<server>/restoring.json`): `done` of the backup's `files` are back (at least). */
+export interface RestoreMarker {
+  backupId: string;
+  truncate: boolean;
+  files: number;
+  done: number;
+  startedAt: string;
+}
+
+const SUBFOLDERS = ['blobs', 'manifests', 'pending', 'tmp'];
+
 export class BackupStore {
   constructor(readonly root: string) {}
 
@@ -52,13 +67,28 @@ export class BackupStore {
   }
 
   private markerPath(serverId: string, id: string): string {
+    if (!ID.test(id)) throw new Error('invalid backup id');
     return path.join(this.dir(serverId), 'pending', id);
   }
 
-  async begin(serverId: string, id: string): Promise<void> {
-    for (const sub of ['blobs', 'manifests', 'pending', 'tmp']) await fsp.mkdir(path.join(this.dir(serverId), sub), { recursive: true, mode: 0o700 });
+  /**
+   * The marker of a backup about to begin, written synchronously: it is on disk before the agent
+   * answers the request, so an agent that dies from then on finds it at its next start.
+   */
+  mark(serverId: string, id: string): void {
+    for (const sub of SUBFOLDERS) mkdirSync(path.join(this.dir(serverId), sub), { recursive: true, mode: 0o700 });
+    writeFileSync(this.markerPath(serverId, id), new Date().toISOString());
+  }
+
+  /** Removes a backup's marker (synchronously): once its end is on the agent's event queue. */
+  unmark(serverId: string, id: string): void {
+    rmSync(this.markerPath(serverId, id), { force: true });
+  }
+
+  /** The folders a backup writes in (its marker is mark()'s). */
+  async begin(serverId: string, _id: string): Promise<void> {
+    for (const sub of SUBFOLDERS) await fsp.mkdir(path.join(this.dir(serverId), sub), { recursive: true, mode: 0o700 });
     await fsp.chmod(this.root, 0o700).catch(() => undefined);
-    await fsp.writeFile(this.markerPath(serverId, id), new Date().toISOString());
   }
 
   async hasBlob(serverId: string, sha: string): Promise<boolean> {
@@ -122,11 +152,11 @@ export class BackupStore {
     return createReadStream(this.blobPath(serverId, sha), { highWaterMark: 1024 * 1024 });
   }
 
+  /** Writes the manifest of a backup made (its marker stays until its end is reported: unmark()). */
   async finish(manifest: Manifest): Promise<void> {
     const file = this.manifestPath(manifest.serverId, manifest.id);
     await fsp.writeFile(`${file}.tmp`, JSON.stringify(manifest), { mode: 0o600 });
     await fsp.rename(`${file}.tmp`, file);
-    await fsp.rm(this.markerPath(manifest.serverId, manifest.id), { force: true });
   }
 
   async manifest(serverId: string, id: string): Promise<Manifest | null> {
@@ -140,21 +170,23 @@ export class BackupStore {
     return all.filter((m): m is Manifest => m !== null).sort((a, b) => a.createdAt.localeCompare(b.createdAt));
   }
 
-  /** Drops a backup's manifest and marker (finished or not); its blobs go at the next collect. */
-  async drop(serverId: string, id: string): Promise<void> {
+  /** Drops a backup's manifest and marker (finished or not; the marker stays with `keepMarker`); its blobs go at the next collect. */
+  async drop(serverId: string, id: string, keepMarker = false): Promise<void> {
     await fsp.rm(this.manifestPath(serverId, id), { force: true });
-    await fsp.rm(this.markerPath(serverId, id), { force: true });
+    if (!keepMarker) this.unmark(serverId, id);
   }
 
   /**
    * Deletes the blobs no manifest holds (and half-written temporary files); returns how many. Only
-   * while no backup of the server is under way (the caller's to ensure: src/agent/backups/index.ts):
-   * a backup holds blobs no manifest names yet, some of them already there before it began.
+   * while no backup of the server has stored anything yet (the caller's to ensure:
+   * src/agent/backups/index.ts): a backup holds blobs no manifest names yet, some of them already
+   * there before it began. `ignore`: markers of backups that have not begun storing (they wait for
+   * this collection), or that recover() is settling.
    */
-  async collect(serverId: string): Promise<number> {
+  async collect(serverId: string, ignore: (id: string) => boolean = () => false): Promise<number> {
     const used = new Set((await this.manifests(serverId)).flatMap((m) => m.entries.map((e) => e.sha256).filter((s): s is string => !!s)));
-    const pending = await fsp.readdir(path.join(this.dir(serverId), 'pending')).catch(() => [] as string[]);
-    if (pending.length) return 0; // a backup a dead agent left: abandoned() removes its marker first
+    const pending = (await fsp.readdir(path.join(this.dir(serverId), 'pending')).catch(() => [] as string[])).filter((id) => !ignore(id));
+    if (pending.length) return 0; // a backup a dead agent left: recover() settles it first
     let removed = 0;
     const blobs = path.join(this.dir(serverId), 'blobs');
     for (const prefix of await fsp.readdir(blobs).catch(() => [] as string[])) {
@@ -169,18 +201,45 @@ export class BackupStore {
     return removed;
   }
 
-  /** Backups a dead agent left unfinished: their markers go, and what they stored without a manifest. */
-  async abandoned(): Promise<{ serverId: string; id: string }[]> {
-    const found: { serverId: string; id: string }[] = [];
-    for (const serverId of await fsp.readdir(this.root).catch(() => [] as string[])) {
-      if (!ID.test(serverId)) continue;
-      for (const id of await fsp.readdir(path.join(this.root, serverId, 'pending')).catch(() => [] as string[])) {
-        found.push({ serverId, id });
-        await fsp.rm(path.join(this.root, serverId, 'pending', id), { force: true });
-      }
-      if (found.some((f) => f.serverId === serverId)) await this.collect(serverId);
+  /** Servers with backups on this node (folders of the store). */
+  async servers(): Promise<string[]> {
+    return (await fsp.readdir(this.root).catch(() => [] as string[])).filter((id) => ID.test(id));
+  }
+
+  /** The markers of a server's backups (under way, or left by a dead agent). */
+  async markers(serverId: string): Promise<string[]> {
+    return (await fsp.readdir(path.join(this.dir(serverId), 'pending')).catch(() => [] as string[])).filter((id) => ID.test(id));
+  }
+
+  private restoreMarkerPath(serverId: string): string {
+    return path.join(this.dir(serverId), 'restoring.json');
+  }
+
+  /** Writes (or updates) the marker of a restore under way of the server (temporary file + rename). */
+  async markRestore(serverId: string, marker: RestoreMarker): Promise<void> {
+    const file = this.restoreMarkerPath(serverId);
+    await fsp.writeFile(`${file}.tmp`, JSON.stringify(marker), { mode: 0o600 });
+    await fsp.rename(`${file}.tmp`, file);
+  }
+
+  /** Removes the marker of the server's restore (synchronously): once its end is on the agent's event queue. */
+  unmarkRestore(serverId: string): void {
+    rmSync(this.restoreMarkerPath(serverId), { force: true });
+  }
+
+  /**
+   * The marker of a restore of the server a dead agent left: what it says, `{}` when it cannot be
+   * read whole, or null when there is none.
+   */
+  async restoreMarker(serverId: string): Promise<Partial<RestoreMarker> | null> {
+    const text = await fsp.readFile(this.restoreMarkerPath(serverId), 'utf8').catch((e: NodeJS.ErrnoException) => (e.code === 'ENOENT' ? null : ''));
+    if (text === null) return null;
+    try {
+      const m = JSON.parse(text) as Partial<RestoreMarker> | null;
+      return m && typeof m === 'object' ? m : {};
+    } catch {
+      return {};
     }
-    return found;
   }
 
   /** Every backup of a server goes with it. */
