@@ -9,7 +9,8 @@ import { createApp } from './app.js';
 import { createGraphQL } from './graphql/index.js';
 import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
-import { openDatabase } from './db/orm.js';
+import { applyMigrations, connectDatabase } from './db/orm.js';
+import { takeStartupLock } from './db/startup-lock.js';
 import { Disposers } from './shared/disposers.js';
 import { compileTrust, useTrust } from './http/client-address.js';
 import Redis from 'ioredis';
@@ -78,8 +79,13 @@ export async function startPlatform(config: Config): Promise<Platform> {
       const db = embedded;
       disposers.add('embedded PostgreSQL', () => db.stop());
     }
-    const orm = await openDatabase(config.databaseUrl ?? embedded!.url);
+    const databaseUrl = config.databaseUrl ?? embedded!.url;
+    const orm = await connectDatabase(databaseUrl);
     disposers.add('database pool', () => orm.close(true));
+    // migrations, built-in blueprints and the first administrator: one instance at a time (src/db/startup-lock.ts)
+    const startupLock = await takeStartupLock(databaseUrl);
+    disposers.add('start-up lock', () => startupLock.release());
+    await applyMigrations(orm);
     await seedBuiltinBlueprints(orm);
     const masterKey = MasterKey.load(config.dataDir, config.masterKey);
     const bus: ConsoleBus = config.redisUrl ? new RedisBus(config.redisUrl, orm.config.get('dbName') ?? 'default') : new LocalBus();
@@ -88,6 +94,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     disposers.add('console hub', () => services.console.hub.close());
     disposers.add('activity log', () => services.activity.flush());
     const firstAdmin = await RequestContext.create(orm.em, () => services.auth.ensureFirstAdmin());
+    await startupLock.release();
     let redis: Redis | null = null;
     if (config.redisUrl) {
       // no offline queue and a command timeout: while Redis is away or hangs, the limiter counts in
@@ -107,13 +114,14 @@ export async function startPlatform(config: Config): Promise<Platform> {
       else log.warn({ waitedMs: REDIS_START_WAIT_MS }, 'REDIS_URL set but Redis is not reachable: rate limits are counted on this instance until it is');
     }
     const limiter = new RateLimiter(config.rateLimits, redis ? redisLimiters(redis, orm.config.get('dbName') ?? 'default') : memoryLimiters);
+    if (redis) services.shareThrottles(redis, orm.config.get('dbName') ?? 'default');
     const server = http.createServer();
     const trust = compileTrust(config.trustProxy);
     useTrust(server, trust);
     const graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
     disposers.add('GraphQL gateway', () => graphql.stop());
     const namespace = orm.config.get('dbName') ?? 'default';
-    const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { redis, namespace } } : {}) });
+    const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { orm, redis, namespace } } : {}) });
     app.set('trust proxy', trust);
     server.on('request', (req, res) => {
       limitBodyTime(req, res, { ms: config.bodyTimeoutMs, streamed: isStreamedUpload(req.method ?? 'GET', req.url ?? '/'), late: answerLateBody });

@@ -17,6 +17,12 @@
  * instance waits for Redis, or for its own instance to take an upstream of its own). When Redis is
  * back, channels are subscribed again and the Redis lock decides again.
  *
+ * A Redis that hangs (connected, answering nothing) is found out by a flush that gets no answer within
+ * REDIS_FLUSH_WAIT_MS: the flush fails (kept events are held again), and until
+ * Redis answers a PING nothing more is written to the hung connection (the next batch waits, as behind
+ * a slow flush) and history, locks and subscriptions are answered locally at once; close() waits at
+ * most REDIS_WAIT_MS for each last flush, so a shutdown never waits for Redis.
+ *
  * Who may watch a server must not depend on Redis being there: events that change it (KEPT_TYPES)
  * are never dropped for the other instances but wait until Redis takes them, and whenever the
  * subscriber connection is (back) up, every subscription on this instance re-checks its rights
@@ -33,6 +39,12 @@ const log = childLogger('redis-bus');
 const MAX_PENDING = MAX_BATCH_EVENTS;
 /** How long a history read, lock or channel subscription waits for Redis before the local fallback answers. */
 const REDIS_WAIT_MS = 1_000;
+/**
+ * How long a flush (one MULTI) or a PING waits for Redis: past it the flush fails, and Redis is treated
+ * as hanging until it answers a PING. (A wait, not ioredis's commandTimeout: ioredis leaves the timer
+ * of a command that fails otherwise running, which kept the process up after close().)
+ */
+const REDIS_FLUSH_WAIT_MS = 5_000;
 /** Events that change who may watch a server: held until Redis takes them, however long it is away. */
 const KEPT_TYPES: ReadonlySet<ConsoleEventType> = new Set(['access', 'gone']);
 
@@ -68,6 +80,10 @@ export class RedisBus implements ConsoleBus {
   /** Servers this instance has subscribers for (their channels are subscribed again after a reconnect). */
   private readonly channels = new Map<string, number>();
   private degraded = false;
+  /** A flush got no answer on the connected publishing connection: Redis hangs until a PING is answered. */
+  private stalled = false;
+  private stallProbe: NodeJS.Timeout | null = null;
+  private closed = false;
   private readonly pending = new Map<string, Pending>();
   /** Events of KEPT_TYPES not taken by Redis yet, per server (serialised; a repeat is held once). */
   private readonly kept = new Map<string, Set<string>>();
@@ -98,6 +114,7 @@ export class RedisBus implements ConsoleBus {
     this.pub.on('ready', () => {
       if (this.degraded) log.info('Redis is back: console events reach the other gateway instances again');
       this.degraded = false;
+      this.stalled = false; // a new connection
       if (this.kept.size) void this.flush();
     });
     this.sub.on('message', (ch: string, raw: string) => {
@@ -143,7 +160,33 @@ export class RedisBus implements ConsoleBus {
 
   /** Whether a Redis command can be sent now (else the local fallback answers at once). */
   private get up(): boolean {
-    return this.pub.status === 'ready';
+    return this.pub.status === 'ready' && !this.stalled;
+  }
+
+  /**
+   * A flush got no answer although the connection is up: Redis hangs. Until it answers a PING (one at
+   * a time, each waited for REDIS_FLUSH_WAIT_MS), nothing is flushed and the rest is answered locally.
+   */
+  private stall(): void {
+    if (this.stalled || this.closed) return;
+    this.stalled = true;
+    const probe = () => {
+      this.stallProbe = null;
+      if (this.closed || !this.stalled) return;
+      within(REDIS_FLUSH_WAIT_MS, this.pub.ping()).then(
+        () => {
+          if (this.closed || !this.stalled) return;
+          this.stalled = false;
+          log.info('Redis answers again: console events reach the other gateway instances again');
+          this.degraded = false;
+          if (this.kept.size || this.pending.size) void this.flush();
+        },
+        () => {
+          if (!this.closed && this.stalled) this.stallProbe = setTimeout(probe, REDIS_WAIT_MS);
+        },
+      );
+    };
+    probe();
   }
 
   /** One warning per outage, not one per console line. */
@@ -196,6 +239,9 @@ export class RedisBus implements ConsoleBus {
     if (this.flushing) return; // the running flush takes the new batch when it is done
     this.flushQueued = false;
     if (!this.pending.size && !this.kept.size) return;
+    // Redis hangs: as while a slow flush is under way, the batch grows (up to MAX_PENDING) until Redis
+    // answers a PING, and nothing more is written to the hung connection meanwhile
+    if (this.stalled) return;
     const batch = new Map(this.pending);
     this.pending.clear();
     if (!this.up) return this.failed('publish', 'not connected');
@@ -211,6 +257,7 @@ export class RedisBus implements ConsoleBus {
         (err: Error) => {
           this.failed('publish', err);
           for (const [serverId, events] of kept) this.keep(serverId, events);
+          if (this.pub.status === 'ready') this.stall(); // no answer on a live connection: Redis hangs
         },
       )
       .finally(() => {
@@ -234,7 +281,7 @@ export class RedisBus implements ConsoleBus {
       const events = [...(batch.get(serverId)?.events ?? []), ...(kept.get(serverId) ?? [])];
       if (events.length) m.publish(this.channelName(serverId), `${this.origin}|[${events.join(',')}]`);
     }
-    return m.exec();
+    return within(REDIS_FLUSH_WAIT_MS, m.exec());
   }
 
   async publish(serverId: string, event: ConsoleEvent): Promise<void> {
@@ -304,9 +351,12 @@ export class RedisBus implements ConsoleBus {
   }
 
   async close(): Promise<void> {
-    // what is still pending goes out before the connections close (bounded by the commands' retries)
-    await this.flushing;
-    await this.flush();
+    // what is still pending goes out before the connections close, if Redis answers soon: a shutdown
+    // does not wait for a Redis that hangs (REDIS_FLUSH_WAIT_MS ends the flush later anyway)
+    await within(REDIS_WAIT_MS, this.flushing ?? Promise.resolve()).catch(() => undefined);
+    await within(REDIS_WAIT_MS, this.flush()).catch(() => undefined);
+    this.closed = true;
+    if (this.stallProbe) clearTimeout(this.stallProbe);
     await this.local.close();
     this.sub.disconnect();
     this.pub.disconnect();

@@ -3,6 +3,7 @@ import { Backup } from './Backup.js';
 import { ApiToken } from './ApiToken.js';
 import { Blueprint } from './Blueprint.js';
 import { Node } from './Node.js';
+import { NodeNonce } from './NodeNonce.js';
 import { Plant } from './Plant.js';
 import { Schedule } from './Schedule.js';
 import { ScheduleRun } from './ScheduleRun.js';
@@ -11,5 +12,5 @@ import { Session } from './Session.js';
 import { Subuser } from './Subuser.js';
 import { User } from './User.js';
 
-export { Activity, Backup, ApiToken, Blueprint, Node, Plant, Schedule, ScheduleRun, Server, Session, Subuser, User };
-export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant, Subuser, Activity, Backup, Schedule, ScheduleRun];
+export { Activity, Backup, ApiToken, Blueprint, Node, NodeNonce, Plant, Schedule, ScheduleRun, Server, Session, Subuser, User };
+export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant, Subuser, Activity, Backup, Schedule, ScheduleRun, NodeNonce];

@@ -1,11 +1,13 @@
 /** Authenticates node agents calling the panel (HPN1 signed requests; see shared/node-protocol). */
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
-import { RateLimiterMemory } from 'rate-limiter-flexible';
+import type { MikroORM } from '@mikro-orm/postgresql';
+import type Redis from 'ioredis';
+import { readRows } from '../db/read-rows.js';
 import type { Node } from '../entities/Node.js';
 import { AppError } from '../errors.js';
 import type { AgentClient } from '../nodes/agent-client.js';
-import type Redis from 'ioredis';
+import { FailureCounts } from '../services/signin-throttle.js';
 import { MAX_CLOCK_SKEW_SECONDS, NonceCache, parseAuthHeader, verifyRequest, type ParsedAuth } from '../shared/node-protocol.js';
 import { isUuid } from '../validation/common.js';
 import { clientAddress } from './client-address.js';
@@ -24,10 +26,17 @@ export const NODE_AUTH_FAILURES_PER_MINUTE = 20;
 
 /**
  * Counts failed node signatures per client address: past the limit, the address's requests to the
- * node routes are refused (429) before their header is looked at or their body read.
+ * node routes are refused (429) before their header is looked at or their body read. With several
+ * gateway instances (REDIS_URL) the counts are kept in Redis, for all of them together (in memory on
+ * each instance while Redis does not answer: src/services/signin-throttle.ts).
  */
 export class NodeAuthFailures {
-  private readonly failures = new RateLimiterMemory({ keyPrefix: 'node-auth-failures', points: NODE_AUTH_FAILURES_PER_MINUTE, duration: 60 });
+  private readonly failures = new FailureCounts({ keyPrefix: 'node-auth-failures', points: NODE_AUTH_FAILURES_PER_MINUTE, duration: 60 });
+
+  /** Count in `redis`, shared by the instances of one platform (`namespace`). */
+  share(redis: Redis, namespace: string): void {
+    this.failures.share(redis, namespace);
+  }
 
   async refuseIfOver(req: IncomingMessage): Promise<void> {
     const res = await this.failures.get(clientAddress(req));
@@ -43,23 +52,38 @@ export class NodeAuthFailures {
 }
 
 /**
- * Nonces seen by any gateway instance (Redis `SET NX`, kept a little longer than a signature is
- * fresh): a request one instance took cannot be replayed to another. When Redis does not answer,
- * each instance's own cache still holds.
+ * Several gateway instances (REDIS_URL set): the database they share, where the nonces are kept
+ * (`node_nonces`), and the Redis where the failed signatures are counted; `namespace` names the
+ * platform's keys there.
  */
 export interface SharedNonces {
+  orm: MikroORM;
   redis: Redis;
   namespace: string;
 }
 
-async function firstUseEverywhere(shared: SharedNonces | undefined, nodeId: string, nonce: string): Promise<boolean> {
-  if (!shared || shared.redis.status !== 'ready') return true;
-  try {
-    const set = await shared.redis.set(`hostpanel:${shared.namespace}:node-nonce:${nodeId}:${nonce}`, '1', 'EX', MAX_CLOCK_SKEW_SECONDS * 2 + 10, 'NX');
-    return set === 'OK';
-  } catch {
-    return true;
-  }
+/** How long an accepted nonce is kept: longer than a signature is fresh either way of the clock. */
+export const NONCE_TTL_SECONDS = MAX_CLOCK_SKEW_SECONDS * 2 + 10;
+/** Expired nonces each insert deletes (it adds one row, so the table stays at the last minute's). */
+const NONCE_PURGE_ROWS = 8;
+
+/**
+ * True when no gateway instance has accepted this nonce of this node before: one statement records it
+ * and tells whether it was new (the primary key decides, atomically, between instances racing with
+ * the same request). It also deletes a few expired rows, rows that other instances are deleting
+ * being skipped rather than waited for. The times are the database's, the same for every instance.
+ * A database error is thrown: the request is refused (fail closed) and the agent sends it again,
+ * signed afresh.
+ */
+const RECORD_NONCE_SQL =
+  'with purged as (delete from "node_nonces" where ("node_id", "nonce") in ' +
+  `(select "node_id", "nonce" from "node_nonces" where "expires_at" < now() limit ${NONCE_PURGE_ROWS} for update skip locked)) ` +
+  'insert into "node_nonces" ("node_id", "nonce", "expires_at") values ($1, $2, now() + make_interval(secs => $3)) ' +
+  'on conflict do nothing returning 1 as "fresh"';
+
+async function firstUseEverywhere(shared: SharedNonces, nodeId: string, nonce: string): Promise<boolean> {
+  const rows = await readRows<{ fresh: number }>(shared.orm, RECORD_NONCE_SQL, [nodeId, nonce, NONCE_TTL_SECONDS]);
+  return rows.length === 1;
 }
 
 /**
@@ -87,10 +111,15 @@ export function nodeHeaderCheck(findNode: (id: string) => Promise<Node | null>, 
 
 /**
  * After the body, read as raw bytes (req.body, a Buffer): the signature over those bytes, and a nonce
- * no instance has seen; only then is the body parsed as JSON. Sets `req.node`.
+ * not seen before; only then is the body parsed as JSON. Sets `req.node`. A nonce is checked against
+ * this process's cache (a replay to the same instance costs no query) and, with several gateway
+ * instances (`shared`), recorded in the database they share: a request one instance took is refused
+ * by every other, whatever the state of Redis. Without `shared` (one instance) the cache is the record.
+ * `shared` also moves the failure counts of `failures` to Redis.
  */
 export function authenticateNode(agents: AgentClient, failures: NodeAuthFailures, shared?: SharedNonces): RequestHandler {
   const nonces = new NonceCache();
+  if (shared) failures.share(shared.redis, shared.namespace);
   return async (req, _res, next) => {
     try {
       const signed = req.signedBy;
@@ -100,7 +129,7 @@ export function authenticateNode(agents: AgentClient, failures: NodeAuthFailures
         !signed ||
         !key ||
         !verifyRequest(signed.parsed, key, req.method, req.originalUrl, raw, nonces) ||
-        !(await firstUseEverywhere(shared, signed.node.id, signed.parsed.nonce))
+        (shared && !(await firstUseEverywhere(shared, signed.node.id, signed.parsed.nonce)))
       ) {
         await failures.failed(req);
         throw AppError.unauthorized('Invalid, expired or replayed node signature.');

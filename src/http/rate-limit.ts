@@ -37,34 +37,43 @@ export const REDIS_RETRY_AFTER_MS = 5_000;
 const log = childLogger('rate-limit');
 
 /**
- * Shared limits for several gateway instances: one Redis key per bucket and caller, namespaced by the
- * database the instances share (one platform = one budget). Should Redis be unreachable, or hang
- * (a network partition, a stuck server), each instance counts in memory for a while rather than
- * making requests wait: the client is created with `enableOfflineQueue: false` and a
- * `commandTimeout` (src/platform.ts), and after one failure Redis is left alone for
- * REDIS_RETRY_AFTER_MS, so a hung Redis costs one request one timeout, not every request.
+ * What every count kept in Redis for several gateway instances does when Redis is away: `pick(shared,
+ * memory)` runs `shared` (an operation on Redis), or `memory` (the same on this instance's memory) while
+ * Redis is not connected, and for REDIS_RETRY_AFTER_MS after it failed or hung (the client has
+ * `enableOfflineQueue: false` and a `commandTimeout`, src/platform.ts), so a hung Redis costs one
+ * request one timeout, not every request. One warning per outage. An answer "over the limit" (a
+ * RateLimiterRes, not an Error) is not a failure of Redis. `what` names the counts in the warning.
  */
-export const redisLimiters = (redis: Redis, namespace: string): LimiterFactory => {
+export function redisOrMemory(redis: Redis, what: string): <T>(shared: () => Promise<T>, memory: () => Promise<T>) => Promise<T> {
   let skipUntil = 0;
   let warned = false;
+  return async (shared, memory) => {
+    if (Date.now() < skipUntil || redis.status !== 'ready') return memory();
+    try {
+      const res = await shared();
+      warned = false;
+      return res;
+    } catch (err) {
+      if (!(err instanceof Error)) throw err;
+      skipUntil = Date.now() + REDIS_RETRY_AFTER_MS;
+      if (!warned) log.warn({ err: err.message }, `Redis did not answer (${what}): counting in memory on this instance for now`);
+      warned = true;
+      return memory();
+    }
+  };
+}
+
+/**
+ * Shared limits for several gateway instances: one Redis key per bucket and caller, namespaced by the
+ * database the instances share (one platform = one budget); while Redis is away, each instance counts
+ * in memory (redisOrMemory).
+ */
+export const redisLimiters = (redis: Redis, namespace: string): LimiterFactory => {
+  const pick = redisOrMemory(redis, 'rate limits');
   return (bucket, points) => {
     const shared = new RateLimiterRedis({ storeClient: redis, keyPrefix: `hostpanel:${namespace}:rl:${bucket}`, points, duration: WINDOW_SECONDS });
     const fallback = new RateLimiterMemory({ keyPrefix: `rl:${bucket}:fallback`, points, duration: WINDOW_SECONDS });
-    const consume = async (key: string, pointsToConsume: number): Promise<RateLimiterRes> => {
-      if (Date.now() < skipUntil || redis.status !== 'ready') return fallback.consume(key, pointsToConsume);
-      try {
-        const res = await shared.consume(key, pointsToConsume);
-        warned = false;
-        return res;
-      } catch (err) {
-        if (!(err instanceof Error)) throw err; // over the limit: a RateLimiterRes
-        skipUntil = Date.now() + REDIS_RETRY_AFTER_MS;
-        if (!warned) log.warn({ err: err.message }, 'Redis did not answer the rate limiter: counting in memory on this instance for now');
-        warned = true;
-        return fallback.consume(key, pointsToConsume);
-      }
-    };
-    return { consume };
+    return { consume: (key, pointsToConsume) => pick(() => shared.consume(key, pointsToConsume), () => fallback.consume(key, pointsToConsume)) };
   };
 };
 

@@ -10,6 +10,7 @@ import { Migration20261127000000FileDenylist } from './Migration20261127000000Fi
 import { Migration20261127000000InstallShell } from './Migration20261127000000InstallShell.js';
 import { Migration20261127010000ConfigFiles } from './Migration20261127010000ConfigFiles.js';
 import { Migration20261128000000BackupDeleting } from './Migration20261128000000BackupDeleting.js';
+import { Migration20261129000000NodeNonces } from './Migration20261129000000NodeNonces.js';
 import { Migration20261129010000ScheduleRunAlive } from './Migration20261129010000ScheduleRunAlive.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
@@ -24,5 +25,6 @@ export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261127000000InstallShell', class: Migration20261127000000InstallShell },
   { name: 'Migration20261127010000ConfigFiles', class: Migration20261127010000ConfigFiles },
   { name: 'Migration20261128000000BackupDeleting', class: Migration20261128000000BackupDeleting },
+  { name: 'Migration20261129000000NodeNonces', class: Migration20261129000000NodeNonces },
   { name: 'Migration20261129010000ScheduleRunAlive', class: Migration20261129010000ScheduleRunAlive },
 ];

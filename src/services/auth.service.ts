@@ -33,9 +33,9 @@ export class AuthService {
     private readonly orm: MikroORM,
     private readonly config: Config,
     private readonly activity: ActivityRecorder = noRecorder,
+    /** The per-account sign-in throttle, which API and SFTP sign-ins share. */
+    private readonly throttle: SigninThrottle = new SigninThrottle(),
   ) {}
-
-  private readonly throttle = new SigninThrottle();
 
   private get em() {
     return this.orm.em;
@@ -172,7 +172,12 @@ export class AuthService {
     };
   }
 
-  /** First start: create the first administrator when none exists. Returns the generated password, if any. */
+  /**
+   * First start: create the first administrator when none exists. Returns the generated password, if
+   * any. The platform calls it under the start-up lock (src/db/startup-lock.ts), so of several
+   * instances starting together one creates the administrator (and shows its password) and the
+   * others find it (`created: false`, no password).
+   */
   async ensureFirstAdmin(): Promise<{ email: string; password: string | null; created: boolean }> {
     const existing = await this.em.findOne(User, { role: 'admin' }, { orderBy: { createdAt: 'asc' } });
     if (existing) return { email: existing.email, password: null, created: false };

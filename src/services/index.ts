@@ -1,4 +1,5 @@
 import type { MikroORM } from '@mikro-orm/postgresql';
+import type Redis from 'ioredis';
 import type { Config } from '../config.js';
 import type { MasterKey } from '../security/master-key.js';
 import { AgentClient } from '../nodes/agent-client.js';
@@ -12,6 +13,7 @@ import { NodesService } from './nodes.service.js';
 import { PlantsService } from './plants.service.js';
 import { PowerService } from './power.service.js';
 import { ServerEvents } from './server-events.js';
+import { SigninThrottle } from './signin-throttle.js';
 import { ConsoleService } from './console.service.js';
 import { LocalBus, type ConsoleBus } from '../console/bus.js';
 import { ServersService } from './servers.service.js';
@@ -56,6 +58,11 @@ export interface Services {
   sftp: SftpService;
   /** Transport to node agents (used by the agent routes to verify signatures). */
   agents: AgentClient;
+  /**
+   * Several gateway instances (REDIS_URL): the per-account sign-in throttle (API and SFTP) counts in
+   * `redis`, shared by every instance of the platform (`namespace`), instead of in this process.
+   */
+  shareThrottles(redis: Redis, namespace: string): void;
 }
 
 export function createServices(orm: MikroORM, config: Config, masterKey: MasterKey, bus: ConsoleBus = new LocalBus(), clock: RunnerClock = {}): Services {
@@ -75,7 +82,8 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     void consoles.accessChanged(serverId, userId).catch(() => undefined);
     void power.accessChanged(serverId, userId);
   });
-  const auth = new AuthService(orm, config, activity);
+  const throttle = new SigninThrottle();
+  const auth = new AuthService(orm, config, activity, throttle);
   const users = new UsersService(orm, activity);
   const sftp = new SftpService(orm, auth, access, activity, agents);
   users.onPasswordChanged((userId) => sftp.endSessions(userId));
@@ -105,5 +113,6 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     events,
     agents,
     lookup: new LookupService(orm),
+    shareThrottles: (redis, namespace) => throttle.share(redis, namespace),
   };
 }

@@ -3,16 +3,67 @@
  * attempts on that account are refused (429 RATE_LIMITED, `Retry-After`) until the window has passed,
  * whatever the password and wherever they come from, so that guessing one account's password from many
  * addresses gets no further than the per-address budget allows from one. A successful sign-in clears
- * the count. The counts are kept by each gateway instance.
+ * the count. With REDIS_URL the counts are kept in Redis, shared by every gateway instance (else N
+ * instances would allow N × 10 guesses); while Redis does not answer, each instance counts in memory.
  */
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type Redis from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { AppError } from '../errors.js';
+import { redisOrMemory } from '../http/rate-limit.js';
 
 export const SIGNIN_FAILURES = 10;
 export const SIGNIN_WINDOW_SECONDS = 15 * 60;
 
+/**
+ * Counts of failures per key (an account's sign-ins, an address's node signatures) that must hold
+ * across gateway instances: in memory until `share` is called (REDIS_URL set), then in Redis under
+ * `hostpanel:<namespace>:<keyPrefix>` (the namespace is the database the instances share), and in
+ * memory again on this instance while Redis is away (redisOrMemory, src/http/rate-limit.ts).
+ */
+export class FailureCounts {
+  private readonly memory: RateLimiterMemory;
+  private shared: { store: RateLimiterRedis; pick: ReturnType<typeof redisOrMemory> } | null = null;
+
+  constructor(private readonly opts: { keyPrefix: string; points: number; duration: number }) {
+    this.memory = new RateLimiterMemory(opts);
+  }
+
+  /** From now on, count in `redis`, shared by the instances of one platform (`namespace`). */
+  share(redis: Redis, namespace: string): void {
+    const store = new RateLimiterRedis({ storeClient: redis, keyPrefix: `hostpanel:${namespace}:${this.opts.keyPrefix}`, points: this.opts.points, duration: this.opts.duration });
+    this.shared = { store, pick: redisOrMemory(redis, this.opts.keyPrefix) };
+  }
+
+  /** Rejects with a RateLimiterRes when the key's points are used up. */
+  consume(key: string, points = 1): Promise<RateLimiterRes> {
+    return this.run((store) => store.consume(key, points));
+  }
+
+  penalty(key: string, points = 1): Promise<RateLimiterRes> {
+    return this.run((store) => store.penalty(key, points));
+  }
+
+  get(key: string): Promise<RateLimiterRes | null> {
+    return this.run((store) => store.get(key));
+  }
+
+  delete(key: string): Promise<boolean> {
+    return this.run((store) => store.delete(key));
+  }
+
+  private run<T>(op: (store: RateLimiterAbstract) => Promise<T>): Promise<T> {
+    const shared = this.shared;
+    return shared ? shared.pick(() => op(shared.store), () => op(this.memory)) : op(this.memory);
+  }
+}
+
 export class SigninThrottle {
-  private readonly failures = new RateLimiterMemory({ keyPrefix: 'signin-failures', points: SIGNIN_FAILURES, duration: SIGNIN_WINDOW_SECONDS });
+  private readonly failures = new FailureCounts({ keyPrefix: 'signin-failures', points: SIGNIN_FAILURES, duration: SIGNIN_WINDOW_SECONDS });
+
+  /** Several gateway instances (REDIS_URL): count in `redis`, so the 10 tries are for all of them together. */
+  share(redis: Redis, namespace: string): void {
+    this.failures.share(redis, namespace);
+  }
 
   /**
    * Takes one of the account's tries before its password is checked, or throws RATE_LIMITED when they

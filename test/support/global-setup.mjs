@@ -1,6 +1,6 @@
 // Starts one PostgreSQL for the whole test run: the one at DATABASE_URL when given, else an embedded
 // one in a temporary folder. Each test file then creates its own database in it (see harness.ts).
-import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -15,10 +15,19 @@ async function freePort() {
   });
 }
 
+/** The test files that run only with REDIS_URL (they call redisOnly, test/support/redis-only.ts). */
+function redisOnlyTests() {
+  return readdirSync('test', { recursive: true })
+    .filter((f) => f.endsWith('.test.ts') && !/(^|\/)probe/.test(f))
+    .filter((f) => readFileSync(path.join('test', f), 'utf8').includes('redisOnly('))
+    .map((f) => path.join('test', f))
+    .sort();
+}
+
 function announceSkips() {
   // Jest does not show the console of a suite that is skipped whole: say it here, once per run.
   if (!process.env.REDIS_URL) {
-    console.log('[tests] SKIPPED: the Redis scale-out tests (test/scale/two-instances.test.ts, test/scale/redis-outage.test.ts, test/scale/redis-batching.test.ts, test/scale/redis-hang.test.ts, test/scale/revocation-across.test.ts), because REDIS_URL is not set');
+    console.log(`[tests] SKIPPED: the Redis scale-out tests (${redisOnlyTests().join(', ')}), because REDIS_URL is not set`);
   }
   if (!existsSync('/usr/bin/chromium')) {
     console.log('[tests] SKIPPED: the browser tests (test/e2e/web.test.ts, test/openapi/docs.test.ts), because /usr/bin/chromium is missing (apt-get install chromium)');
