@@ -12,7 +12,6 @@ import { NodeAgentService } from './node-agent.service.js';
 import { NodesService } from './nodes.service.js';
 import { PlantsService } from './plants.service.js';
 import { PowerService } from './power.service.js';
-import { ServerEvents } from './server-events.js';
 import { SigninThrottle } from './signin-throttle.js';
 import { ConsoleService } from './console.service.js';
 import { LocalBus, type ConsoleBus } from '../console/bus.js';
@@ -40,7 +39,6 @@ export interface Services {
   plants: PlantsService;
   power: PowerService;
   nodeAgent: NodeAgentService;
-  events: ServerEvents;
   console: ConsoleService;
   subusers: SubusersService;
   files: FilesService;
@@ -66,7 +64,6 @@ export interface Services {
 }
 
 export function createServices(orm: MikroORM, config: Config, masterKey: MasterKey, bus: ConsoleBus = new LocalBus(), clock: RunnerClock = {}): Services {
-  const events = new ServerEvents();
   const agents = new AgentClient(orm, masterKey);
   // ServersService gets this: it pushes server specs to (and removes servers from) their node agent.
   const provisioner = new AgentProvisioner(orm, agents);
@@ -74,7 +71,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const activity = new ActivityService(orm, access, bus);
   const rules = { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota, backupLimitDefault: config.backupLimitDefault };
   const servers = new ServersService(orm, provisioner, rules, activity, bus);
-  const power = new PowerService(orm, agents, config, events, servers, activity);
+  const power = new PowerService(orm, agents, config, servers, activity);
   const consoles = new ConsoleService(orm, power, servers, bus);
   const subusers = new SubusersService(orm, access, activity);
   // a subuser who lost rights is re-checked by every live subscription and console socket at once
@@ -89,7 +86,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   users.onPasswordChanged((userId) => sftp.endSessions(userId));
   const backups = new BackupsService(orm, access, agents, activity, bus);
   const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, () => orm.em), clock);
-  const nodeAgent = new NodeAgentService(orm, events, activity);
+  const nodeAgent = new NodeAgentService(orm, activity);
   nodeAgent.onBackupReport((r) => backups.progress(r));
   return {
     auth,
@@ -110,7 +107,6 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     files: new FilesService(servers, agents, activity, config),
     nodeAgent,
     backups,
-    events,
     agents,
     lookup: new LookupService(orm),
     shareThrottles: (redis, namespace) => throttle.share(redis, namespace),

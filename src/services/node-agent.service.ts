@@ -10,7 +10,6 @@ import { childLogger } from '../logger.js';
 import { serverSpec } from '../nodes/spec.js';
 import { SERVER_STATUSES, type NodeStats, type ServerSpec, type ServerStatus } from '../shared/node-protocol.js';
 import { isUuid, parseInput } from '../validation/common.js';
-import type { ServerEvents } from './server-events.js';
 import { User } from '../entities/User.js';
 import type { ActivityRecorder } from './activity.service.js';
 
@@ -73,7 +72,6 @@ export const NODE_OFFLINE_AFTER_MS = 30_000;
 export class NodeAgentService {
   constructor(
     private readonly orm: MikroORM,
-    private readonly events: ServerEvents,
     private readonly activity: ActivityRecorder,
   ) {}
 
@@ -128,9 +126,6 @@ export class NodeAgentService {
     node.status = 'online';
     node.lastSeenAt = new Date();
     await this.em.flush();
-    for (const e of events) {
-      if (servers.has(e.serverId) && !('kind' in e)) this.events.publishStatus(e.serverId, e.status);
-    }
     return applied;
   }
 

@@ -27,7 +27,6 @@ import type { Actor } from './actor.js';
 import { requireActor, requireAdmin } from './actor.js';
 import type { ServersService } from './servers.service.js';
 import type { ActivityRecorder } from './activity.service.js';
-import type { ServerEvents } from './server-events.js';
 
 const powerInput = z.object({ action: z.enum(POWER_ACTIONS as [PowerAction, ...PowerAction[]], { message: 'must be start, stop, restart or kill' }) });
 
@@ -65,7 +64,6 @@ export class PowerService {
     private readonly orm: MikroORM,
     private readonly agents: AgentClient,
     private readonly config: Config,
-    private readonly events: ServerEvents,
     private readonly servers: ServersService,
     private readonly activity: ActivityRecorder,
   ) {}
@@ -105,7 +103,6 @@ export class PowerService {
         if (state.exitCode !== undefined) server.lastExitCode = state.exitCode;
       }
       await this.em.flush();
-      this.events.publishStatus(server.id, server.status);
     }
     return server;
   }
