@@ -159,6 +159,15 @@ with zipfile.ZipFile('link.zip', 'w') as z:
     z.writestr('ok.txt', 'ok')
     i = zipfile.ZipInfo('etc'); i.create_system = 3; i.external_attr = (0o120777 << 16); z.writestr(i, '/etc')
 `],
+    ['a name of the file manager\'s temporary files (hidden and counted as a write under way)', 'temp-name.tar', `
+with tarfile.open('temp-name.tar', 'w') as t:
+    i = tarfile.TarInfo('ok.txt'); i.size = 2; t.addfile(i, io.BytesIO(b'ok'))
+    i = tarfile.TarInfo('sub/.hostpanel-tmp-0123456789abcdef'); i.size = 4; t.addfile(i, io.BytesIO(b'evil'))
+`],
+    ['a zip with a temporary file\'s name', 'temp-name.zip', `
+with zipfile.ZipFile('temp-name.zip', 'w') as z:
+    z.writestr('.hostpanel-tmp-fedcba9876543210', 'evil')
+`],
     ['not an archive', 'fake.zip', `
 open('fake.zip', 'wb').write(b'PK\\x03\\x04' + b'garbage' * 100)
 `],

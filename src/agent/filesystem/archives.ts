@@ -19,7 +19,7 @@ import archiver from 'archiver';
 import { AgentError } from '../errors';
 import { invalidArchive, formatOf, readEntries, type ArchiveEntry } from './archive-entries';
 import { alreadyExists, diskLimit, type Entry, type Jail } from './jail';
-import { commonParent, displayPath, MAX_NAME_BYTES } from './paths';
+import { commonParent, displayPath, nameProblem } from './paths';
 
 /** What an entry without contents (a folder, a link) is counted as on disk, as the disk measurement does. */
 const onDisk = (e: ArchiveEntry): number => (e.kind === 'file' ? footprint(e.size) : ENTRY_BYTES);
@@ -36,7 +36,8 @@ export function entryParts(name: string): string[] {
       out.pop();
       continue;
     }
-    if (Buffer.byteLength(part) > MAX_NAME_BYTES) throw invalidArchive(`The archive holds a name longer than ${MAX_NAME_BYTES} bytes.`);
+    const problem = nameProblem(part);
+    if (problem) throw invalidArchive(`The archive holds ${clip(name)}. ${problem}`);
     out.push(part);
   }
   return out;

@@ -29,6 +29,17 @@ export const invalidPath = (message: string): AgentError => new AgentError(422, 
 
 const LONE_SURROGATE = /\p{Cs}/u;
 
+/**
+ * What is wrong with one name of a path or of an archive entry, or null: longer than a file system
+ * takes, or a name of the form of the file manager's temporary files (the file worker removes such
+ * names when it starts: a file of the user's never has one, whatever made it).
+ */
+export function nameProblem(part: string): string | null {
+  if (Buffer.byteLength(part) > MAX_NAME_BYTES) return `A file name is at most ${MAX_NAME_BYTES} bytes.`;
+  if (isTempName(part)) return `${part}: names of this form are the file manager's own (its temporary files).`;
+  return null;
+}
+
 /** The components of `raw` below the root (`[]` is the root itself); throws INVALID_PATH. */
 export function pathComponents(raw: unknown): string[] {
   if (typeof raw !== 'string') throw invalidPath('A path is a string.');
@@ -44,9 +55,8 @@ export function pathComponents(raw: unknown): string[] {
       out.pop();
       continue;
     }
-    if (Buffer.byteLength(part) > MAX_NAME_BYTES) throw invalidPath(`A file name is at most ${MAX_NAME_BYTES} bytes.`);
-    // (the file worker removes such a name when it starts: a file of the user's never has one)
-    if (isTempName(part)) throw invalidPath(`${part}: names of this form are the file manager's temporary files; choose another name.`);
+    const problem = nameProblem(part);
+    if (problem) throw invalidPath(problem);
     out.push(part);
   }
   return out;
