@@ -62,9 +62,14 @@ export interface SharedNonces {
   namespace: string;
 }
 
-/** How long an accepted nonce is kept: longer than a signature is fresh either way of the clock. */
-export const NONCE_TTL_SECONDS = MAX_CLOCK_SKEW_SECONDS * 2 + 10;
-/** Expired nonces each insert deletes (it adds one row, so the table stays at the last minute's). */
+/**
+ * How long an accepted nonce is kept. A signature is fresh for MAX_CLOCK_SKEW_SECONDS either way of the
+ * clock of the instance judging it, and the instances' clocks may differ from each other: keeping it
+ * 10 minutes refuses a replay to any instance whose clock is less than 9 minutes behind the one that
+ * took it (70 s allowed only 10 s). The rows are small, and each insert purges expired ones.
+ */
+export const NONCE_TTL_SECONDS = 600;
+/** Expired nonces each insert deletes (it adds one row, so the table holds about the last NONCE_TTL_SECONDS' requests). */
 const NONCE_PURGE_ROWS = 8;
 
 /**

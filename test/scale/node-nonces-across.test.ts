@@ -51,6 +51,14 @@ test('a signed request A took is refused by B, which cannot reach Redis; a fresh
   expect((await get(b, sign())).status).toBe(200);
 });
 
+test('a nonce is kept 10 minutes, not just while the signature is fresh: an instance whose clock is behind still refuses a replay', async () => {
+  const authorization = sign();
+  expect((await get(a, authorization)).status).toBe(200);
+  const nonce = authorization.split(':')[2];
+  const [row] = await a.orm.em.getConnection().execute<{ left: number }[]>('select extract(epoch from "expires_at" - now())::float as "left" from "node_nonces" where "nonce" = ?', [nonce]);
+  expect(row!.left).toBeGreaterThan(9 * 60);
+});
+
 test('a request B took first is refused by A', async () => {
   const authorization = sign();
   expect((await get(b, authorization)).status).toBe(200);
