@@ -30,7 +30,7 @@ export interface PanelClientOptions {
   panelUrl: string;
   nodeId: string;
   nodeKey: Buffer;
-  /** max queued events; the oldest are dropped beyond this (default 10000) */
+  /** max queued events; beyond this the oldest state events are dropped, reports last (default 10000) */
   maxQueue?: number;
   /**
    * The queue's file (`<DATA_DIR>/agent/panel-queue.jsonl`): every event is appended to it when it is
@@ -59,8 +59,8 @@ export class PanelRequestError extends Error {
 /**
  * Agent → panel. Every request is signed (`HPN1`, see shared/node-protocol) over the path including
  * the query string. State events are queued and delivered in order, in batches, as soon as possible;
- * while the panel is down they are retried with exponential backoff (bounded queue, oldest dropped
- * first only when it overflows).
+ * while the panel is down they are retried with exponential backoff (bounded queue: only when it
+ * overflows, the oldest state events are dropped first, reports only when nothing else is left).
  *
  * With a queue file the queue survives the agent's death (SIGKILL too, not a power cut: nothing is
  * fsynced): an event is appended to the file (one line of JSON) before enqueue() returns, so what a
@@ -97,7 +97,7 @@ export class PanelClient {
     return this.opts.maxQueue ?? 10000;
   }
 
-  /** The events a previous run of the agent left unsent: queued first (the newest `maxQueue`); the file is rewritten with them. */
+  /** The events a previous run of the agent left unsent: queued first (within `maxQueue`, see trim()); the file is rewritten with them. */
   private load(file: string): void {
     let text = '';
     try {
@@ -127,11 +127,8 @@ export class PanelClient {
       else bad++;
     }
     if (bad) log.error({ file, discarded: bad, kept: this.queue.length }, 'the panel event queue file holds lines that are not events: they are discarded');
-    if (this.queue.length > this.max) {
-      const n = this.queue.length - this.max;
-      this.queue.splice(0, n);
-      log.warn({ dropped: n }, 'panel event queue file over its limit: its oldest events are dropped');
-    }
+    const n = this.trim();
+    if (n) log.warn({ dropped: n }, 'panel event queue file over its limit: its oldest state events are dropped');
     if (this.queue.length) log.info({ events: this.queue.length }, 'panel events a previous run of the agent did not deliver: sending them first');
     this.rewrite();
   }
@@ -244,15 +241,48 @@ export class PanelClient {
     }
     this.queue.push(event);
     this.append(event);
-    if (this.queue.length > this.max) {
-      const n = this.queue.length - this.max;
-      this.queue.splice(0, n);
+    const n = this.trim();
+    if (n) {
       this.dropped += n;
-      log.warn({ dropped: this.dropped }, 'panel event queue full; oldest events dropped');
+      log.warn({ dropped: this.dropped }, 'panel event queue full; oldest state events dropped');
       // the file keeps the dropped lines until it holds twice the limit (one rewrite per `max` events)
       if (this.fileLines >= 2 * this.max) this.rewrite();
     }
     if (!this.retryTimer) void this.flush();
+  }
+
+  /**
+   * Keeps the queue within `maxQueue`; returns how many events it dropped. The oldest state events go
+   * first (superseded: the agent reports every server's status again at start); a report (a backup's
+   * or a restore's end, an activity), which nothing sends again, only when the queue holds nothing else.
+   */
+  private trim(): number {
+    const n = this.queue.length - this.max;
+    if (n <= 0) return 0;
+    let states = n;
+    const kept = this.queue.filter((e) => 'kind' in e || states-- <= 0);
+    if (kept.length > this.max) {
+      const lost = kept.splice(0, kept.length - this.max);
+      log.error({ dropped: lost.length, reports: lost.map((e) => ('kind' in e ? `${e.kind}:${e.serverId}` : e.serverId)) }, 'panel event queue full of reports: the oldest reports are dropped and will never reach the panel');
+    }
+    this.queue = kept;
+    return n;
+  }
+
+  /**
+   * Takes a batch the panel answered out of the queue: exactly its events (by identity), not as many
+   * from the front — an overflow while the batch was in flight may have dropped some of them already.
+   */
+  private take(batch: readonly AgentEvent[]): void {
+    const left = new Map<AgentEvent, number>();
+    for (const e of batch) left.set(e, (left.get(e) ?? 0) + 1);
+    this.queue = this.queue.filter((e) => {
+      const count = left.get(e);
+      if (!count) return true;
+      left.set(e, count - 1);
+      return false;
+    });
+    this.rewrite();
   }
 
   get pending(): number {
@@ -272,16 +302,14 @@ export class PanelClient {
           if (status === 400 || status === 413 || status === 422) {
             // the panel will never accept this batch: do not block the queue forever
             log.error({ err: (e as Error).message, events: batch.length }, 'panel rejected state events; dropping them');
-            this.queue.splice(0, batch.length);
-            this.rewrite();
+            this.take(batch);
             continue;
           }
           log.warn({ err: (e as Error).message, retryInMs: this.backoff, queued: this.queue.length }, 'could not deliver state events to the panel');
           this.scheduleRetry();
           return;
         }
-        this.queue.splice(0, batch.length);
-        this.rewrite();
+        this.take(batch);
         this.backoff = this.opts.minBackoffMs ?? 250;
       }
       if (this.queue.length === 0) {

@@ -1,0 +1,159 @@
+/**
+ * The agent's event queue (src/agent/panel-client.ts) against a small fake panel over real HTTP:
+ * - a batch the panel answered is taken out by identity: an overflow while it was in flight (its
+ *   oldest event dropped) does not make an event that was never sent go instead (acknowledged, or
+ *   rejected with a 400);
+ * - over its limit the queue drops the oldest state events first: a backup's end report survives a
+ *   long outage (in memory, in the file, and at load), and reaches the panel after a restart.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PanelClient } from '../../src/agent/panel-client';
+import type { AgentEvent, BackupReport, ServerStateEvent } from '../../src/shared/node-protocol';
+import { tmpDir } from './helpers';
+
+const nodeKey = Buffer.alloc(32, 7);
+const nodeId = '00000000-0000-4000-8000-000000000001';
+
+interface FakePanel {
+  url: string;
+  received: AgentEvent[];
+  close(): Promise<void>;
+}
+
+/** A panel that hands each POST's events to `answer` (which ends the response, at once or later). */
+async function fakePanel(answer: (events: AgentEvent[], res: http.ServerResponse) => void): Promise<FakePanel> {
+  const received: AgentEvent[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const events = (JSON.parse(body) as { events: AgentEvent[] }).events;
+      received.push(...events);
+      answer(events, res);
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+const state = (i: number): ServerStateEvent => ({ serverId: `s${i}`, status: 'running', at: new Date().toISOString() });
+const backupEnd = (): BackupReport => ({ kind: 'backup', serverId: 'sb', backupId: 'b1', status: 'completed', files: 1, bytes: 1, sha256: 'x', at: new Date().toISOString() });
+const ids = (events: AgentEvent[]) => events.map((e) => ('kind' in e ? `${e.kind}:${e.serverId}` : e.serverId));
+const fileIds = (file: string) => (existsSync(file) ? ids(readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as AgentEvent)) : []);
+
+async function until(cond: () => boolean): Promise<void> {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 10));
+  if (!cond()) throw new Error('condition not met');
+}
+
+let dir: string;
+beforeEach(() => {
+  dir = tmpDir('hp-panel-queue-');
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.each([
+  ['acknowledged', 204],
+  ['rejected (400)', 400],
+])('a batch %s while the queue overflowed', (_name, firstAnswer) => {
+  test('is taken out exactly: every event queued after it and not dropped as oldest reaches the panel', async () => {
+    let release: (() => void) | null = null;
+    const p = await fakePanel((_events, res) => {
+      if (p.received.length === 1) release = () => res.writeHead(firstAnswer).end();
+      else res.writeHead(204).end();
+    });
+    const file = path.join(dir, 'agent', 'panel-queue.jsonl');
+    const client = new PanelClient({ panelUrl: p.url, nodeId, nodeKey, maxQueue: 2, queueFile: file, minBackoffMs: 10 });
+    try {
+      client.enqueue(state(1)); // sent at once; the panel holds its answer
+      await until(() => release !== null);
+      client.enqueue(state(2));
+      client.enqueue(state(3)); // over the limit: s1, in flight, is dropped as the oldest
+      expect(client.pending).toBe(2);
+      release!();
+      expect(await client.drain(5000)).toBe(true);
+      expect(ids(p.received)).toEqual(['s1', 's2', 's3']);
+      expect(fileIds(file)).toEqual([]);
+    } finally {
+      client.close();
+      await p.close();
+    }
+  });
+});
+
+test('a backup end report queued before a long outage is not pushed out by state events, and reaches the panel after a restart', async () => {
+  let down = true;
+  const p = await fakePanel((_events, res) => res.writeHead(down ? 503 : 204).end());
+  const file = path.join(dir, 'agent', 'panel-queue.jsonl');
+  const opts = { panelUrl: p.url, nodeId, nodeKey, maxQueue: 50, queueFile: file, minBackoffMs: 60_000 };
+  const client = new PanelClient(opts);
+  try {
+    client.enqueue(backupEnd());
+    // a server that restarts now and then while the panel is down
+    for (let i = 0; i < 200; i++) client.enqueue(state(i));
+    expect(client.pending).toBe(50);
+    expect(fileIds(file)).toContain('backup:sb');
+    await until(() => p.received.length > 0); // the panel answered the first attempt with a 503
+    client.close();
+    expect(fileIds(file)).toContain('backup:sb');
+
+    // the agent starts again; the panel is back
+    down = false;
+    p.received.length = 0;
+    const again = new PanelClient(opts);
+    try {
+      expect(await again.drain(5000)).toBe(true);
+      const expected = ['backup:sb', ...Array.from({ length: 49 }, (_, i) => `s${151 + i}`)];
+      expect(ids(p.received)).toEqual(expected);
+    } finally {
+      again.close();
+    }
+  } finally {
+    client.close();
+    await p.close();
+  }
+});
+
+test('a queue file over the limit at load keeps its reports: the oldest state events are dropped', () => {
+  const file = path.join(dir, 'agent', 'panel-queue.jsonl');
+  mkdirSync(path.dirname(file), { recursive: true });
+  const events: AgentEvent[] = [state(0), backupEnd(), ...Array.from({ length: 200 }, (_, i) => state(i + 1))];
+  writeFileSync(file, events.map((e) => JSON.stringify(e) + '\n').join(''));
+  const client = new PanelClient({ panelUrl: 'http://127.0.0.1:1', nodeId, nodeKey, maxQueue: 50, queueFile: file, sendAtOnce: false });
+  try {
+    expect(client.pending).toBe(50);
+    expect(fileIds(file)).toEqual(['backup:sb', ...Array.from({ length: 49 }, (_, i) => `s${152 + i}`)]);
+  } finally {
+    client.close();
+  }
+});
+
+test('a queue of reports only: over the limit the oldest reports go (nothing else is left to drop)', () => {
+  const file = path.join(dir, 'agent', 'panel-queue.jsonl');
+  const client = new PanelClient({ panelUrl: 'http://127.0.0.1:1', nodeId, nodeKey, maxQueue: 3, queueFile: file, sendAtOnce: false });
+  try {
+    client.enqueue(state(0));
+    for (let i = 1; i <= 4; i++) client.enqueue({ ...backupEnd(), serverId: `r${i}` });
+    expect(client.pending).toBe(3);
+    client.close();
+    const again = new PanelClient({ panelUrl: 'http://127.0.0.1:1', nodeId, nodeKey, maxQueue: 3, queueFile: file, sendAtOnce: false });
+    again.close();
+    expect(fileIds(file)).toEqual(['backup:r2', 'backup:r3', 'backup:r4']);
+  } finally {
+    client.close();
+  }
+});
