@@ -7,6 +7,9 @@
  * stops when its schedule was deleted: the tasks left are skipped and, as for a run whose server
  * was deleted, nothing more is written (its record went with the schedule). A schedule merely
  * disabled or edited meanwhile does not stop the run: it goes on with the tasks it started with.
+ * Every write changes the run only while it is `running`: a run ended elsewhere meanwhile (as
+ * abandoned, src/schedules/abandoned.ts) is final, so the first write that finds it ended stops the
+ * run with RunEnded: the task it was to start is not performed and nothing more is written.
  */
 import { RequestContext } from '@mikro-orm/core';
 import type { MikroORM } from '@mikro-orm/postgresql';
@@ -37,6 +40,13 @@ export interface ExecuteDeps {
 export class RunnerStopped extends Error {
   constructor() {
     super('the schedule runner stopped');
+  }
+}
+
+/** How a run stops that another instance ended meanwhile (its row is no longer `running`). */
+export class RunEnded extends Error {
+  constructor(readonly runId: string) {
+    super('the schedule run was ended elsewhere meanwhile (as abandoned): it stops, nothing more is performed or written');
   }
 }
 
@@ -117,10 +127,17 @@ async function finish(deps: ExecuteDeps, runId: string, tasks: RunTask[], status
   return status;
 }
 
-/** Writes the run's progress; a run removed meanwhile (with its server) changes nothing. */
+/**
+ * Writes the run's progress, only while it is `running`. A run removed meanwhile (by RUNS_KEPT, with its
+ * schedule or server) changes nothing and goes on; a run still there but ended elsewhere rejects with
+ * RunEnded.
+ */
 async function save(orm: MikroORM, runId: string, change: Partial<Pick<ScheduleRun, 'tasks' | 'status' | 'finishedAt'>>): Promise<void> {
   const data = Object.fromEntries(Object.entries(change).filter(([, v]) => v !== undefined));
-  if (Object.keys(data).length) await orm.em.fork().nativeUpdate(ScheduleRun, { id: runId }, data);
+  if (!Object.keys(data).length) return;
+  const em = orm.em.fork();
+  if (await em.nativeUpdate(ScheduleRun, { id: runId, status: 'running' }, data)) return;
+  if (await em.count(ScheduleRun, { id: runId })) throw new RunEnded(runId);
 }
 
 function describe(err: unknown): string {

@@ -13,7 +13,7 @@ import { Schedule } from '../entities/Schedule.js';
 import type { ScheduleRun } from '../entities/ScheduleRun.js';
 import { ALIVE_EVERY_MS, endAbandoned, markAlive } from './abandoned.js';
 import { claim, dueSchedules, startManualRun, type DueSchedule } from './claim.js';
-import { executeRun, RunnerStopped, type ClaimedRun } from './execute.js';
+import { executeRun, RunEnded, RunnerStopped, type ClaimedRun } from './execute.js';
 import type { PerformTask } from './tasks.js';
 
 const log = childLogger('schedules');
@@ -153,7 +153,12 @@ export class ScheduleRunner {
     const schedule: Schedule = run.schedule;
     const claimed: ClaimedRun = { runId: run.id, scheduleId: schedule.id, serverId: schedule.server.id, tasks: schedule.tasks, onlyWhenOnline: schedule.onlyWhenOnline, by };
     const p = executeRun({ orm: this.orm, perform: this.perform, now: this.now, sleep: this.wait, stopped: () => this.stopping.signal.aborted }, claimed)
-      .catch((err: Error) => log.error({ err: err.message, runId: run.id }, 'a schedule run stopped on an error'))
+      .catch((err: Error) =>
+        err instanceof RunEnded
+          ? log.warn({ runId: run.id }, 'a schedule run was ended by another instance meanwhile (nothing was heard of it): it stops here, its tasks left are not performed')
+          : log.error({ err: err.message, runId: run.id }, 'a schedule run stopped on an error'),
+      )
+      // a run that ended, failed or was ended elsewhere is no longer under way here (nor marked alive)
       .finally(() => {
         this.inFlight.delete(p);
         this.underWay.delete(run.id);

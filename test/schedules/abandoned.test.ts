@@ -2,7 +2,9 @@
  * A run whose panel died is ended: runners with clocks of the test's own stand in for instances. A
  * runs a run and marks it alive; C runs one and is never heard of again (as if killed); B looks for
  * abandoned runs. Only a run nothing marked for ABANDONED_AFTER_MS is ended, once, as failed with
- * each task saying why; the result is read over REST. (Real database; the tasks' waits never end.)
+ * each task saying why; the result is read over REST. An ended run is final: its instance, back after
+ * the end, performs nothing more of it and does not rewrite it. (Real database; the tasks' waits never
+ * end, but where the test ends one.)
  */
 import { Schedule } from '../../src/entities/Schedule.js';
 import { ABANDONED, ABANDONED_AFTER_MS } from '../../src/schedules/abandoned.js';
@@ -86,4 +88,44 @@ test('a run nothing has marked alive for 5 minutes is ended as failed, once; a r
   expect(await runOf(scheduleId, alive.id)).toMatchObject({ status: 'failed', tasks: [{ status: 'skipped', error: ABANDONED }, { status: 'skipped', error: ABANDONED }] });
   expect(await b.heartbeat()).toBe(0);
   expect(await runOf(scheduleId, killed.id)).toEqual(ended);
+});
+
+test('a run ended as abandoned is final: its instance, back after its silence, performs no further task and does not rewrite the run', async () => {
+  const created = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, {
+    token: owner.token,
+    body: { name: 'silent', cron: '0 4 * * *', tasks: [{ action: 'command', payload: { command: 'save-all' }, offsetSeconds: 600 }, { action: 'command', payload: { command: 'say done' } }] },
+  });
+  expect(created.status).toBe(201);
+  const scheduleId = created.body.data.id;
+  const actor = (await p.services.auth.authenticate(owner.token))!;
+  const pick = (em: Parameters<Parameters<ScheduleRunner['runNow']>[1]>[0]) => em.findOneOrFail(Schedule, { id: scheduleId });
+
+  const t0 = Date.now();
+  // A runs the run; its first task's wait ends when the test says so (A could not reach the database meanwhile)
+  const performed: string[] = [];
+  let endWait!: () => void;
+  const waitOver = new Promise<void>((resolve) => (endWait = resolve));
+  const a = new ScheduleRunner(p.orm, p.services.activity, async (_server, task) => void performed.push(String(task.payload.command)), { now: () => new Date(t0), sleep: () => waitOver });
+  const b = instance({ at: t0 + 6 * MIN });
+
+  const run = await a.runNow(actor, pick);
+  expect(await b.heartbeat()).toBe(1);
+  const ended = await runOf(scheduleId, run.id);
+  expect(ended).toMatchObject({
+    status: 'failed',
+    finishedAt: new Date(t0 + 6 * MIN).toISOString(),
+    tasks: [
+      { sequence: 1, status: 'skipped', error: ABANDONED },
+      { sequence: 2, status: 'skipped', error: ABANDONED },
+    ],
+  });
+
+  // A is back: its wait ends; the run stops before its next task, and nothing more is written
+  endWait();
+  await a.idle();
+  expect(performed).toEqual([]);
+  expect(await runOf(scheduleId, run.id)).toEqual(ended);
+  // the run was ended once: a later look finds nothing to end
+  expect(await b.heartbeat()).toBe(0);
+  expect(await runOf(scheduleId, run.id)).toEqual(ended);
 });
