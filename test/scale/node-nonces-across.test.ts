@@ -6,19 +6,13 @@
  * listens (A at the machine's Redis when REDIS_URL is set, else at a dead port too), so it runs in
  * every pass.
  */
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { deriveNodeKey, signRequest } from '../../src/shared/node-protocol.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { freePort } from '../support/wait.js';
 
 /** A port where nothing listens. */
-async function deadPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const deadPort = freePort;
 
 let a: TestPlatform;
 let b: TestPlatform;

@@ -4,21 +4,14 @@
  * events to local delivery (src/console/redis-bus.ts). Needs no Redis: it points at a port where
  * nothing listens, so it runs in every pass.
  */
-import net from 'node:net';
 import { gqlWsClient, lineTexts, subscribe, CONSOLE_LINES } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { until, sleep } from '../support/wait.js';
+import { freePort, until, sleep } from '../support/wait.js';
 
 let p: TestPlatform;
 
 /** A port where nothing listens. */
-async function deadPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
+const deadPort = freePort;
 
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 }, { REDIS_URL: `redis://127.0.0.1:${await deadPort()}` });

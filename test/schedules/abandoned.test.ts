@@ -44,15 +44,24 @@ async function runOf(scheduleId: string, runId: string): Promise<any> {
   return r.body.data.find((x: any) => x.id === runId);
 }
 
-test('a run nothing has marked alive for 5 minutes is ended as failed, once; a run its instance marks goes on', async () => {
+/**
+ * A schedule of two commands, the first after `offsetSeconds`; the owner as an actor, and how a
+ * runner picks the schedule for a run started by hand.
+ */
+async function slowSchedule(name: string, offsetSeconds: number) {
   const created = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, {
     token: owner.token,
-    body: { name: 'slow', cron: '0 4 * * *', tasks: [{ action: 'command', payload: { command: 'save-all' }, offsetSeconds: 900 }, { action: 'command', payload: { command: 'say done' } }] },
+    body: { name, cron: '0 4 * * *', tasks: [{ action: 'command', payload: { command: 'save-all' }, offsetSeconds }, { action: 'command', payload: { command: 'say done' } }] },
   });
   expect(created.status).toBe(201);
-  const scheduleId = created.body.data.id;
+  const scheduleId: string = created.body.data.id;
   const actor = (await p.services.auth.authenticate(owner.token))!;
   const pick = (em: Parameters<Parameters<ScheduleRunner['runNow']>[1]>[0]) => em.findOneOrFail(Schedule, { id: scheduleId });
+  return { scheduleId, actor, pick };
+}
+
+test('a run nothing has marked alive for 5 minutes is ended as failed, once; a run its instance marks goes on', async () => {
+  const { scheduleId, actor, pick } = await slowSchedule('slow', 900);
 
   const t0 = Date.now();
   const clockA = { at: t0 };
@@ -91,14 +100,7 @@ test('a run nothing has marked alive for 5 minutes is ended as failed, once; a r
 });
 
 test('a run ended as abandoned is final: its instance, back after its silence, performs no further task and does not rewrite the run', async () => {
-  const created = await p.request('POST', `/api/v1/servers/${serverId}/schedules`, {
-    token: owner.token,
-    body: { name: 'silent', cron: '0 4 * * *', tasks: [{ action: 'command', payload: { command: 'save-all' }, offsetSeconds: 600 }, { action: 'command', payload: { command: 'say done' } }] },
-  });
-  expect(created.status).toBe(201);
-  const scheduleId = created.body.data.id;
-  const actor = (await p.services.auth.authenticate(owner.token))!;
-  const pick = (em: Parameters<Parameters<ScheduleRunner['runNow']>[1]>[0]) => em.findOneOrFail(Schedule, { id: scheduleId });
+  const { scheduleId, actor, pick } = await slowSchedule('silent', 600);
 
   const t0 = Date.now();
   // A runs the run; its first task's wait ends when the test says so (A could not reach the database meanwhile)

@@ -523,7 +523,8 @@ export class Jail {
       try {
         const raw = await fsp.readdir(`/proc/self/fd/${dir.fd}`, { withFileTypes: true, encoding: 'buffer' }).catch(() => [] as Dirent<Buffer>[]);
         for (const d of raw) {
-          progress?.(++done.seen, done.removed);
+          done.seen++;
+          progress?.(done.seen, done.removed);
           if (!isText(d.name)) continue;
           const name = d.name.toString('utf8');
           if (!isTempName(name)) {
