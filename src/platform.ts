@@ -11,6 +11,7 @@ import type { Config } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
 import { applyMigrations, connectDatabase } from './db/orm.js';
 import { takeStartupLock } from './db/startup-lock.js';
+import { firstUseEverywhere } from './services/node-nonces.js';
 import { Disposers } from './shared/disposers.js';
 import { compileTrust, useTrust } from './http/client-address.js';
 import Redis from 'ioredis';
@@ -121,7 +122,7 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const graphql = await createGraphQL({ services, limiter, config, orm, httpServer: server });
     disposers.add('GraphQL gateway', () => graphql.stop());
     const namespace = orm.config.get('dbName') ?? 'default';
-    const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { orm, redis, namespace } } : {}) });
+    const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { firstUse: (nodeId: string, nonce: string) => firstUseEverywhere(orm, nodeId, nonce), redis, namespace } } : {}) });
     app.set('trust proxy', trust);
     server.on('request', (req, res) => {
       limitBodyTime(req, res, { ms: config.bodyTimeoutMs, streamed: isStreamedUpload(req.method ?? 'GET', req.url ?? '/'), late: answerLateBody });

@@ -1,9 +1,7 @@
 /** Authenticates node agents calling the panel (HPN1 signed requests; see shared/node-protocol). */
 import type { IncomingMessage } from 'node:http';
 import type { RequestHandler } from 'express';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type Redis from 'ioredis';
-import { readRows } from '../db/read-rows.js';
 import type { Node } from '../entities/Node.js';
 import { AppError } from '../errors.js';
 import type { AgentClient } from '../nodes/agent-client.js';
@@ -52,43 +50,14 @@ export class NodeAuthFailures {
 }
 
 /**
- * Several gateway instances (REDIS_URL set): the database they share, where the nonces are kept
- * (`node_nonces`), and the Redis where the failed signatures are counted; `namespace` names the
- * platform's keys there.
+ * Several gateway instances (REDIS_URL set): `firstUse` records a node's nonce where every instance
+ * sees it (src/services/node-nonces.ts) and tells whether it was new; `redis` is where the failed
+ * signatures are counted, `namespace` names the platform's keys there.
  */
 export interface SharedNonces {
-  orm: MikroORM;
+  firstUse(nodeId: string, nonce: string): Promise<boolean>;
   redis: Redis;
   namespace: string;
-}
-
-/**
- * How long an accepted nonce is kept. A signature is fresh for MAX_CLOCK_SKEW_SECONDS either way of the
- * clock of the instance judging it, and the instances' clocks may differ from each other: keeping it
- * 10 minutes refuses a replay to any instance whose clock is less than 9 minutes behind the one that
- * took it (70 s allowed only 10 s). The rows are small, and each insert purges expired ones.
- */
-export const NONCE_TTL_SECONDS = 600;
-/** Expired nonces each insert deletes (it adds one row, so the table holds about the last NONCE_TTL_SECONDS' requests). */
-const NONCE_PURGE_ROWS = 8;
-
-/**
- * True when no gateway instance has accepted this nonce of this node before: one statement records it
- * and tells whether it was new (the primary key decides, atomically, between instances racing with
- * the same request). It also deletes a few expired rows, rows that other instances are deleting
- * being skipped rather than waited for. The times are the database's, the same for every instance.
- * A database error is thrown: the request is refused (fail closed) and the agent sends it again,
- * signed afresh.
- */
-const RECORD_NONCE_SQL =
-  'with purged as (delete from "node_nonces" where ("node_id", "nonce") in ' +
-  `(select "node_id", "nonce" from "node_nonces" where "expires_at" < now() limit ${NONCE_PURGE_ROWS} for update skip locked)) ` +
-  'insert into "node_nonces" ("node_id", "nonce", "expires_at") values ($1, $2, now() + make_interval(secs => $3)) ' +
-  'on conflict do nothing returning 1 as "fresh"';
-
-async function firstUseEverywhere(shared: SharedNonces, nodeId: string, nonce: string): Promise<boolean> {
-  const rows = await readRows<{ fresh: number }>(shared.orm, RECORD_NONCE_SQL, [nodeId, nonce, NONCE_TTL_SECONDS]);
-  return rows.length === 1;
 }
 
 /**
@@ -134,7 +103,7 @@ export function authenticateNode(agents: AgentClient, failures: NodeAuthFailures
         !signed ||
         !key ||
         !verifyRequest(signed.parsed, key, req.method, req.originalUrl, raw, nonces) ||
-        (shared && !(await firstUseEverywhere(shared, signed.node.id, signed.parsed.nonce)))
+        (shared && !(await shared.firstUse(signed.node.id, signed.parsed.nonce)))
       ) {
         await failures.failed(req);
         throw AppError.unauthorized('Invalid, expired or replayed node signature.');
