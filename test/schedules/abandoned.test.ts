@@ -9,7 +9,7 @@
 import { Schedule } from '../../src/entities/Schedule.js';
 import { ABANDONED, ABANDONED_AFTER_MS } from '../../src/schedules/abandoned.js';
 import { ScheduleRunner } from '../../src/schedules/runner.js';
-import { blueprintsByKey, createNode } from '../support/fixtures.js';
+import { createRecordsOnlyServer } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 let p: TestPlatform;
@@ -20,10 +20,7 @@ beforeAll(async () => {
   p = await startTestPlatform({ scheduleTickMs: 0 });
   const admin = await p.admin();
   owner = await p.newUser('owner');
-  const [node, bps] = await Promise.all([createNode(p, admin.token), blueprintsByKey(p, owner.token)]);
-  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'abandoned', nodeId: node.id, blueprintId: bps['demo-game'].id, memory: 64, cpu: 10, disk: 128 } });
-  if (r.status !== 201) throw new Error(r.text);
-  serverId = r.body.data.id;
+  serverId = await createRecordsOnlyServer(p, admin.token, owner.token, 'abandoned');
 }, 60_000);
 afterAll(async () => {
   await p?.stop();
@@ -37,6 +34,16 @@ const never = () => new Promise<void>(() => undefined);
 function instance(clock: { at: number }): ScheduleRunner {
   return new ScheduleRunner(p.orm, p.services.activity, noop, { now: () => new Date(clock.at), sleep: never });
 }
+
+/** A run of two tasks as the look at `ms` ended it: failed, both tasks skipped as abandoned. */
+const endedAsAbandoned = (ms: number) => ({
+  status: 'failed',
+  finishedAt: new Date(ms).toISOString(),
+  tasks: [
+    { sequence: 1, status: 'skipped', error: ABANDONED },
+    { sequence: 2, status: 'skipped', error: ABANDONED },
+  ],
+});
 
 async function runOf(scheduleId: string, runId: string): Promise<any> {
   const r = await p.request('GET', `/api/v1/servers/${serverId}/schedules/${scheduleId}/runs?limit=100`, { token: owner.token });
@@ -79,14 +86,7 @@ test('a run nothing has marked alive for 5 minutes is ended as failed, once; a r
   clockB.at = t0 + 6 * MIN;
   expect(await b.heartbeat()).toBe(1);
   const ended = await runOf(scheduleId, killed.id);
-  expect(ended).toMatchObject({
-    status: 'failed',
-    finishedAt: new Date(t0 + 6 * MIN).toISOString(),
-    tasks: [
-      { sequence: 1, status: 'skipped', error: ABANDONED },
-      { sequence: 2, status: 'skipped', error: ABANDONED },
-    ],
-  });
+  expect(ended).toMatchObject(endedAsAbandoned(t0 + 6 * MIN));
   expect(await runOf(scheduleId, alive.id)).toMatchObject({ status: 'running', finishedAt: null });
 
   // A falls silent after its mark at 4 minutes: its run is ended once 5 minutes have passed since
@@ -113,14 +113,7 @@ test('a run ended as abandoned is final: its instance, back after its silence, p
   const run = await a.runNow(actor, pick);
   expect(await b.heartbeat()).toBe(1);
   const ended = await runOf(scheduleId, run.id);
-  expect(ended).toMatchObject({
-    status: 'failed',
-    finishedAt: new Date(t0 + 6 * MIN).toISOString(),
-    tasks: [
-      { sequence: 1, status: 'skipped', error: ABANDONED },
-      { sequence: 2, status: 'skipped', error: ABANDONED },
-    ],
-  });
+  expect(ended).toMatchObject(endedAsAbandoned(t0 + 6 * MIN));
 
   // A is back: its wait ends; the run stops before its next task, and nothing more is written
   endWait();

@@ -8,7 +8,7 @@
 import { nextRun } from '../../src/schedules/cron.js';
 import { ScheduleRunner } from '../../src/schedules/runner.js';
 import { taskPerformer } from '../../src/schedules/tasks.js';
-import { createNode, blueprintsByKey } from '../support/fixtures.js';
+import { createRecordsOnlyServer } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 interface Case {
@@ -48,9 +48,7 @@ beforeAll(async () => {
   p = await startTestPlatform({ scheduleTickMs: 0 });
   const admin = await p.admin();
   owner = await p.newUser('owner');
-  const [node, bps] = await Promise.all([createNode(p, admin.token), blueprintsByKey(p, owner.token)]);
-  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'dst', nodeId: node.id, blueprintId: bps['demo-game'].id, memory: 64, cpu: 10, disk: 128 } });
-  serverId = r.body.data.id;
+  serverId = await createRecordsOnlyServer(p, admin.token, owner.token, 'dst');
 }, 60_000);
 afterAll(async () => {
   await p?.stop();

@@ -7,7 +7,7 @@
  */
 import { ScheduleRunner } from '../../src/schedules/runner.js';
 import { taskPerformer } from '../../src/schedules/tasks.js';
-import { blueprintsByKey, createNode } from '../support/fixtures.js';
+import { createRecordsOnlyServer } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 
 const SCHEDULES = 12;
@@ -23,9 +23,7 @@ beforeAll(async () => {
   b = await startTestPlatform({ scheduleTickMs: 0 }, {}, { database: a.dbName });
   const admin = await a.admin();
   owner = await a.newUser('owner');
-  const [node, bps] = await Promise.all([createNode(a, admin.token), blueprintsByKey(a, owner.token)]);
-  const r = await a.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'once', nodeId: node.id, blueprintId: bps['demo-game'].id, memory: 64, cpu: 10, disk: 128 } });
-  serverId = r.body.data.id;
+  serverId = await createRecordsOnlyServer(a, admin.token, owner.token, 'once');
 }, 60_000);
 afterAll(async () => {
   await b?.stop();

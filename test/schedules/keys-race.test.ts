@@ -6,7 +6,7 @@
  * (each is called between the two): the run then is refused, and the change is stored before
  * the owner's (the owner's change waits for it). The server is on a node nobody answers for.
  */
-import { createNode, blueprintsByKey, expectError } from '../support/fixtures.js';
+import { expectError, createRecordsOnlyServer } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { sleep } from '../support/wait.js';
 
@@ -20,9 +20,7 @@ beforeAll(async () => {
   const admin = await p.admin();
   owner = await p.newUser('owner');
   sub = await p.newUser('sub');
-  const [node, bps] = await Promise.all([createNode(p, admin.token), blueprintsByKey(p, owner.token)]);
-  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name: 'race', nodeId: node.id, blueprintId: bps['demo-game'].id, memory: 64, cpu: 10, disk: 128 } });
-  serverId = r.body.data.id;
+  serverId = await createRecordsOnlyServer(p, admin.token, owner.token, 'race');
   const added = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: sub.email, permissions: ['schedule.read', 'schedule.update', 'control.console'] } });
   expect(added.status).toBe(201);
 }, 60_000);

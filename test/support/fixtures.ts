@@ -55,6 +55,18 @@ export async function createLocalDemoServer(p: TestPlatform, adminToken: string,
 }
 
 /**
+ * A demo-game server of `ownerToken`'s user on a node registered with no agent behind it (a server
+ * that exists as records only: schedules and their runs, tasks that never reach a node); its id.
+ */
+export async function createRecordsOnlyServer(p: TestPlatform, adminToken: string, ownerToken: string, name: string): Promise<string> {
+  const [node, blueprints] = await Promise.all([createNode(p, adminToken), blueprintsByKey(p, ownerToken)]);
+  const body = { name, nodeId: node.id, blueprintId: blueprints['demo-game'].id, memory: 64, cpu: 10, disk: 128 };
+  const r = await p.request('POST', '/api/v1/servers', { token: ownerToken, body });
+  if (r.status !== 201) throw new Error(`server create failed: ${r.status} ${r.text}`);
+  return r.body.data.id;
+}
+
+/**
  * Creates a server (`body` of POST /servers) and waits until it is installed (offline); from its creation
  * on, the text of every console line the panel's hub hands out for it is kept in `lines` until `stop()`.
  */
