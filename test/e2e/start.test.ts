@@ -20,7 +20,25 @@ interface Started {
   output: () => string;
 }
 
-function start(env: Record<string, string>): Promise<Started> {
+/**
+ * Starts `node dist/src/main.js`. The ports of `env` were free when freePort() looked, but another
+ * test running meanwhile may have bound one since (its own listener, or the ephemeral port of an
+ * outgoing connection): when the platform says AGENT_PORT or SFTP_PORT is taken, that port is
+ * replaced in `env` (kept for later restarts) and the start tried again, twice at most.
+ */
+async function start(env: Record<string, string>): Promise<Started> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(env);
+    } catch (err) {
+      const taken = /\b(AGENT_PORT|SFTP_PORT) \d+ is already in use/.exec((err as Error).message);
+      if (!taken || attempt === 3) throw err;
+      env[taken[1]!] = String(await freePort());
+    }
+  }
+}
+
+function startOnce(env: Record<string, string>): Promise<Started> {
   const child = spawn(process.execPath, [MAIN], { env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   return new Promise((resolve, reject) => {
