@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { startAgent } from '../../src/agent';
 import { pidAlive } from '../../src/agent/environment/proc';
-import { createServer, demoSpec, getState, logs, newId, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
+import { createServer, demoSpec, getState, logs, newId, power, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
 import { sleep } from '../support/wait.js';
 
 let h: Harness;
@@ -112,7 +112,10 @@ describe("the panel's list of the node's servers at boot", () => {
     h.panel.servers = [kept, gone];
     await createServer(h, kept.spec);
     await createServer(h, gone.spec);
-    await startRunning(h, gone.spec.id);
+    // a heartbeat the panel missed in an earlier test (its panel was down) has the agent fetch the
+    // panel's list again, which lists these two: it may install one again right after its PUT
+    await waitFor(async () => ((await power(h, gone.spec.id, 'start')).status === 200 ? true : (await waitStatus(h, gone.spec.id, 'offline', 20000), null)), 'the server to start once installed', 30000, 50);
+    await waitStatus(h, gone.spec.id, 'running', 15000);
     mkdirSync(path.join(backupDir(gone.spec.id), 'manifests'), { recursive: true });
     await bootWith([kept]);
     expect((await h.request('GET', `/api/servers/${gone.spec.id}`)).status).toBe(404);
