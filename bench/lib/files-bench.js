@@ -8,12 +8,10 @@
  * of 32 KiB in flight as OpenSSH's sftp has); and listing a folder of 10,000 files (p50/p99 of the
  * page of 1,000 the API gives at most).
  */
-const { execFile, execFileSync } = require('node:child_process');
+const { execFile, execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
-const http = require('node:http');
 const os = require('node:os');
 const path = require('node:path');
-const { pipeline } = require('node:stream/promises');
 const { rssMiB, Histogram, sleep, procCpuSplitMs } = require('./util');
 
 const MIB = 1024 * 1024;
@@ -93,13 +91,26 @@ function curl(args) {
   });
 }
 
-/** Uploads `file` as one multipart part to the upload route; resolves with curl's CPU. */
-async function upload(panelUrl, token, serverId, file) {
+/** Uploads `file` as one multipart part named `name` to the upload route; resolves with curl's CPU. */
+async function upload(panelUrl, token, serverId, file, name = 'big.bin') {
   const url = new URL(`/api/v1/servers/${serverId}/files/upload?path=/`, panelUrl);
   // (no `Expect: 100-continue`: the body goes at once, as a browser's does)
-  const { output, cpu } = await curl(['-sS', '-o', '/dev/null', '-w', '%{http_code}\n', '-H', `authorization: Bearer ${token}`, '-H', 'expect:', '-F', `file=@${file};filename=big.bin;type=application/octet-stream`, String(url)]);
+  const { output, cpu } = await curl(['-sS', '-o', '/dev/null', '-w', '%{http_code}\n', '-H', `authorization: Bearer ${token}`, '-H', 'expect:', '-F', `file=@${file};filename=${name};type=application/octet-stream`, String(url)]);
   if (output.trim() !== '201') throw new Error(`upload → ${output.trim()}`);
   return cpu;
+}
+
+/** Sends `file` as the raw body of a PUT to `url` (the panel's PUT /files/contents, or the bare server); resolves with curl's CPU. */
+async function putRaw(url, token, file) {
+  const { output, cpu } = await curl(['-sS', '-o', '/dev/null', '-w', '%{http_code}\n', '-H', `authorization: Bearer ${token}`, '-H', 'expect:', '-T', file, String(url)]);
+  if (!/^20[01]$/.test(output.trim())) throw new Error(`PUT ${url} → ${output.trim()}`);
+  return cpu;
+}
+
+/** Deletes `file` from the server through the API (untimed: the rounds' uploads each write a new file, as cp does). */
+async function removeFile(panelUrl, token, serverId, file) {
+  const res = await fetch(new URL(`/api/v1/servers/${serverId}/files/delete`, panelUrl), { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ paths: [file] }) });
+  if (res.status !== 204) throw new Error(`delete ${file} → ${res.status} ${await res.text()}`);
 }
 
 /** Downloads into `out` (from the panel, or from `url` when given); resolves with curl's CPU. */
@@ -159,32 +170,40 @@ async function timed(fn, syncAfter) {
 }
 
 /**
- * A bare Node HTTP server in this process that sends `file` (one read stream of 1 MiB chunks piped to
- * the response, Content-Length set): the one-hop download that the panel's four hops are measured
- * against, beside cp; resolves with its URL and a close function.
+ * The bare Node HTTP server of bench/children/baseline-files.js, in a process of its own: the one-hop
+ * download of `file` and upload to `uploadTo` that the panel's four hops are measured against, beside
+ * cp; resolves with its URL, its pid and a close function.
  */
-function bareFileServer(file) {
-  const server = http.createServer((req, res) => {
-    res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': fs.statSync(file).size });
-    pipeline(fs.createReadStream(file, { highWaterMark: MIB }), res).catch(() => res.destroy());
+function bareFileServer(file, uploadTo) {
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'children', 'baseline-files.js')], { env: { ...process.env, BENCH_FILE: file, BENCH_UPLOAD_TO: uploadTo }, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the bare file server exited (${code})`)));
+    child.stdout.once('data', (d) => resolve({ url: `http://127.0.0.1:${String(d).trim()}/`, pid: child.pid, close: () => child.kill() }));
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${server.address().port}/`, close: () => server.close() })));
 }
 
 /**
- * `rounds` rounds of cp, the bare server's download (bareFileServer), download, upload (each download
- * and cp followed by `sync` in its time, the
- * upload synced by the worker before it answers): the disk is shared and cp's own speed varies by a
+ * `rounds` rounds of cp, the bare server's download (bareFileServer), download, the bare server's
+ * upload, upload (multipart), raw PUT (each download and cp followed by `sync` in its time, each
+ * upload synced by its writer before it answers): the disk is shared and cp's own speed varies by a
  * third between runs, so each round's transfers are compared with that round's cp, and the figure
- * given is the median of the per-round ratios with their spread (min, max). MiB/s are the medians of
- * the rounds; the RSS is the panel's before the first round and its peak over all of them.
+ * given is the median of the per-round ratios with their spread (min, max). Every upload writes a new
+ * file, as cp does, which is deleted after it untimed (writing over the 512 MiB file the downloads
+ * read made the worker's rename free its blocks inside the upload's time: 0.4 s of kernel time more).
+ * MiB/s are the medians of the rounds; the RSS is the panel's before the first round and its peak
+ * over all of them.
  */
 async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, work, sizeMiB, rounds, log }) {
   const mbps = (s) => Math.round((sizeMiB / s) * 10) / 10;
   const copy = [];
   const bare = [];
   const bareCpu = [];
-  const server = await bareFileServer(src);
+  const server = await bareFileServer(src, path.join(work, 'bare-up.bin'));
+  const bareUp = [];
+  const bareUpCpu = [];
+  const raw = [];
+  const rawCpu = [];
   const up = [];
   const down = [];
   const upRss = [];
@@ -196,7 +215,7 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     copy.push((await timed(() => execFileSync('cp', ['--reflink=never', src, path.join(work, 'copy.bin')]), true)).seconds);
     fs.rmSync(path.join(work, 'copy.bin'));
 
-    let m = await measureCpu(process.pid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), server.url), true), false);
+    let m = await measureCpu(server.pid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), server.url), true), false);
     bare.push(m.seconds);
     bareCpu.push(m.cpu);
     fs.rmSync(path.join(work, 'down.bin'));
@@ -209,12 +228,23 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     if (fs.statSync(path.join(work, 'down.bin')).size !== sizeMiB * MIB) throw new Error('the download is not the size of the upload');
     fs.rmSync(path.join(work, 'down.bin'));
 
+    m = await measureCpu(server.pid, () => timed(() => putRaw(server.url, userToken, src), false), false);
+    bareUp.push(m.seconds);
+    bareUpCpu.push(m.cpu);
+    fs.rmSync(path.join(work, 'bare-up.bin'));
+
     stop = sampleRss(panelPid);
-    m = await measureCpu(panelPid, () => timed(() => upload(panelUrl, userToken, serverId, src), false));
+    m = await measureCpu(panelPid, () => timed(() => upload(panelUrl, userToken, serverId, src, 'up.bin'), false));
     up.push(m.seconds);
     upCpu.push(m.cpu);
+    await removeFile(panelUrl, userToken, serverId, '/up.bin');
+    m = await measureCpu(panelPid, () => timed(() => putRaw(new URL(`/api/v1/servers/${serverId}/files/contents?path=/up.bin`, panelUrl), userToken, src), false));
+    raw.push(m.seconds);
+    rawCpu.push(m.cpu);
     upRss.push(stop());
-    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s, bare server ${mbps(bare[i])} MiB/s (${round2(copy[i] / bare[i])}x), download ${mbps(down[i])} MiB/s (${round2(copy[i] / down[i])}x), upload ${mbps(up[i])} MiB/s (${round2(copy[i] / up[i])}x)`);
+    await removeFile(panelUrl, userToken, serverId, '/up.bin');
+    const x = (t) => `${mbps(t)} MiB/s (${round2(copy[i] / t)}x)`;
+    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s; download: bare server ${x(bare[i])}, panel ${x(down[i])}; upload: bare server ${x(bareUp[i])}, panel ${x(up[i])}, raw PUT ${x(raw[i])}`);
   }
   server.close();
   const rss = (all) => ({ beforeMiB: all[0].beforeMiB, peakMiB: Math.max(...all.map((r) => r.peakMiB)) });
@@ -231,10 +261,12 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     upload: { ...summary(up), rss: rss(upRss), cpuMs: cpuMedian(upCpu) },
     download: { ...summary(down), rss: rss(downRss), cpuMs: cpuMedian(downCpu) },
     bare: { ...summary(bare), cpuMs: cpuMedian(bareCpu) },
+    bareUpload: { ...summary(bareUp), cpuMs: cpuMedian(bareUpCpu) },
+    rawUpload: { ...summary(raw), cpuMs: cpuMedian(rawCpu) },
   };
-  log(`  files: median of ${rounds} rounds: cp ${transfer.copy.mibPerSec} MiB/s, upload ${transfer.upload.mibPerSec} MiB/s (${transfer.upload.ratio}x, ${transfer.upload.ratioMin}–${transfer.upload.ratioMax}), download ${transfer.download.mibPerSec} MiB/s (${transfer.download.ratio}x, ${transfer.download.ratioMin}–${transfer.download.ratioMax}), bare server ${transfer.bare.mibPerSec} MiB/s (${transfer.bare.ratio}x, ${transfer.bare.ratioMin}–${transfer.bare.ratioMax})`);
+  log(`  files: median of ${rounds} rounds: cp ${transfer.copy.mibPerSec} MiB/s, upload ${transfer.upload.mibPerSec} MiB/s (${transfer.upload.ratio}x, ${transfer.upload.ratioMin}–${transfer.upload.ratioMax}), download ${transfer.download.mibPerSec} MiB/s (${transfer.download.ratio}x, ${transfer.download.ratioMin}–${transfer.download.ratioMax}), bare server ${transfer.bare.mibPerSec} MiB/s (${transfer.bare.ratio}x, ${transfer.bare.ratioMin}–${transfer.bare.ratioMax}); upload to the bare server ${transfer.bareUpload.mibPerSec} MiB/s (${transfer.bareUpload.ratio}x), raw PUT ${transfer.rawUpload.mibPerSec} MiB/s (${transfer.rawUpload.ratio}x)`);
   const cpuText = (c) => ['panel', 'worker', 'client'].map((k) => `${k} ${c[k].user}+${c[k].sys}`).join(', ');
-  log(`  files: CPU ms (user+kernel) of the median round: download ${cpuText(transfer.download.cpuMs)}; upload ${cpuText(transfer.upload.cpuMs)}; bare server (as panel) ${cpuText(transfer.bare.cpuMs)}`);
+  log(`  files: CPU ms (user+kernel) of the median round: download ${cpuText(transfer.download.cpuMs)}; upload ${cpuText(transfer.upload.cpuMs)}; raw PUT ${cpuText(transfer.rawUpload.cpuMs)}; bare server (as panel) download ${cpuText(transfer.bare.cpuMs)}, upload ${cpuText(transfer.bareUpload.cpuMs)}`);
   return transfer;
 }
 
