@@ -174,8 +174,8 @@ async function timed(fn, syncAfter) {
  * download of `file` and upload to `uploadTo` that the panel's four hops are measured against, beside
  * cp; resolves with its URL, its pid and a close function.
  */
-function bareFileServer(file, uploadTo) {
-  const child = spawn(process.execPath, [path.join(__dirname, '..', 'children', 'baseline-files.js')], { env: { ...process.env, BENCH_FILE: file, BENCH_UPLOAD_TO: uploadTo }, stdio: ['ignore', 'pipe', 'inherit'] });
+function bareFileServer(file, uploadTo, relayTo = '') {
+  const child = spawn(process.execPath, [path.join(__dirname, '..', 'children', 'baseline-files.js')], { env: { ...process.env, BENCH_FILE: file, BENCH_UPLOAD_TO: uploadTo, BENCH_RELAY_TO: relayTo }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     child.once('error', reject);
     child.once('exit', (code) => reject(new Error(`the bare file server exited (${code})`)));
@@ -184,8 +184,8 @@ function bareFileServer(file, uploadTo) {
 }
 
 /**
- * `rounds` rounds of cp, the bare server's download (bareFileServer), download, the bare server's
- * upload, upload (multipart), raw PUT (each download and cp followed by `sync` in its time, each
+ * `rounds` rounds of cp, the bare server's download (bareFileServer) straight and through a bare relay,
+ * download, the bare server's upload straight and through the relay, upload (multipart), raw PUT (each download and cp followed by `sync` in its time, each
  * upload synced by its writer before it answers): the disk is shared and cp's own speed varies by a
  * third between runs, so each round's transfers are compared with that round's cp, and the figure
  * given is the median of the per-round ratios with their spread (min, max). Every upload writes a new
@@ -200,6 +200,10 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
   const bare = [];
   const bareCpu = [];
   const server = await bareFileServer(src, path.join(work, 'bare-up.bin'));
+  // two hops: curl → a bare relay → the bare server, each in its own process
+  const relay = await bareFileServer(src, '', server.url);
+  const relayDown = [];
+  const relayUp = [];
   const bareUp = [];
   const bareUpCpu = [];
   const raw = [];
@@ -219,6 +223,8 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     bare.push(m.seconds);
     bareCpu.push(m.cpu);
     fs.rmSync(path.join(work, 'down.bin'));
+    relayDown.push((await timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), relay.url), true)).seconds);
+    fs.rmSync(path.join(work, 'down.bin'));
 
     let stop = sampleRss(panelPid);
     m = await measureCpu(panelPid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin')), true));
@@ -232,6 +238,8 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     bareUp.push(m.seconds);
     bareUpCpu.push(m.cpu);
     fs.rmSync(path.join(work, 'bare-up.bin'));
+    relayUp.push((await timed(() => putRaw(relay.url, userToken, src), false)).seconds);
+    fs.rmSync(path.join(work, 'bare-up.bin'));
 
     stop = sampleRss(panelPid);
     m = await measureCpu(panelPid, () => timed(() => upload(panelUrl, userToken, serverId, src, 'up.bin'), false));
@@ -244,9 +252,10 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     upRss.push(stop());
     await removeFile(panelUrl, userToken, serverId, '/up.bin');
     const x = (t) => `${mbps(t)} MiB/s (${round2(copy[i] / t)}x)`;
-    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s; download: bare server ${x(bare[i])}, panel ${x(down[i])}; upload: bare server ${x(bareUp[i])}, panel ${x(up[i])}, raw PUT ${x(raw[i])}`);
+    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s; download: bare server ${x(bare[i])}, through a bare relay ${x(relayDown[i])}, panel ${x(down[i])}; upload: bare server ${x(bareUp[i])}, through a bare relay ${x(relayUp[i])}, panel ${x(up[i])}, raw PUT ${x(raw[i])}`);
   }
   server.close();
+  relay.close();
   const rss = (all) => ({ beforeMiB: all[0].beforeMiB, peakMiB: Math.max(...all.map((r) => r.peakMiB)) });
   const summary = (times) => {
     const ratios = times.map((t, i) => round2(copy[i] / t));
@@ -263,8 +272,10 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
     bare: { ...summary(bare), cpuMs: cpuMedian(bareCpu) },
     bareUpload: { ...summary(bareUp), cpuMs: cpuMedian(bareUpCpu) },
     rawUpload: { ...summary(raw), cpuMs: cpuMedian(rawCpu) },
+    relayDownload: summary(relayDown),
+    relayUpload: summary(relayUp),
   };
-  log(`  files: median of ${rounds} rounds: cp ${transfer.copy.mibPerSec} MiB/s, upload ${transfer.upload.mibPerSec} MiB/s (${transfer.upload.ratio}x, ${transfer.upload.ratioMin}–${transfer.upload.ratioMax}), download ${transfer.download.mibPerSec} MiB/s (${transfer.download.ratio}x, ${transfer.download.ratioMin}–${transfer.download.ratioMax}), bare server ${transfer.bare.mibPerSec} MiB/s (${transfer.bare.ratio}x, ${transfer.bare.ratioMin}–${transfer.bare.ratioMax}); upload to the bare server ${transfer.bareUpload.mibPerSec} MiB/s (${transfer.bareUpload.ratio}x), raw PUT ${transfer.rawUpload.mibPerSec} MiB/s (${transfer.rawUpload.ratio}x)`);
+  log(`  files: median of ${rounds} rounds: cp ${transfer.copy.mibPerSec} MiB/s, upload ${transfer.upload.mibPerSec} MiB/s (${transfer.upload.ratio}x, ${transfer.upload.ratioMin}–${transfer.upload.ratioMax}), download ${transfer.download.mibPerSec} MiB/s (${transfer.download.ratio}x, ${transfer.download.ratioMin}–${transfer.download.ratioMax}), bare server ${transfer.bare.mibPerSec} MiB/s (${transfer.bare.ratio}x, ${transfer.bare.ratioMin}–${transfer.bare.ratioMax}); upload to the bare server ${transfer.bareUpload.mibPerSec} MiB/s (${transfer.bareUpload.ratio}x), raw PUT ${transfer.rawUpload.mibPerSec} MiB/s (${transfer.rawUpload.ratio}x); through a bare relay: download ${transfer.relayDownload.mibPerSec} MiB/s (${transfer.relayDownload.ratio}x), upload ${transfer.relayUpload.mibPerSec} MiB/s (${transfer.relayUpload.ratio}x)`);
   const cpuText = (c) => ['panel', 'worker', 'client'].map((k) => `${k} ${c[k].user}+${c[k].sys}`).join(', ');
   log(`  files: CPU ms (user+kernel) of the median round: download ${cpuText(transfer.download.cpuMs)}; upload ${cpuText(transfer.upload.cpuMs)}; raw PUT ${cpuText(transfer.rawUpload.cpuMs)}; bare server (as panel) download ${cpuText(transfer.bare.cpuMs)}, upload ${cpuText(transfer.bareUpload.cpuMs)}`);
   return transfer;

@@ -62,7 +62,8 @@ function buildRows(r) {
       add('', 'download MiB/s (baseline: cp)', fmt(t.download.mibPerSec), cp, t.download.ratio, '≥ 0.5× cp', t.download.ratio >= 0.5);
       if (t.upload.ratios) add('', 'per-round ratio to that round\'s cp: upload / download', `${spread(t.upload)} / ${spread(t.download)}`, '', null, '', null);
       if (t.bare) add('', 'download from a bare Node server in one hop (same curl) MiB/s (baseline: cp)', fmt(t.bare.mibPerSec), cp, t.bare.ratio, '', null);
-      if (t.bareUpload) add('', 'upload to a bare Node server in one hop (same curl, raw body, write stream + fsync) MiB/s (baseline: cp)', fmt(t.bareUpload.mibPerSec), cp, t.bareUpload.ratio, '', null);
+      if (t.bareUpload) add('', 'upload to a bare Node server in one hop (same curl, raw body, 1 MiB writes + fsync) MiB/s (baseline: cp)', fmt(t.bareUpload.mibPerSec), cp, t.bareUpload.ratio, '', null);
+      if (t.relayUpload) add('', 'the same bare server through a bare relay in its own process (two hops, as the file worker\'s process makes the least): download; upload MiB/s (baseline: cp)', `${fmt(t.relayDownload.mibPerSec)}; ${fmt(t.relayUpload.mibPerSec)}`, cp, `${t.relayDownload.ratio}×; ${t.relayUpload.ratio}`, '', null);
       if (t.rawUpload) add('', 'upload as a raw body (PUT /files/contents) MiB/s (baseline: cp)', fmt(t.rawUpload.mibPerSec), cp, t.rawUpload.ratio, '', null);
       const cpuOf = (c) => `${c.panel.user}+${c.panel.sys} / ${c.worker.user}+${c.worker.sys} / ${c.client.user}+${c.client.sys}`;
       if (t.download.cpuMs) add('', `CPU ms (user+kernel) of the median round, panel / file worker / curl: download; upload${t.rawUpload ? '; raw PUT' : ''}`, [t.download, t.upload, t.rawUpload].filter(Boolean).map((x) => cpuOf(x.cpuMs)).join('; '), t.bare ? `${cpuOf(t.bare.cpuMs)}${t.bareUpload ? `; ${cpuOf(t.bareUpload.cpuMs)}` : ''} (bare server)` : '—', null, '', null);
