@@ -33,8 +33,9 @@ type Row = [method: OperationSpec['method'], path: string, graphql: string[], ro
 const ROWS: Row[] = [
   ['POST', '/auth/signup', ['signUp'], 'public', undefined, 'address'],
   ['POST', '/auth/signin', ['signIn'], 'public', undefined, 'address'],
-  ['POST', '/auth/signout', ['signOut'], 'user'],
-  ['GET', '/auth/session', ['session'], 'user'],
+  // every /auth/* operation spends the client address's budget (CONTRACT §6), signed in or not
+  ['POST', '/auth/signout', ['signOut'], 'user', undefined, 'address'],
+  ['GET', '/auth/session', ['session'], 'user', undefined, 'address'],
   ['GET', '/users/me', ['me'], 'user'],
   ['PATCH', '/users/me', ['updateMe'], 'user'],
   ['GET', '/users/me/nodes', ['myNodes'], 'user'],

@@ -74,13 +74,24 @@ describe('aliases and throttling', () => {
     }
   });
 
-  test('session calls spend the caller\'s budget: they do not use up the address\'s sign-ins', async () => {
-    const q = await startTestPlatform({ rateLimits: { general: 1000, auth: 5, admin: 1000 } });
+  test('session and sign-out calls spend the address\'s budget, as every /auth/* operation does (CONTRACT §6)', async () => {
+    const q = await startTestPlatform({ rateLimits: { general: 1000, auth: 4, admin: 1000 } });
     try {
-      const u = await q.newUser('session');
-      for (let i = 0; i < 5; i++) expect((await q.request('GET', '/api/v1/auth/session', { token: u.token })).status).toBe(200);
-      const other = await q.newUser('signs-in');
-      expect((await q.request('POST', '/api/v1/auth/signin', { body: { email: other.email, password: other.password } })).status).toBe(200);
+      const a = await q.newUser('session-a');
+      const b = await q.newUser('session-b');
+      // newUser signed both up and in from this address: the window may already be spent; a fresh one starts below
+      const first = await q.request('GET', '/api/v1/auth/session', { token: a.token });
+      const left = Number(first.headers.get('x-ratelimit-remaining'));
+      expect(first.headers.get('x-ratelimit-limit')).toBe('4');
+      const second = await q.request('GET', '/api/v1/auth/session', { token: b.token });
+      if (first.status === 200 && second.status === 200) expect(Number(second.headers.get('x-ratelimit-remaining'))).toBe(left - 1);
+      // the address's four are soon spent, whichever user asks
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push((await q.request('GET', '/api/v1/auth/session', { token: i % 2 ? a.token : b.token })).status);
+      expect(answers).toContain(429);
+      expect((await q.request('POST', '/api/v1/auth/signout', { token: a.token })).status).toBe(429);
+      const gql = await q.request('POST', '/graphql', { token: b.token, body: { query: '{ session { session { id } } }' } });
+      expect(gql.body.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
     } finally {
       await q.stop();
     }
