@@ -838,6 +838,9 @@ function register(registry: OpenAPIRegistry, op: Operation): void {
   };
   for (const [status, text] of Object.entries(op.more ?? {})) responses[status] = { description: text, headers: limitHeaders(), ...(status === '206' ? { content: binary(['application/octet-stream']) } : {}) };
   const errors = { ...op.errors };
+  // Any request but a GET may carry a body, and a body that is not a JSON object is refused
+  // (src/http/body.ts), whether or not the operation reads one.
+  if (op.method !== 'get') errors[400] ??= '';
   // Any write authenticated by the cookie may meet the CSRF check.
   if (op.method !== 'get') errors[403] = errors[403] ? `${errors[403]} Or a cookie-authenticated write from another origin (CSRF).` : '';
   for (const [status, text] of Object.entries(errors)) responses[status] = errorResponse(Number(status) as Status, text);
