@@ -99,7 +99,7 @@ export class AgentClient {
       await this.markOffline(node.id);
       throw AppError.nodeUnavailable();
     }
-    if ((res.status >= 200 && res.status < 300) || res.status === 416) return res;
+    if (res.status >= 200 && res.status < 300) return res;
     const json = await res.json().catch(() => null);
     throw this.failure(node, res.status, json);
   }

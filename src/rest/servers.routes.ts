@@ -12,8 +12,8 @@ export function serversRoutes(services: Services): Router {
   r.post('/', async (req, res) => sendData(res, presentServer(await services.servers.create(req.actor ?? null, req.body)), 201));
   r.get('/:id', async (req, res) => sendData(res, presentServer(await services.servers.get(req.actor ?? null, req.params.id))));
   r.patch('/:id', async (req, res) => sendData(res, presentServer(await services.servers.update(req.actor ?? null, req.params.id, req.body))));
-  // 202: the install goes on after the answer (the server is `installing`)
-  r.post('/:id/reinstall', async (req, res) => sendData(res, presentServer(await services.servers.reinstall(req.actor ?? null, req.params.id)), 202));
+  // the install goes on after the answer (the server is `installing`); 200 as every action (CONTRACT §1)
+  r.post('/:id/reinstall', async (req, res) => sendData(res, presentServer(await services.servers.reinstall(req.actor ?? null, req.params.id))));
   r.delete('/:id', async (req, res) => {
     await services.servers.remove(req.actor ?? null, req.params.id, parseInput(deleteServerQuery, { force: req.query.force }));
     sendNoContent(res);
