@@ -124,10 +124,14 @@ export async function startPlatform(config: Config): Promise<Platform> {
     const namespace = orm.config.get('dbName') ?? 'default';
     const app = createApp({ config, orm, services, limiter, graphql: graphql.router, ...(redis ? { sharedNonces: { firstUse: (nodeId: string, nonce: string) => firstUseEverywhere(orm, nodeId, nonce), redis, namespace } } : {}) });
     app.set('trust proxy', trust);
-    server.on('request', (req, res) => {
+    const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
       limitBodyTime(req, res, { ms: config.bodyTimeoutMs, streamed: isStreamedUpload(req.method ?? 'GET', req.url ?? '/'), late: answerLateBody });
       app(req, res);
-    });
+    };
+    server.on('request', handle);
+    // an Expect other than 100-continue is ignored and the request answered as any other (Node's own
+    // answer is a bare 417, outside the API's statuses and error shape)
+    server.on('checkExpectation', handle);
     server.on('clientError', answerClientError);
     server.headersTimeout = 20_000;
     // a body's time is limitBodyTime's: Node's requestTimeout would cut off every upload slower than it

@@ -71,6 +71,13 @@ describe('bodies, paths and plant names that cannot be read', () => {
     expect(me.status).toBe(200);
   });
 
+  test('an Expect header other than 100-continue is ignored: the request is answered as any other (Node answered a bare 417)', async () => {
+    const answer = parseRaw(await rawExchange(`GET /api/v1/users/me HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\nExpect: something-else\r\nConnection: close\r\n\r\n`));
+    expect(answer.statusLine).toBe('HTTP/1.1 200 OK');
+    expect(answer.head).toContain('x-ratelimit-limit:');
+    expect(answer.body.data.id).toEqual(expect.any(String));
+  });
+
   test('OPTIONS is a method no route has: 404 in the error shape, not a plain-text list of methods', async () => {
     expectError(await p.request('OPTIONS', '/api/v1/servers', { token }), 404, 'NOT_FOUND');
     expectError(await p.request('OPTIONS', '/api/v1/users/me'), 404, 'NOT_FOUND');
