@@ -40,8 +40,10 @@ export const variablesInput = z.record(
   { message: 'must be an object of string values' },
 );
 
-export const memory = int(MIN_MEMORY_MIB).meta({ description: 'Memory limit in MiB (≥ 64); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 1024 });
-export const disk = int(MIN_DISK_MIB).meta({ description: 'Disk limit in MiB (≥ 128); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 2048 });
+// memory and disk have no upper bound of their own: above what the node can still allocate (and any
+// node holds less than INT32_MAX) is CAPACITY_EXCEEDED, checked by the service (CONTRACT §3)
+export const memory = int(MIN_MEMORY_MIB, Number.MAX_SAFE_INTEGER).meta({ description: 'Memory limit in MiB (≥ 64); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 1024 });
+export const disk = int(MIN_DISK_MIB, Number.MAX_SAFE_INTEGER).meta({ description: 'Disk limit in MiB (≥ 128); at most what the node can still allocate (else 422 CAPACITY_EXCEEDED).', example: 2048 });
 export const backupLimit = z
   .number({ message: 'must be an integer from 0 to 1000' })
   .int('must be an integer from 0 to 1000')

@@ -186,6 +186,22 @@ describe('POST /servers', () => {
     expectError(over, 422, 'CAPACITY_EXCEEDED');
     expect(over.body.error.details).toMatchObject({ requested: { memory: 64, disk: 128 }, available: { memory: 0, disk: 48 } });
   });
+
+  test('memory or disk past what any node holds (over 2^31 MiB) is CAPACITY_EXCEEDED, on create and on PATCH (CONTRACT §3: the upper bound is what the node can allocate)', async () => {
+    const huge = 1024 ** 4; // 1 TiB of MiB
+    for (const field of ['memory', 'disk']) {
+      const r = await create({ ...base(), [field]: huge });
+      expectError(r, 422, 'CAPACITY_EXCEEDED');
+      expect(r.body.error.details.fields[field]).toMatch(/free on this node/);
+    }
+    const s = await created({});
+    for (const field of ['memory', 'disk']) {
+      const r = await p.request('PATCH', `/api/v1/servers/${s.id}`, { token: owner.token, body: { [field]: huge } });
+      expectError(r, 422, 'CAPACITY_EXCEEDED');
+    }
+    // past what a JSON number keeps exactly: still an integer the validation refuses by name
+    expectFieldError(await create({ ...base(), memory: 2 ** 60 }), 'memory');
+  });
 });
 
 describe('capacity under concurrency', () => {
