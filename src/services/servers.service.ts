@@ -17,7 +17,7 @@ import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Paginated } from '../validation/pagination.js';
-import { createServerInput, updateServerInput } from '../validation/servers.js';
+import { createServerInput, fixedFieldsChanged, updateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
@@ -262,6 +262,8 @@ export class ServersService {
     const a = requireActor(actor);
     const { server: current, access } = await this.access(a, id);
     const data = parseInput(updateServerInput, input);
+    const fixed = fixedFieldsChanged(data, current);
+    if (Object.keys(fixed).length) throw AppError.validation(fixed);
     const changesSettings = data.memory !== undefined || data.cpu !== undefined || data.disk !== undefined || data.backupLimit !== undefined || data.variables !== undefined || data.autoRestart !== undefined;
     if (changesSettings) demandOwner(access, 'change its memory, cpu, disk, backup limit, variables or auto-restart');
     if (data.name !== undefined || data.description !== undefined) demand(access, 'settings.rename');

@@ -75,12 +75,24 @@ export const createServerInput = z.object({
 });
 export type CreateServerInput = z.output<typeof createServerInput>;
 
+/** A field that cannot change: its current value is accepted (a record sent back as GET gave it), any other is refused by the service (fixedFieldsChanged). */
 const fixed = (what: string) =>
   z
     .unknown()
-    .refine((v) => v === undefined, `cannot be changed: create a new server on another ${what} instead`)
-    .meta({ description: `Cannot be changed: any value is a 422 VALIDATION_ERROR (create a new server on another ${what} instead).` })
+    .meta({ description: `Cannot be changed: the server's current value is accepted and ignored; any other is a 422 VALIDATION_ERROR (create a new server on another ${what} instead).` })
     .optional();
+
+/** The fields of `data` that would change what cannot change on `server`, with their messages. */
+export function fixedFieldsChanged(data: UpdateServerInput, server: { nodeId: string; blueprintId: string; ownerId: string }): Record<string, string> {
+  const fields: Record<string, string> = {};
+  const check = (key: 'nodeId' | 'blueprintId' | 'ownerId', what: string) => {
+    if (data[key] !== undefined && data[key] !== server[key]) fields[key] = `cannot be changed: create a new server on another ${what} instead`;
+  };
+  check('nodeId', 'node');
+  check('blueprintId', 'blueprint');
+  check('ownerId', 'owner');
+  return fields;
+}
 
 export const updateServerInput = z.object({
   name: displayName(100).optional(),
