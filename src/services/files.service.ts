@@ -202,13 +202,18 @@ export class FilesService {
     return entry;
   }
 
-  /** Extracts the archive `path` into `destination` (by default its own folder); the entries made at the top. */
+  /**
+   * Extracts the archive `path` into `destination` (by default its own folder); the entries made at
+   * the top. `file.archive` makes new files there (CONTRACT §9); replacing one needs `file.update`
+   * too: without it nothing that exists is replaced (422 ALREADY_EXISTS, nothing written).
+   */
   async decompress(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry[]> {
     const data = parseInput(decompressInput, input);
     const path = normalisePath(data.path);
     const destination = data.destination == null ? parentFolder(path) : normalisePath(data.destination, 'destination');
     const t = await this.target(actor, serverId, 'file.archive', [path, destination]);
-    const entries = (await this.agents.call<FileEntry[]>(t.server.node, 'POST', this.url(t, '/decompress'), { path, destination }, ARCHIVE_TIMEOUT_MS)) ?? [];
+    const noReplace = !may(t.access, 'file.update', destination);
+    const entries = (await this.agents.call<FileEntry[]>(t.server.node, 'POST', this.url(t, '/decompress'), { path, destination, ...(noReplace ? { noReplace } : {}) }, ARCHIVE_TIMEOUT_MS)) ?? [];
     await this.record(t, 'decompress', { path, destination });
     return entries;
   }

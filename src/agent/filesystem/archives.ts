@@ -125,25 +125,42 @@ async function withEntries<T>(jail: Jail, archive: readonly string[], fn: (entri
   }
 }
 
-/** Adds up what the archive would take, checking every entry; INVALID_ARCHIVE or DISK_LIMIT before anything is written. */
-async function plan(jail: Jail, archive: readonly string[], allowance: number): Promise<void> {
+/**
+ * Adds up what the archive would take, checking every entry; INVALID_ARCHIVE or DISK_LIMIT before
+ * anything is written. With `noReplace`, an entry (other than a folder) whose place in `destination`
+ * is taken is ALREADY_EXISTS, before anything is written too.
+ */
+async function plan(jail: Jail, archive: readonly string[], destination: readonly string[], allowance: number, noReplace: boolean): Promise<void> {
   await withEntries(jail, archive, async (entries) => {
     const rules = new EntryRules();
     let total = 0;
     for await (const e of entries) {
-      rules.check(e);
+      const parts = rules.check(e);
       total += onDisk(e);
       if (total > allowance) throw diskLimit();
+      if (noReplace && parts.length && e.kind !== 'directory' && (await taken(jail, [...destination, ...parts]))) {
+        throw alreadyExists(displayPath([...destination, ...parts]), 'replacing a file by decompressing needs file.update');
+      }
     }
   });
 }
 
+/** Whether something is at `parts` (a folder on the way that is missing or not a folder: nothing is). */
+async function taken(jail: Jail, parts: readonly string[]): Promise<boolean> {
+  return jail.stat(parts).then(
+    () => true,
+    (e) => (e instanceof AgentError && (e.status === 404 || e.code === 'INVALID_STATE') ? false : Promise.reject(e)),
+  );
+}
+
 /**
  * Extracts `archive` into the folder `destination` (made when missing), within `allowance` bytes.
- * Returns the entries it made or replaced at the top of the destination.
+ * Returns the entries it made or replaced at the top of the destination. With `noReplace` (a caller
+ * who may make files but not change them) it replaces nothing: a file in the way is ALREADY_EXISTS,
+ * found before anything is written, or kept when it was made during the extraction.
  */
-export async function decompress(jail: Jail, archive: readonly string[], destination: readonly string[], allowance: number): Promise<Entry[]> {
-  await plan(jail, archive, allowance);
+export async function decompress(jail: Jail, archive: readonly string[], destination: readonly string[], allowance: number, noReplace = false): Promise<Entry[]> {
+  await plan(jail, archive, destination, allowance, noReplace);
   const made: string[][] = [];
   const top = new Set<string>();
   try {
@@ -156,7 +173,7 @@ export async function decompress(jail: Jail, archive: readonly string[], destina
         if (!parts.length) continue;
         left -= e.kind === 'file' ? 0 : ENTRY_BYTES;
         if (left < 0) throw diskLimit();
-        left -= await extractOne(jail, destination, parts, e, left, made);
+        left -= await extractOne(jail, destination, parts, e, left, made, noReplace);
         top.add(parts[0]!);
       }
     });
@@ -170,7 +187,7 @@ export async function decompress(jail: Jail, archive: readonly string[], destina
 }
 
 /** Writes one entry at `parts` below `destination`; returns the bytes of contents it wrote and adds what it made to `made`. */
-async function extractOne(jail: Jail, destination: readonly string[], parts: readonly string[], e: ArchiveEntry, allowance: number, made: string[][]): Promise<number> {
+async function extractOne(jail: Jail, destination: readonly string[], parts: readonly string[], e: ArchiveEntry, allowance: number, made: string[][], noReplace: boolean): Promise<number> {
   const at = [...destination, ...parts];
   made.push(...(await jail.mkdirp(at.slice(0, -1))));
   if (e.kind === 'directory') {
@@ -184,7 +201,7 @@ async function extractOne(jail: Jail, destination: readonly string[], parts: rea
   }
   const data = e.kind === 'file' ? e.contents() : await copyOf(jail, destination, e.target!);
   // owner read and write kept, so that the server can change and delete what it unpacked
-  const { entry, created } = await jail.writeFile(at, data, allowance, (e.mode & 0o777) | 0o600);
+  const { entry, created } = await jail.writeFile(at, data, allowance, (e.mode & 0o777) | 0o600, noReplace);
   if (created) made.push(at);
   return entry.size;
 }

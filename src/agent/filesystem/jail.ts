@@ -34,7 +34,7 @@ export interface Entry {
   modifiedAt: string;
 }
 
-export const alreadyExists = (what: string): AgentError => new AgentError(422, 'ALREADY_EXISTS', `${what} already exists.`);
+export const alreadyExists = (what: string, why?: string): AgentError => new AgentError(422, 'ALREADY_EXISTS', `${what} already exists${why ? `: ${why}` : ''}.`);
 export const diskLimit = (): AgentError => new AgentError(422, 'DISK_LIMIT', 'The server\u2019s disk limit would be exceeded: delete files or ask for more disk.');
 export const tooLarge = (max: number): AgentError =>
   new AgentError(422, 'FILE_TOO_LARGE', `The file is larger than ${max} bytes: download it instead of opening it in the editor.`, { maxBytes: max });

@@ -34,7 +34,8 @@ export type FileRequest = { reach?: Reach } & (
   // untext: what the walk does with a name that is not UTF-8 text (jail.ts Untext; refused by default)
   | { op: 'walk'; path: string; untext?: 'skip' | 'remove' }
   | { op: 'compress'; paths: string[]; destination: string; allowance: number }
-  | { op: 'decompress'; path: string; destination: string; allowance: number }
+  // noReplace: nothing that exists is replaced (ALREADY_EXISTS), for a caller without file.update
+  | { op: 'decompress'; path: string; destination: string; allowance: number; noReplace?: boolean }
 );
 
 export type FileResult =

@@ -142,7 +142,7 @@ async function run(jail: Jail, req: Exclude<FileRequest, { op: 'download' | 'rea
       return { entry: await compress(jail, paths, pathComponents(req.destination), req.allowance) };
     }
     case 'decompress': {
-      const entries = await decompress(jail, pathComponents(req.path), pathComponents(req.destination), req.allowance);
+      const entries = await decompress(jail, pathComponents(req.path), pathComponents(req.destination), req.allowance, req.noReplace === true);
       return { entries, total: entries.length };
     }
   }

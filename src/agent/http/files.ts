@@ -33,7 +33,7 @@ const schemas = {
   delete: z.object({ paths: z.array(z.string().max(8192)).min(1).max(1000) }),
   chmod: z.object({ path: z.string().max(8192), mode: z.string().regex(/^0?[0-7]{3}$/, 'must be an octal string of permission bits, e.g. 644') }),
   compress: z.object({ paths: z.array(z.string().max(8192)).min(1).max(1000), destination: z.string().max(8192) }),
-  decompress: z.object({ path: z.string().max(8192), destination: z.string().max(8192) }),
+  decompress: z.object({ path: z.string().max(8192), destination: z.string().max(8192), noReplace: z.boolean().optional() }),
 };
 
 /** Whether this request is a streamed write (its body is not read before the signature check). */
