@@ -128,7 +128,7 @@ export class SubusersService {
       const { a, entry } = await this.lockedEntries(em, resolved, actor!, targetId);
       demand(a, 'user.delete');
       em.remove(entry);
-      await this.activity.record({ event: 'server:subuser.delete', serverId: a.serverId, actor, properties: { userId: targetId } }, em);
+      await this.activity.record({ event: 'server:subuser.delete', serverId: a.serverId, actor, properties: { userId: targetId, email: entry.user.email } }, em);
     });
     this.announce({ serverId: resolved.serverId, userId: targetId });
   }

@@ -91,6 +91,10 @@ test('server actions land in the server\'s log, readable with activity.read only
   expect((await p.request('PATCH', `/api/v1/servers/${id}/subusers/${viewer.user.id}`, { token: owner.token, body: { permissions: ['websocket.connect'] } })).status).toBe(200);
   expectError(await p.request('GET', `/api/v1/servers/${id}/activity`, { token: viewer.token }), 403, 'FORBIDDEN');
   expectError(await p.request('GET', '/api/v1/admin/activity', { token: owner.token }), 403, 'FORBIDDEN');
+  // a removal names the account removed, as its creation and changes do
+  expect((await p.request('DELETE', `/api/v1/servers/${id}/subusers/${viewer.user.id}`, { token: owner.token })).status).toBe(204);
+  const removed = (await p.request('GET', `/api/v1/servers/${id}/activity?event=server:subuser.delete`, { token: owner.token })).body.data;
+  expect(removed.map((e: any) => e.properties)).toEqual([{ userId: viewer.user.id, email: viewer.email }]);
 
   // the entries outlive the server
   expect((await p.request('DELETE', `/api/v1/servers/${id}?force=true`, { token: admin })).status).toBe(204);
