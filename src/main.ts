@@ -58,7 +58,7 @@ async function main() {
     `  GraphQL:  ${platform.url}/graphql`,
     `  Health:   ${platform.url}/health`,
     `  Database: ${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.dataDir}/postgres`}`,
-    `  Node:     ${agent ? `local agent on port ${agent.port} (console ws://localhost:${agent.port}/console)` : 'no local agent (LOCAL_AGENT=false)'}`,
+    `  Node:     ${agent ? localNodeLine(agent.port, config) : 'no local agent (LOCAL_AGENT=false)'}`,
     '',
     firstAdmin.password
       ? `  Sign in as ${firstAdmin.email} with password ${firstAdmin.password}  (shown once; change it with PATCH /api/v1/users/me)`
@@ -68,6 +68,13 @@ async function main() {
   ];
   process.stdout.write(lines.join('\n') + '\n');
   logger.info({ url: platform.url }, 'panel is listening');
+}
+
+/** Where users reach the local node (its host is PANEL_URL's, else localhost), and how to change it. */
+function localNodeLine(port: number, config: { panelUrl?: string; sftpPort: number }): string {
+  const host = config.panelUrl ? new URL(config.panelUrl).hostname : 'localhost';
+  const where = `local agent, console ws://${host}:${port}/console, SFTP ${host}:${config.sftpPort}`;
+  return host === 'localhost' ? `${where}\n            (reachable from this machine only: set PANEL_URL to its public address for other users)` : where;
 }
 
 main().catch((err) => {

@@ -95,6 +95,9 @@ maybe('npm start on a fresh data dir: embedded PostgreSQL, first admin, restart 
     const out = first.output();
     const creds = /Sign in as (\S+) with password (\S+)/.exec(out);
     expect(creds).not.toBeNull();
+    // the local node's address users are given is localhost: the banner says how to give another
+    expect(out).toMatch(/console ws:\/\/localhost:\d+\/console, SFTP localhost:\d+/);
+    expect(out).toContain('set PANEL_URL to its public address');
     const [, email, password] = creds!;
     expect((await fetch(first.url + '/health')).status).toBe(200);
     const signin = await fetch(first.url + '/api/v1/auth/signin', {
