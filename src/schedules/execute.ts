@@ -57,6 +57,8 @@ export interface ClaimedRun {
   tasks: ScheduleTask[];
   onlyWhenOnline: boolean;
   by: ActedBy;
+  /** the schedule's IANA time zone, the clock of the names its tasks give (a backup's) */
+  timezone: string;
 }
 
 export async function executeRun(deps: ExecuteDeps, run: ClaimedRun): Promise<RunStatus> {
@@ -88,7 +90,7 @@ async function performOne(deps: ExecuteDeps, run: ClaimedRun, task: ScheduleTask
   state.status = 'running';
   await save(deps.orm, run.runId, { tasks: all });
   try {
-    await RequestContext.create(deps.orm.em, () => deps.perform(run.serverId, task, run.by, deps.sleep));
+    await RequestContext.create(deps.orm.em, () => deps.perform(run.serverId, task, run.by, deps.sleep, run.timezone));
     Object.assign(state, { status: 'completed', error: null });
     return 'completed';
   } catch (err) {

@@ -151,7 +151,7 @@ export class ScheduleRunner {
 
   private launch(run: ScheduleRun, by: ClaimedRun['by']): void {
     const schedule: Schedule = run.schedule;
-    const claimed: ClaimedRun = { runId: run.id, scheduleId: schedule.id, serverId: schedule.server.id, tasks: schedule.tasks, onlyWhenOnline: schedule.onlyWhenOnline, by };
+    const claimed: ClaimedRun = { runId: run.id, scheduleId: schedule.id, serverId: schedule.server.id, tasks: schedule.tasks, onlyWhenOnline: schedule.onlyWhenOnline, by, timezone: schedule.timezone };
     const p = executeRun({ orm: this.orm, perform: this.perform, now: this.now, sleep: this.wait, stopped: () => this.stopping.signal.aborted }, claimed)
       .catch((err: Error) =>
         err instanceof RunEnded

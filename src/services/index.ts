@@ -85,7 +85,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const sftp = new SftpService(orm, auth, access, activity, agents);
   users.onPasswordChanged((userId) => sftp.endSessions(userId));
   const backups = new BackupsService(orm, access, agents, activity, bus);
-  const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, () => orm.em), clock);
+  const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, () => orm.em, config.stopGraceSeconds), clock);
   const nodeAgent = new NodeAgentService(orm, activity);
   nodeAgent.onBackupReport((r) => backups.progress(r));
   return {
