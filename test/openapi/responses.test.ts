@@ -133,7 +133,7 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('GET', `/api/v1/servers/${serverId}`, { token: user.token }), 200, 'get server');
     expectStatus(await p.request('GET', `/api/v1/servers/${serverId}`, { token: other.token }), 404, "another user's server");
     expectStatus(await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: user.token, body: { name: 'Renamed server', memory: 300 } }), 200, 'patch server');
-    expectStatus(await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: user.token, body: { nodeId } }), 422, 'patch server nodeId');
+    expectStatus(await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: user.token, body: { nodeId: '00000000-0000-4000-8000-000000000000' } }), 422, 'patch server nodeId (another node)');
     for (const action of ['start', 'stop', 'restart', 'kill']) {
       const r = await p.request('POST', `/api/v1/servers/${serverId}/${action}`, { token: user.token });
       expectStatus(r, 422, `${action} (node unreachable or installing)`);
