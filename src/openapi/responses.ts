@@ -73,7 +73,7 @@ export const ServerSchema = z
     autoRestart: z.boolean().meta({ description: 'Restart after a crash (with a crash-loop guard).' }),
     lastExitCode: int().nullable().meta({ description: 'Exit code of the last process end; null when killed by a signal or never run.' }),
     lastCrashAt: timestamp('Time of the last crash; null: never crashed.').nullable(),
-    lastStopReason: z.string().nullable().meta({ description: 'Why the process last ended: stopped, killed, crashed, memory_limit, disk_limit, install_failed, agent_restart, …' }),
+    lastStopReason: z.string().nullable().meta({ description: 'Why the process last ended: stopped, killed, crashed, memory_limit, disk_limit, install_failed, agent_restart, program_missing (the startup command\'s program is not on the node), …' }),
     crashCount: int().meta({ description: 'Crashes so far.' }),
     permissions: z.array(z.string()).meta({ description: 'The permission keys you hold on this server: `["*"]` (every key) for its owner and administrators, the granted keys for a subuser (GET /permissions lists them).', example: ['*'] }),
     paths: z.array(z.string()).meta({ description: 'The folders your file keys are limited to on this server (a subuser\'s `paths`); empty: the whole server.', example: [] }),

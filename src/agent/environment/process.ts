@@ -46,6 +46,26 @@ function findable(cmd: string, env: Record<string, string>): boolean {
   return findExecutable(cmd, env.PATH ?? '') !== null;
 }
 
+/**
+ * The program of a command is not on the node: no executable file of that name in the PATH of the
+ * server's processes (or, for a path, no executable file there). The `error` of the exit of a
+ * process that could not be started for that reason, in place of spawn's own ENOENT or EACCES (the
+ * latter when a folder of the PATH is closed to the server's user).
+ */
+export class ProgramNotFoundError extends Error {
+  constructor(
+    readonly program: string,
+    readonly spawnError: Error,
+  ) {
+    super(
+      program.includes('/')
+        ? `${program} is not installed on this node (there is no executable file at that path)`
+        : `${program} is not installed on this node (not found in the PATH of the server's processes)`,
+    );
+    this.name = 'ProgramNotFoundError';
+  }
+}
+
 /** Bytes written to a process's stdin and not yet read by it, past which commands are refused. */
 export const MAX_STDIN_BACKLOG = 256 * 1024;
 
@@ -121,7 +141,7 @@ export class ManagedProcess extends EventEmitter {
       // spawn failure (ENOENT, EACCES): no exit event follows when there is no pid
       if (this.pid === null || !exitInfo) {
         exitInfo = { code: null, signal: null };
-        finish(e);
+        finish(found ? e : new ProgramNotFoundError(opts.argv[0]!, e));
       }
     });
     this.child.on('exit', (code, signal) => {

@@ -7,7 +7,7 @@ import { type AgentPaths, serverDir } from '../paths';
 import { buildArgv, TemplateError } from '../environment/template';
 import { childPath, templateVariablesFor } from '../environment/env';
 import { installCommand } from '../environment/install-shell';
-import type { ExitInfo, ManagedProcess, OutputStream } from '../environment/process';
+import { ProgramNotFoundError, type ExitInfo, type ManagedProcess, type OutputStream } from '../environment/process';
 import { processStartTime } from '../environment/proc';
 import { serverDiskUsage } from '../filesystem/usage';
 import type { ServerIdentity } from '../environment/isolation';
@@ -82,6 +82,13 @@ const UNMAPPED_NOTICE =
   "This node cannot map /mnt/server and /home/container to the server's directory (the agent does not run as root, or unshare, " +
   "mount namespaces or setpriv are missing): the install script runs without them, so a script that uses those paths fails. " +
   'Run the node agent as root with util-linux installed.';
+
+/**
+ * Why a server whose install failed is not started, and what to do: a reinstall runs the same script
+ * again, so it helps only once what failed is fixed (a missing download, the blueprint's script).
+ */
+const INSTALL_FAILED_MESSAGE =
+  "The install script failed (its output is in the console): reinstall the server once what it needs is there, or ask an administrator to fix or clear the blueprint's install script first.";
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
@@ -338,7 +345,7 @@ export class Server extends EventEmitter {
     if (this.deleted) throw new AgentError(404, 'NOT_FOUND', 'Server not found');
     if (this.status === 'restoring') throw invalidState('A backup is being restored; start the server once it is done.');
     if (this.status === 'installing') throw invalidState('Server is being installed');
-    if (this.status === 'install_failed') throw invalidState('Installation failed; reinstall the server first');
+    if (this.status === 'install_failed') throw invalidState(INSTALL_FAILED_MESSAGE);
     if (this.status === 'starting' || this.status === 'running') return;
     if (this.status === 'stopping') throw invalidState('Server is stopping; use restart to start it again');
     this.refuseUnisolated('starting');
@@ -435,12 +442,18 @@ export class Server extends EventEmitter {
       this.expectedExit = 'memory_limit';
     }
     this.env.empty();
-    const reason = this.expectedExit ?? 'crashed';
+    // a program missing from the node is no crash: nothing to restart, nothing to count
+    const missing = info.error instanceof ProgramNotFoundError ? info.error : null;
+    const reason = missing ? 'program_missing' : (this.expectedExit ?? 'crashed');
     this.expectedExit = null;
     this.startedAt = null;
     this.startedLimits = null;
     const how = info.code !== null ? `exit code ${info.code}` : info.signal ? `signal ${info.signal}` : 'no exit code';
-    if (info.error) this.systemLine(`Process could not be started: ${info.error.message}`);
+    if (missing) {
+      this.desiredRunning = false;
+      this.restartPending = false;
+      this.systemLine(`Process could not be started: ${missing.message}: install it there, or change the server's startup command`);
+    } else if (info.error) this.systemLine(`Process could not be started: ${info.error.message}`);
     else if (reason === 'crashed') this.systemLine(`Server process exited unexpectedly (${how})`);
     else this.systemLine(`Server process ended (${how})`);
     if (reason === 'crashed' && !this.restartPending) this.desiredRunning = false;
@@ -529,7 +542,7 @@ export class Server extends EventEmitter {
   /** stop (if needed) then start; from any state except installing / install_failed. */
   async restart(): Promise<void> {
     if (this.status === 'installing') throw invalidState('Server is being installed');
-    if (this.status === 'install_failed') throw invalidState('Installation failed; reinstall the server first');
+    if (this.status === 'install_failed') throw invalidState(INSTALL_FAILED_MESSAGE);
     if (this.status === 'offline') return this.start();
     if (this.status === 'starting' || this.status === 'running') await this.stop();
     // set after stop(), which clears a pending restart
@@ -617,7 +630,7 @@ export class Server extends EventEmitter {
       this.setStatus('offline', { exitCode: 0, reason: null });
     } else {
       const how = info.error ? info.error.message : info.code !== null ? `exit code ${info.code}` : `signal ${info.signal}`;
-      this.console.system(`Installation failed (${how})`, 'install');
+      this.console.system(`Installation failed (${how}): reinstall the server once what the script needs is there, or ask an administrator to fix or clear the blueprint's install script`, 'install');
       this.setStatus('install_failed', { exitCode: info.code, reason: 'install_failed' });
     }
   }
