@@ -23,16 +23,68 @@ const stateEvent = z.object({
   reason: z.string().max(32).optional(),
 });
 
-/** A console action of a user (src/shared/node-protocol.ts ConsoleActivityReport). */
-const activityReport = z.object({
-  kind: z.literal('activity'),
-  serverId: z.string(),
-  userId: z.string(),
-  event: z.enum(['server:console.command', 'server:power.start', 'server:power.stop', 'server:power.restart', 'server:power.kill', 'server:file.upload', 'server:file.delete', 'server:file.rename']),
-  properties: z.record(z.string(), z.string().max(4096)),
-  ip: z.string().max(64).nullable(),
-  at: z.string(),
-});
+const reportText = z.string().max(4096);
+/** Files one SFTP entry names at most (src/agent/sftp/activity.ts MAX_LISTED); the rest are counted. */
+const MAX_LISTED = 50;
+/** Characters of the paths one SFTP entry names, together (the agent sends 8,000 and one path at most). */
+const MAX_LISTED_CHARS = 16_384;
+const fileCount = z.number().int().min(1).max(1_000_000_000);
+const listedChars = (p: { paths?: string[]; renames?: { from: string; to: string }[] }): boolean =>
+  (p.paths ?? []).reduce((n, s) => n + s.length, 0) + (p.renames ?? []).reduce((n, r) => n + r.from.length + r.to.length, 0) <= MAX_LISTED_CHARS;
+const tooLong = { message: `the paths named are over ${MAX_LISTED_CHARS} characters together` };
+
+/**
+ * The SFTP entries of agents before the properties had the file manager's types (`count: "2"`,
+ * `paths: "/a\n/b"`, renames as `from -> to` lines), still in their queue files: as the new ones.
+ */
+function legacySftpProperties(rename: boolean) {
+  return (p: unknown): unknown => {
+    const o = p as Record<string, unknown> | null;
+    if (typeof o !== 'object' || o === null || typeof o.count !== 'string' || typeof o.paths !== 'string' || !/^[0-9]{1,9}$/.test(o.count)) return p;
+    const lines = o.paths === '' ? [] : o.paths.split('\n').slice(0, MAX_LISTED);
+    const count = Number(o.count);
+    if (!rename) return { via: o.via, count, paths: lines };
+    const renames = lines.map((l) => {
+      const at = l.indexOf(' -> ');
+      return at < 0 ? { from: l, to: '' } : { from: l.slice(0, at), to: l.slice(at + 4) };
+    });
+    return { via: o.via, count, renames };
+  };
+}
+
+const sftpPaths = { via: z.literal('sftp'), count: fileCount, paths: z.array(reportText).max(MAX_LISTED) };
+const sftpProperties = {
+  'server:file.upload': z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong),
+  'server:file.delete': z.object(sftpPaths).strict().refine(listedChars, tooLong),
+  'server:file.rename': z
+    .object({
+      via: z.literal('sftp'),
+      count: fileCount,
+      renames: z.array(z.object({ from: reportText, to: reportText }).strict()).max(MAX_LISTED),
+      from: reportText.optional(),
+      to: reportText.optional(),
+    })
+    .strict()
+    .refine(listedChars, tooLong),
+};
+
+const reportFields = { kind: z.literal('activity'), serverId: z.string(), userId: z.string(), ip: z.string().max(64).nullable(), at: z.string() };
+
+/**
+ * A user's action on the node (src/shared/node-protocol.ts ConsoleActivityReport): a console command
+ * or power action (texts), or SFTP's uploads, deletes and renames, typed as the file manager's
+ * entries of the same events (numbers as numbers, lists as arrays) and bounded.
+ */
+const activityReport = z.union([
+  z.object({
+    ...reportFields,
+    event: z.enum(['server:console.command', 'server:power.start', 'server:power.stop', 'server:power.restart', 'server:power.kill']),
+    properties: z.record(z.string().max(64), reportText).refine((p) => Object.keys(p).length <= 16, { message: 'too many properties' }),
+  }),
+  z.object({ ...reportFields, event: z.literal('server:file.upload'), properties: z.preprocess(legacySftpProperties(false), sftpProperties['server:file.upload']) }),
+  z.object({ ...reportFields, event: z.literal('server:file.delete'), properties: z.preprocess(legacySftpProperties(false), sftpProperties['server:file.delete']) }),
+  z.object({ ...reportFields, event: z.literal('server:file.rename'), properties: z.preprocess(legacySftpProperties(true), sftpProperties['server:file.rename']) }),
+]);
 
 /** How a backup or a restore is getting on (src/shared/node-protocol.ts BackupReport, RestoreReport). */
 const backupReport = z.object({
@@ -129,7 +181,7 @@ export class NodeAgentService {
     return applied;
   }
 
-  /** Console actions as activity entries of their users (reports naming an unknown user are dropped). */
+  /** Console and SFTP actions as activity entries of their users (reports naming an unknown user are dropped). */
   private async recordReports(reports: ActivityReport[]): Promise<void> {
     if (!reports.length) return;
     const userIds = [...new Set(reports.map((r) => r.userId))].filter(isUuid);
@@ -137,7 +189,7 @@ export class NodeAgentService {
     for (const r of reports) {
       const user = users.get(r.userId);
       if (!user) continue;
-      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: { via: 'console', ...r.properties } });
+      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: 'via' in r.properties ? r.properties : { via: 'console', ...r.properties } });
     }
   }
 

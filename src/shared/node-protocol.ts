@@ -168,9 +168,13 @@ export interface ServerStateEvent {
   at: string; // ISO time
   /** Set when a process ended: its exit code (null when killed by a signal). */
   exitCode?: number | null;
-  /** Why the process ended: 'stopped' | 'killed' | 'crashed' | 'memory_limit' | 'disk_limit' | 'install_failed' | 'agent_restart' | 'not_isolated' (install refused). */
+  /** Why the process ended: 'stopped' | 'killed' | 'crashed' | 'memory_limit' | 'disk_limit' | 'install_failed' | 'agent_restart' | 'not_isolated' (install refused) | 'program_missing' (the startup command's program is not on the node). */
   reason?: string;
 }
+
+/** A property of a reported action: a text, a number, a list of texts, or a list of renames. */
+export type ActivityValue = string | number | string[] | Array<{ from: string; to: string }>;
+export type ActivityProperties = Record<string, ActivityValue>;
 
 /**
  * An action a user took over the node's console channel (a command, a power action), reported to
@@ -181,9 +185,14 @@ export interface ConsoleActivityReport {
   serverId: string;
   /** The console token's subject: the user's id. */
   userId: string;
-  /** `server:console.command` or `server:power.<action>` */
+  /** `server:console.command`, `server:power.<action>`, or `server:file.upload|delete|rename` (SFTP) */
   event: string;
-  properties: Record<string, string>;
+  /**
+   * Texts for the console's events; for SFTP's, the types of the file manager's entries of the same
+   * event (src/agent/sftp/activity.ts): numbers as numbers, lists as arrays. The panel checks them
+   * (src/services/node-agent.service.ts).
+   */
+  properties: ActivityProperties;
   /** The console client's address as the agent saw it. */
   ip: string | null;
   at: string;

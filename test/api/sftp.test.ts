@@ -345,13 +345,14 @@ test('uploads, deletes and renames are in the activity log, batched, with via: s
   c.end();
   const entries = await until(async () => {
     const r = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:file`, { token: owner.token });
-    const sftp = r.body.data.filter((e: any) => e.properties?.via === 'sftp' && String(e.properties.paths).includes('/batch/'));
-    return sftp.some((e: any) => e.event === 'server:file.delete') && sftp.some((e: any) => e.event === 'server:file.upload') ? sftp : null;
+    const sftp = r.body.data.filter((e: any) => e.properties?.via === 'sftp' && JSON.stringify(e.properties).includes('/batch/'));
+    return ['delete', 'upload', 'rename'].every((kind) => sftp.some((e: any) => e.event === `server:file.${kind}`)) ? sftp : null;
   }, 10_000, 'the batched entries');
+  // typed as the file manager's entries (test/api/sftp-activity-types.test.ts)
   const upload = entries.find((e: any) => e.event === 'server:file.upload' && e.properties.paths.includes('/batch/f0.txt'));
-  expect(upload).toMatchObject({ actor: { id: owner.user.id, email: owner.email }, properties: { count: '5' } });
-  expect(entries.find((e: any) => e.event === 'server:file.rename').properties.paths).toBe('/batch/f0.txt -> /batch/g0.txt');
-  expect(entries.find((e: any) => e.event === 'server:file.delete').properties.count).toBe('4');
+  expect(upload).toMatchObject({ actor: { id: owner.user.id, email: owner.email }, properties: { count: 5, paths: ['/batch/f0.txt', '/batch/f1.txt', '/batch/f2.txt', '/batch/f3.txt', '/batch/f4.txt'] } });
+  expect(entries.find((e: any) => e.event === 'server:file.rename').properties).toEqual({ via: 'sftp', count: 1, from: '/batch/f0.txt', to: '/batch/g0.txt', renames: [{ from: '/batch/f0.txt', to: '/batch/g0.txt' }] });
+  expect(entries.find((e: any) => e.event === 'server:file.delete').properties).toEqual({ via: 'sftp', count: 4, paths: ['/batch/f1.txt', '/batch/f2.txt', '/batch/f3.txt', '/batch/f4.txt'] });
 });
 
 const haveOpenSsh = spawnSync('sftp', ['-V']).error === undefined && spawnSync('sshpass', ['-V']).error === undefined;

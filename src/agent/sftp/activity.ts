@@ -1,18 +1,32 @@
 /**
  * The activity of one SFTP session, reported to the panel in batches: the uploads, deletes and
- * renames of a few seconds become one entry per kind (`server:file.upload` … with `via: sftp`, how
- * many, and the first paths), so that copying a folder of a thousand files makes three entries,
- * not a thousand.
+ * renames of a few seconds become one entry per kind (`server:file.upload` … with `via: sftp`), so
+ * that copying a folder of a thousand files makes three entries, not a thousand.
+ *
+ * The properties have the types of the file manager's entries of the same events
+ * (src/services/files.service.ts): `count` a number and `paths` a list for uploads and deletes (as
+ * the file manager's `server:file.delete`), `renames` a list of `{ from, to }` for renames; an entry
+ * of a single file also has the file manager's own keys (`path` for an upload, `from` and `to` for a
+ * rename), so that it reads like theirs.
  */
-import type { ConsoleActivityReport } from '../../shared/node-protocol';
+import type { ActivityProperties, ConsoleActivityReport } from '../../shared/node-protocol';
 
 const FLUSH_AFTER_MS = 2_000;
-const MAX_LISTED = 50;
+/** Files named in one entry at most (the rest are counted). */
+export const MAX_LISTED = 50;
+/** Characters of paths named in one entry at most (always the first path, cut at 4096 at most). */
+const MAX_LISTED_CHARS = 8_000;
+const MAX_PATH_CHARS = 4_096;
 
 export type SftpAction = 'upload' | 'delete' | 'rename';
 
+interface Rename {
+  from: string;
+  to: string;
+}
+
 export class SftpActivity {
-  private pending = new Map<SftpAction, string[]>();
+  private pending = new Map<SftpAction, Array<string | Rename>>();
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
@@ -20,9 +34,11 @@ export class SftpActivity {
     private readonly report: (r: ConsoleActivityReport) => void,
   ) {}
 
-  add(action: SftpAction, path: string): void {
+  add(action: 'upload' | 'delete', path: string): void;
+  add(action: 'rename', rename: Rename): void;
+  add(action: SftpAction, item: string | Rename): void {
     const list = this.pending.get(action) ?? [];
-    list.push(path);
+    list.push(item);
     this.pending.set(action, list);
     this.timer ??= setTimeout(() => this.flush(), FLUSH_AFTER_MS);
   }
@@ -31,11 +47,37 @@ export class SftpActivity {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     const at = new Date().toISOString();
-    for (const [action, paths] of this.pending) {
-      const listed = paths.slice(0, MAX_LISTED).join('\n').slice(0, 4000);
-      const properties = { via: 'sftp', count: String(paths.length), paths: listed };
+    for (const [action, items] of this.pending) {
+      const properties = action === 'rename' ? renameProperties(items as Rename[]) : pathProperties(action, items as string[]);
       this.report({ kind: 'activity', serverId: this.who.serverId, userId: this.who.userId, event: `server:file.${action}`, properties, ip: this.who.ip, at });
     }
     this.pending.clear();
   }
+}
+
+const cut = (path: string): string => path.slice(0, MAX_PATH_CHARS);
+
+/** The first items, at most MAX_LISTED of them and MAX_LISTED_CHARS characters (the first always). */
+function listed<T>(items: T[], chars: (item: T) => number): T[] {
+  const out: T[] = [];
+  let used = 0;
+  for (const item of items.slice(0, MAX_LISTED)) {
+    used += chars(item);
+    if (out.length && used > MAX_LISTED_CHARS) break;
+    out.push(item);
+  }
+  return out;
+}
+
+function pathProperties(action: 'upload' | 'delete', paths: string[]): ActivityProperties {
+  const properties: ActivityProperties = { via: 'sftp', count: paths.length, paths: listed(paths.map(cut), (p) => p.length) };
+  if (action === 'upload' && paths.length === 1) properties.path = cut(paths[0]!);
+  return properties;
+}
+
+function renameProperties(renames: Rename[]): ActivityProperties {
+  const cutRenames = renames.map((r) => ({ from: cut(r.from), to: cut(r.to) }));
+  const properties: ActivityProperties = { via: 'sftp', count: renames.length, renames: listed(cutRenames, (r) => r.from.length + r.to.length) };
+  if (renames.length === 1) Object.assign(properties, cutRenames[0]);
+  return properties;
 }

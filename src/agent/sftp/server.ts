@@ -10,7 +10,7 @@
  * sessions at once (revocation), and a deleted server's sessions end with it.
  */
 import { createServer, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
-import { Server, type AuthContext, type Connection } from 'ssh2';
+import { Server, type AuthContext, type Connection, type SFTPWrapper } from 'ssh2';
 import { childLogger } from '../../logger';
 import type { ConsoleActivityReport, SftpGrant } from '../../shared/node-protocol';
 import type { ServerFiles } from '../filesystem/server-files';
@@ -39,19 +39,74 @@ export interface SftpOptions {
   loginTimeoutMs?: number;
 }
 
-/**
- * Ends a connection now: the SSH disconnect message, then the socket itself (a client with an SFTP
- * channel open does not hang up on the message alone).
- */
-function hangUp(client: Connection): void {
-  client.end();
-  (client as unknown as { _sock?: Socket })._sock?.destroy();
+/** Why the node ends a session, as its user reads it (see tell). */
+export const HANG_UP_REASONS = {
+  accessChanged: 'hostpanel: your access to this server was removed or changed; connect again only if you still have it',
+  passwordChanged: "hostpanel: your account's password was changed; connect again with the new password",
+  serverDeleted: 'hostpanel: this server was deleted',
+  idle: 'hostpanel: the session ended after a long time without a request',
+  shutdown: "hostpanel: the node's agent is shutting down; connect again in a moment",
+} as const;
+
+/** The parts of ssh2's SFTP channel (lib/protocol/SFTP.js) tell() writes through. */
+interface RawChannel {
+  outgoing?: { id: number; state: string; window: number };
+  _protocol?: { channelExtData(id: number, data: Buffer, type: number): void };
 }
+/** SSH_EXTENDED_DATA_STDERR (RFC 4254 5.2) */
+const STDERR = 1;
+
+/**
+ * Writes one line to the stderr of an SFTP channel: ssh2's SFTP object has no stderr of its own, but
+ * the channel is an SSH session channel like any other, and OpenSSH's client prints its subsystem's
+ * stderr. (ssh2 sends its disconnect message without a description, so this is how the user learns
+ * why the session ended.) Nothing when the channel is closing or its window has no room.
+ */
+function tell(channel: SFTPWrapper, line: string): void {
+  const raw = channel as unknown as RawChannel;
+  const data = Buffer.from(`${line}\r\n`);
+  const out = raw.outgoing;
+  if (!out || out.state !== 'open' || out.window < data.length || !raw._protocol) return;
+  try {
+    raw._protocol.channelExtData(out.id, data, STDERR);
+    out.window -= data.length;
+  } catch {
+    /* the connection is going anyway */
+  }
+}
+
+/** How long the reason has to reach the client before the disconnect (OpenSSH's client exits on the disconnect without printing what it had not printed yet). */
+export const REASON_LEAD_MS = 250;
 
 interface Live {
   client: Connection;
   grant: SftpGrant | null;
   sessions: SftpSession[];
+  /** the SFTP channels of the sessions (where hangUp writes its reason) */
+  channels: SFTPWrapper[];
+  /** hangUp has begun: no request is served any more, no channel opened */
+  ending: boolean;
+}
+
+/** Closes the connection's socket: the SSH disconnect message, then the socket itself (a client with an SFTP channel open does not hang up on the message alone). */
+function disconnect(client: Connection): void {
+  client.end();
+  (client as unknown as { _sock?: Socket })._sock?.destroy();
+}
+
+/**
+ * Ends a connection. With a reason and an SFTP channel open: every request is refused from now on,
+ * the reason goes to each channel's stderr (OpenSSH's client prints it), and the disconnect follows
+ * REASON_LEAD_MS later, so that the client prints the reason before it exits on the disconnect.
+ */
+function hangUp(live: Live, reason?: string): void {
+  if (live.ending) return;
+  live.ending = true;
+  const channels = reason ? [...live.channels] : [];
+  if (!channels.length) return disconnect(live.client);
+  for (const session of live.sessions) session.stop();
+  for (const channel of channels) tell(channel, reason!);
+  setTimeout(() => disconnect(live.client), REASON_LEAD_MS);
 }
 
 /** The clients whose SYMLINK paths ssh2's SFTP server hands over swapped (its own test of the client's ident). */
@@ -123,20 +178,20 @@ export class SftpServer {
     let ended = 0;
     for (const l of this.live) {
       if (l.grant?.userId !== userId || (serverId && l.grant.serverId !== serverId)) continue;
-      hangUp(l.client);
+      hangUp(l, serverId ? HANG_UP_REASONS.accessChanged : HANG_UP_REASONS.passwordChanged);
       ended++;
     }
     return ended;
   }
 
   async close(): Promise<void> {
-    for (const l of this.live) hangUp(l.client);
+    for (const l of this.live) hangUp(l, HANG_UP_REASONS.shutdown);
     await new Promise<void>((resolve) => this.tcp.close(() => resolve()));
   }
 
   private accept(client: Connection, ip: string, openSsh: boolean): void {
     const socket = (client as unknown as { _sock?: Socket })._sock;
-    const live: Live = { client, grant: null, sessions: [] };
+    const live: Live = { client, grant: null, sessions: [], channels: [], ending: false };
     this.live.add(live);
     let closed = false;
     let gone: (() => void) | null = null;
@@ -146,7 +201,7 @@ export class SftpServer {
     const touched = (change: 1 | 0 | -1 = 0) => {
       underWay += change;
       if (idle) clearTimeout(idle);
-      idle = underWay > 0 || closed ? null : setTimeout(() => hangUp(client), this.opts.idleMs ?? 15 * 60_000);
+      idle = underWay > 0 || closed ? null : setTimeout(() => hangUp(live, HANG_UP_REASONS.idle), this.opts.idleMs ?? 15 * 60_000);
     };
     client.on('error', () => undefined);
     client.on('close', () => {
@@ -168,15 +223,17 @@ export class SftpServer {
       client.on('session', (accept) => {
         const session = accept();
         session.on('sftp', (acceptSftp, reject) => {
-          if (live.sessions.length >= MAX_CHANNELS) return void reject();
+          if (live.ending || live.sessions.length >= MAX_CHANNELS) return void reject();
           const grant = live.grant!;
           const activity = new SftpActivity({ serverId: grant.serverId, userId: grant.userId, ip }, this.opts.report);
           const sftp = acceptSftp();
           const opened = new SftpSession(sftp, grant, this.opts.files, activity, touched, { openSsh }, allowances);
           live.sessions.push(opened);
+          live.channels.push(sftp);
           // a channel closed gives back its place and what it held
           sftp.once('close', () => {
             live.sessions = live.sessions.filter((s) => s !== opened);
+            live.channels = live.channels.filter((c) => c !== sftp);
             opened.end();
           });
         });
@@ -192,7 +249,7 @@ export class SftpServer {
   private endWithServer(live: Live): () => void {
     const server = this.opts.files.manager.find(live.grant!.serverId);
     if (!server) return () => undefined;
-    const onDeleted = () => hangUp(live.client);
+    const onDeleted = () => hangUp(live, HANG_UP_REASONS.serverDeleted);
     server.once('deleted', onDeleted);
     return () => server.off('deleted', onDeleted);
   }

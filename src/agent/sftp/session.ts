@@ -53,6 +53,8 @@ function longname(e: Entry): string {
 export class SftpSession {
   private readonly handles = new Map<string, Handle>();
   private nextHandle = 0;
+  /** see stop() */
+  private stopped = false;
   private readonly access: ServerAccess;
   private readonly deniedBy: DenylistMatcher;
   /** what its requests may reach where paths really lead (src/agent/filesystem/reach.ts) */
@@ -77,6 +79,11 @@ export class SftpSession {
     this.bind();
   }
 
+  /** The connection is being ended (server.ts hangUp): every request is refused from now on. */
+  stop(): void {
+    this.stopped = true;
+  }
+
   /** Drops what is still open: unfinished uploads leave the old files as they were. */
   end(): void {
     for (const h of this.handles.values()) {
@@ -94,6 +101,7 @@ export class SftpSession {
     s.on('end', () => s.end());
     const on = (event: string, fn: (id: number, ...args: never[]) => Promise<void>) =>
       s.on(event as 'OPEN', (id: number, ...args: unknown[]) => {
+        if (this.stopped) return void this.refuse(id);
         this.touched(1);
         fn(id, ...(args as never[]))
           .catch((err) => this.fail(id, err))
@@ -119,6 +127,14 @@ export class SftpSession {
     // every client sends the link's target first (OpenSSH's order: see server.ts), and ssh2 hands the
     // two over swapped for an OpenSSH (or dropbear) client
     on('SYMLINK', (id, first: string, second: string) => (this.client.openSsh ? this.symlink(id, second, first) : this.symlink(id, first, second)));
+  }
+
+  private refuse(id: number): void {
+    try {
+      this.sftp.status(id, STATUS_CODE.PERMISSION_DENIED, 'This session has ended.');
+    } catch {
+      /* the channel is closing */
+    }
   }
 
   private fail(id: number, err: unknown): void {
@@ -326,7 +342,7 @@ export class SftpSession {
     const from = this.allowed('file.update', rawFrom);
     const to = this.allowed('file.update', rawTo);
     await this.ask({ op: 'rename', from, to });
-    this.activity.add('rename', `${from} -> ${to}`);
+    this.activity.add('rename', { from, to });
     this.sftp.status(id, STATUS_CODE.OK);
   }
 
