@@ -81,6 +81,24 @@ export class FilesService {
     return `/api/servers/${t.server.id}/files${route}${q ? `?${q}` : ''}`;
   }
 
+  /**
+   * Rethrows `err`; a NOT_FOUND met by a subuser whose folder (a scope of theirs that `path` lies in
+   * or on the way to) does not exist says so, and who can make it: they cannot (it, or a folder on
+   * the way to it, lies outside their folders).
+   */
+  private async explainMissingScope(t: Target, path: string, err: unknown): Promise<never> {
+    if (err instanceof AppError && err.code === 'NOT_FOUND' && t.access.role === 'subuser') {
+      for (const scope of t.access.paths.filter((s) => withinScopes([s], path) || withinScopes([path], s))) {
+        const there = await this.stat(t, scope).then(
+          () => true,
+          () => false,
+        );
+        if (!there) throw new AppError('NOT_FOUND', `${scope}, the folder your access to this server's files is limited to, does not exist yet: ask the server's owner to create it.`, { path: scope });
+      }
+    }
+    throw err;
+  }
+
   private record(t: Target, event: string, properties: Record<string, unknown>): Promise<void> {
     return this.activity.record({ event: `server:file.${event}`, serverId: t.server.id, actor: t.actor, properties });
   }
@@ -88,7 +106,7 @@ export class FilesService {
   async list(actor: Actor | null, serverId: string, q: FileListQuery): Promise<{ items: FileEntry[]; meta: { total: number; page: number; limit: number } }> {
     const path = normalisePath(q.path);
     const t = await this.target(actor, serverId, 'file.read', [path]);
-    const r = await this.agents.stream(t.server.node, 'GET', this.url(t, '', { path, page: q.page, limit: q.limit }));
+    const r = await this.agents.stream(t.server.node, 'GET', this.url(t, '', { path, page: q.page, limit: q.limit })).catch((e) => this.explainMissingScope(t, path, e));
     const body = (await r.json()) as { data: FileEntry[]; meta: { total: number } };
     return { items: body.data, meta: { total: body.meta.total, page: q.page, limit: q.limit } };
   }
@@ -185,7 +203,7 @@ export class FilesService {
   async mkdir(actor: Actor | null, serverId: string, input: unknown): Promise<FileEntry> {
     const path = normalisePath(parseInput(pathInput, input).path);
     const t = await this.target(actor, serverId, 'file.create', [path]);
-    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/directory'), { path }))!;
+    const entry = (await this.agents.call<FileEntry>(t.server.node, 'POST', this.url(t, '/directory'), { path }).catch((e) => this.explainMissingScope(t, path, e)))!;
     await this.record(t, 'create-directory', { path });
     return entry;
   }

@@ -189,3 +189,20 @@ test('an archive of a subuser\'s whole folder, without a destination, is made in
   expect(owners.body.data.path).toMatch(/^\/archive-[\d-]+_[\d-]+\.tar\.gz$/);
   expect((await as(owner).post('delete', { paths: [made.body.data.path, owners.body.data.path] })).status).toBe(204);
 });
+
+test('a subuser whose folder does not exist yet is told so and who can make it; once the owner makes it they work in it', async () => {
+  const mapper = await p.newUser('mapper');
+  const share = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: mapper.email, permissions: ['file.read', 'file.create'], paths: ['/mods/enabled'] } });
+  expect(share.status).toBe(201);
+  const told = "/mods/enabled, the folder your access to this server's files is limited to, does not exist yet: ask the server's owner to create it.";
+  const list = await p.request('GET', F('', { path: '/mods/enabled' }), { token: mapper.token });
+  expect([list.status, list.body.error.code, list.body.error.message]).toEqual([404, 'NOT_FOUND', told]);
+  const made = await p.request('POST', F('/directory'), { token: mapper.token, body: { path: '/mods/enabled/maps' } });
+  expect([made.status, made.body.error.message]).toEqual([404, told]);
+  for (const path of ['/mods', '/mods/enabled']) expect((await p.request('POST', F('/directory'), { token: owner.token, body: { path } })).status).toBe(201);
+  expect((await p.request('POST', F('/directory'), { token: mapper.token, body: { path: '/mods/enabled/maps' } })).status).toBe(201);
+  // a missing folder inside a folder that exists is the node's own 404
+  const missing = await p.request('GET', F('', { path: '/mods/enabled/nope' }), { token: mapper.token });
+  expect(missing.status).toBe(404);
+  expect(missing.body.error.message).not.toContain('limited to');
+});
