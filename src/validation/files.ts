@@ -1,23 +1,14 @@
 /** Inputs of the file manager (paths are checked by src/files/paths.ts, scopes by the policy). */
 import { z } from 'zod';
 import { isWellFormed, parseInput, UNICODE_MESSAGE } from './common.js';
+import { intParam } from './pagination.js';
 
 const path = z.string({ message: 'must be a path string' }).max(8192, 'must be at most 8192 characters');
-const intParam = (def: number, min: number, max: number) =>
-  z
-    .union([z.string(), z.number()], { message: 'must be an integer' })
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v === '') return def;
-      const n = /^[0-9]+$/.test(String(v).trim()) ? Number(v) : NaN;
-      if (!Number.isSafeInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `must be an integer from ${min} to ${max}` });
-        return z.NEVER;
-      }
-      return n;
-    });
-
-export const listQuery = z.object({ path: path.optional(), page: intParam(1, 1, 1_000_000), limit: intParam(500, 1, 1000) });
+export const listQuery = z.object({
+  path: path.optional(),
+  page: intParam('page', 1, 1, 1_000_000).meta({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1. Anything but a plain integer in range is a 422.' }),
+  limit: intParam('limit', 500, 1, 1000).meta({ type: 'integer', minimum: 1, maximum: 1000, default: 500, description: 'Entries per page, 1..1000. Anything else is a 422.' }),
+});
 export const searchQuery = z.object({ path: path.optional(), query: z.string({ message: 'must be a string' }).min(1, 'must not be empty').max(255, 'must be at most 255 characters') });
 export type FileListQuery = z.output<typeof listQuery>;
 export type FileSearchQuery = z.output<typeof searchQuery>;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { parseInput } from './common.js';
 
-const intParam = (name: string, def: number, min: number, max?: number) =>
+/** An integer query parameter (a plain decimal integer in its text), `def` when absent or empty. */
+export const intParam = (name: string, def: number, min: number, max?: number) =>
   z
     .union([z.string(), z.number()], { message: `${name} must be an integer` })
     .optional()
