@@ -741,7 +741,7 @@ const OPERATIONS: Operation[] = [
     tag: 'Admin',
     summary: 'Import a Pterodactyl or Pelican egg',
     description:
-      "The body is an egg as Pterodactyl (`meta.version` PTDL_v1, PTDL_v2) or Pelican (PLCN_v1, PLCN_v2, PLCN_v3) exports it, in JSON (`Content-Type: application/json`) or YAML (`application/yaml`, `application/x-yaml`, `text/yaml`; at most 1 MiB, at most 100 aliases expanded, no key twice). It becomes a new blueprint (key: the egg's name as a slug, `-2`, `-3`… when taken); `meta.warnings` lists what of the egg the blueprint does not do (container images, install scripts, configuration file parsers, startup commands after the first, …). See docs/blueprints.md.",
+      "The body is an egg as Pterodactyl (`meta.version` PTDL_v1, PTDL_v2) or Pelican (PLCN_v1, PLCN_v2, PLCN_v3) exports it, in JSON (`Content-Type: application/json`) or YAML (`application/yaml`, `application/x-yaml`, `text/yaml`; at most 1 MiB, at most 100 aliases expanded, no key twice). It becomes a new blueprint (key: the egg's name as a slug, `-2`, `-3`… when taken); `data.warnings` lists what of the egg the blueprint does not do (container images, install scripts, configuration file parsers, startup commands after the first, …). See docs/blueprints.md.",
     auth: 'admin',
     body: eggSchema,
     yamlBody: YAML_TYPES,

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { isYaml } from '../http/body.js';
 import type { Services } from '../services/index.js';
 import { presentBlueprint, presentUser } from './presenters.js';
-import { sendData, sendDataWithMeta, sendList, sendNoContent } from './respond.js';
+import { sendData, sendList, sendNoContent } from './respond.js';
 import { parseAdminUsersQuery } from '../validation/admin.js';
 
 /** `/admin/*` (admin only; the admin rate-limit bucket). Blueprints are read at `/blueprints` (everyone). */
@@ -15,7 +15,8 @@ export function adminRoutes(services: Services): Router {
   r.post('/blueprints/import', async (req, res) => {
     const actor = req.actor ?? null;
     const { blueprint, warnings } = isYaml(req) ? await services.blueprints.importEggYaml(actor, req.body) : await services.blueprints.importEgg(actor, req.body);
-    sendDataWithMeta(res, presentBlueprint(blueprint, actor), { warnings }, 201);
+    // the warnings go with the blueprint: `meta` is the envelope's for lists (the seed's section 2)
+    sendData(res, { ...(presentBlueprint(blueprint, actor) as object), warnings }, 201);
   });
   r.patch('/blueprints/:id', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.update(req.actor ?? null, req.params.id, req.body), req.actor ?? null)));
   r.delete('/blueprints/:id', async (req, res) => {

@@ -5,11 +5,6 @@ export function sendData(res: Response, data: unknown, status = 200): void {
   res.status(status).json({ data });
 }
 
-/** `{ data, meta }`: a resource with facts about the request (e.g. an import's warnings). */
-export function sendDataWithMeta(res: Response, data: unknown, meta: Record<string, unknown>, status = 200): void {
-  res.status(status).json({ data, meta });
-}
-
 export function sendList<T>(res: Response, page: Paginated<T>, present: (t: T) => unknown): void {
   res.status(200).json({ data: page.items.map(present), meta: page.meta });
 }

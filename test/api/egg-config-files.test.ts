@@ -60,7 +60,7 @@ const HOSTILE_EGG = {
 async function importEgg(body: unknown): Promise<{ data: any; warnings: { field: string; message: string }[] }> {
   const r = await p.request('POST', '/api/v1/admin/blueprints/import', { token: admin, body });
   expect(r.status).toBe(201);
-  return { data: r.body.data, warnings: r.body.meta.warnings };
+  return { data: r.body.data, warnings: r.body.data.warnings };
 }
 
 async function createServer(blueprintId: string, variables: Record<string, string> = {}): Promise<string> {

@@ -50,7 +50,7 @@ const egg = (name: string, script: string, startup = 'sleep 60') => ({
 async function importEgg(body: unknown): Promise<{ id: string; warnings: { field: string; message: string }[]; data: any }> {
   const r = await p.request('POST', '/api/v1/admin/blueprints/import', { token: admin, body });
   expect(r.status).toBe(201);
-  return { id: r.body.data.id, warnings: r.body.meta.warnings, data: r.body.data };
+  return { id: r.body.data.id, warnings: r.body.data.warnings, data: r.body.data };
 }
 
 async function createServer(blueprintId: string): Promise<string> {

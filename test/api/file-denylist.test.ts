@@ -59,7 +59,7 @@ test("an egg's file_denylist becomes the blueprint's, with no warning", async ()
   const r = await p.request('POST', '/api/v1/admin/blueprints/import', { token: admin, body: egg });
   expect(r.status).toBe(201);
   expect(r.body.data.fileDenylist).toEqual(['server.jar', 'config/*.yml']);
-  expect(r.body.meta.warnings.map((w: any) => w.field)).not.toContain('file_denylist');
+  expect(r.body.data.warnings.map((w: any) => w.field)).not.toContain('file_denylist');
   const bad = await p.request('PATCH', `/api/v1/admin/blueprints/${r.body.data.id}`, { token: admin, body: { fileDenylist: ['a\nb'] } });
   expectError(bad, 422, 'VALIDATION_ERROR');
   expect(Object.keys(bad.body.error.details.fields)).toEqual(['fileDenylist.0']);
