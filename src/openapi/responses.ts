@@ -196,7 +196,6 @@ export const ImportWarningSchema = z
   })
   .meta({ id: 'ImportWarning', description: 'Something of the egg that the blueprint does not do.' });
 
-/** `{ data: <blueprint>, meta: { warnings } }` */
 /** The import's answer: the new blueprint, with `warnings` (what of the egg it does not do); `meta` is for lists only. */
 export const ImportedBlueprintSchema = z.object({ data: BlueprintSchema.extend({ warnings: z.array(ImportWarningSchema).meta({ description: 'What of the egg the blueprint does not do, each with the egg\'s field.' }) }) });
 
