@@ -11,28 +11,61 @@ export function can(permissions: readonly string[], key: string): boolean {
 
 export type ServerTab = 'console' | 'files' | 'backups' | 'schedules' | 'startup' | 'users' | 'activity';
 
-/** Console, Files, Backups, Schedules, Startup, Users and Activity: each tab shown only to those whose keys allow it. */
+/** Needed to see a server's console, its live status and resource use. */
+export const CONSOLE_KEY = 'websocket.connect';
+/** The keys of the power buttons (kill is a kind of stop). */
+export const POWER_KEYS = ['control.start', 'control.stop', 'control.restart'] as const;
+
+/** The section tabs after the first, each with the key that shows it, in their order. */
+const SECTIONS: readonly { tab: Exclude<ServerTab, 'console'>; path: string; text: string; key: string }[] = [
+  { tab: 'files', path: '/files', text: 'Files', key: 'file.read' },
+  { tab: 'backups', path: '/backups', text: 'Backups', key: 'backup.read' },
+  { tab: 'schedules', path: '/schedules', text: 'Schedules', key: 'schedule.read' },
+  { tab: 'startup', path: '/startup', text: 'Startup', key: 'startup.read' },
+  { tab: 'users', path: '/users', text: 'Users', key: 'user.read' },
+  { tab: 'activity', path: '/activity', text: 'Activity', key: 'activity.read' },
+];
+
+/**
+ * The name of the server's first page for the holder of `permissions`: its Console (with
+ * `websocket.connect`), its Overview (power buttons and details, for those who may use the power buttons
+ * but not watch the console, or who may open no other tab), or null: nothing on it is theirs to use.
+ */
+export function firstPageName(permissions: readonly string[]): 'Console' | 'Overview' | null {
+  if (can(permissions, CONSOLE_KEY)) return 'Console';
+  if (POWER_KEYS.some((k) => can(permissions, k))) return 'Overview';
+  return SECTIONS.some((s) => can(permissions, s.key)) ? null : 'Overview';
+}
+
+/** The tab a user opening the server should land on: the first one their keys let them use. */
+export function landingTab(permissions: readonly string[]): ServerTab {
+  if (firstPageName(permissions)) return 'console';
+  return SECTIONS.find((s) => can(permissions, s.key))?.tab ?? 'console';
+}
+
+/** The name of a tab, as its link says it. */
+export function tabName(permissions: readonly string[], tab: ServerTab): string {
+  return tab === 'console' ? (firstPageName(permissions) ?? 'Overview') : SECTIONS.find((s) => s.tab === tab)!.text;
+}
+
+/** The address of a tab of a server's pages. */
+export function serverTabPath(serverId: string, tab: ServerTab): string {
+  const base = `/servers/${serverId}`;
+  return tab === 'console' ? base : base + SECTIONS.find((s) => s.tab === tab)!.path;
+}
+
+/** Console (or Overview), Files, Backups, Schedules, Startup, Users and Activity: each tab shown only to those whose keys allow it. */
 export function serverTabs(serverId: string, permissions: readonly string[], active: ServerTab): HTMLElement {
-  const tab = (key: ServerTab, href: string, text: string) => {
-    const a = link(href, text, { className: 'tab' });
+  const tab = (key: ServerTab, text: string) => {
+    const a = link(serverTabPath(serverId, key), text, { className: 'tab' });
     if (key === active) a.setAttribute('aria-current', 'page');
     return h('li', null, a);
   };
-  const base = `/servers/${serverId}`;
+  const first = firstPageName(permissions);
   return h(
     'nav',
     { className: 'tabs', 'aria-label': 'Server sections' },
-    h(
-      'ul',
-      null,
-      tab('console', base, 'Console'),
-      can(permissions, 'file.read') ? tab('files', `${base}/files`, 'Files') : null,
-      can(permissions, 'backup.read') ? tab('backups', `${base}/backups`, 'Backups') : null,
-      can(permissions, 'schedule.read') ? tab('schedules', `${base}/schedules`, 'Schedules') : null,
-      can(permissions, 'startup.read') ? tab('startup', `${base}/startup`, 'Startup') : null,
-      can(permissions, 'user.read') ? tab('users', `${base}/users`, 'Users') : null,
-      can(permissions, 'activity.read') ? tab('activity', `${base}/activity`, 'Activity') : null,
-    ),
+    h('ul', null, first ? tab('console', first) : null, ...SECTIONS.map((s) => (can(permissions, s.key) ? tab(s.tab, s.text) : null))),
   );
 }
 

@@ -1,4 +1,9 @@
-/** One server: status, power, resources, live stats and the live console. */
+/**
+ * One server: status, power, resources, live stats and the live console, each shown to those whose keys
+ * allow it. Without `websocket.connect` there is no console, live status or live usage (and nothing is
+ * subscribed to): those who may use the power buttons get an Overview of the server; the others are
+ * sent on to the first tab they can use.
+ */
 import { ApiError, describe, gql, subscribe } from '../api';
 import { isAdmin, link, navigate, type View } from '../app';
 import { duration, h, mib, messageBox } from '../dom';
@@ -7,7 +12,7 @@ import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
 import { ConsoleChannel } from './console-channel';
 import { feedConsole } from './console-feed';
 import type { ConsoleTerminal } from './console-terminal';
-import { can, serverTabs } from './server-tabs';
+import { can, CONSOLE_KEY, landingTab, serverTabPath, serverTabs } from './server-tabs';
 
 /** The permission key each power button needs. */
 const POWER_KEY = { start: 'control.start', stop: 'control.stop', restart: 'control.restart', kill: 'control.stop' } as const;
@@ -33,6 +38,9 @@ export const serverView: View = (main, params) => {
       return;
     }
     if (disposed) return;
+    // nothing on this page is theirs to use (no console, no power buttons): on to the first tab that is
+    const tab = landingTab(server.permissions);
+    if (tab !== 'console') return navigate(serverTabPath(server.id, tab), { replace: true });
     build(server);
   })();
 
@@ -41,33 +49,36 @@ export const serverView: View = (main, params) => {
     const title = main.querySelector('h1')!;
     title.textContent = server.name;
     const badge = statusBadge(server.status);
-    title.after(serverTabs(server.id, server.permissions, 'console'), h('p', { className: 'status-line' }, 'Status: ', badge));
+    // the console, live status and live usage: only with websocket.connect (the panel refuses them otherwise)
+    const live = can(server.permissions, CONSOLE_KEY);
+    const statusLine = h('p', { className: 'status-line' }, 'Status: ', badge);
+    // without the live status: the status as loaded, and a button to load it again
+    if (!live) statusLine.append(' ', h('button', { type: 'button', className: 'btn btn-quiet', onclick: () => refreshStatus(server.id, (s) => (details.showStop(s), apply(s.status)), isDisposed, (m) => msg.error(m)) }, 'Refresh status'));
+    title.after(serverTabs(server.id, server.permissions, 'console'), statusLine);
     const isDisposed = () => disposed;
 
-    // the power buttons the user's keys allow
-    const power = powerButtons(
-      server.id,
-      server.name,
-      (['start', 'stop', 'restart', 'kill'] as const).filter((a) => can(server.permissions, POWER_KEY[a])),
-      (s) => apply(s),
-      (m) => msg.error(m),
-    );
+    // the power buttons the user's keys allow (no Power card without any)
+    const actions = (['start', 'stop', 'restart', 'kill'] as const).filter((a) => can(server.permissions, POWER_KEY[a]));
+    const power = actions.length ? powerButtons(server.id, server.name, actions, (s) => apply(s), (m) => msg.error(m)) : null;
     const details = detailsCard(server);
-    const usage = usageCard(server);
-    const output = consoleOutput(server, cleanups);
-    const commands = can(server.permissions, 'control.console') ? commandLine(server, output.notice, cleanups) : null;
+    const usage = live ? usageCard(server) : null;
+    const output = live ? consoleOutput(server, cleanups) : null;
+    const commands = output && can(server.permissions, 'control.console') ? commandLine(server, output.notice, cleanups) : null;
 
-    main.append(
-      h('section', { className: 'card', 'aria-labelledby': 'power-title' }, h('h2', { id: 'power-title' }, 'Power'), power.el),
-      h('div', { className: 'two-col' }, details.el, usage.el),
-      h(
-        'section',
-        { className: 'card console', 'aria-labelledby': 'console-title' },
-        h('h2', { id: 'console-title' }, 'Console'),
-        output.el,
-        commands ? commands.el : h('p', { className: 'hint' }, 'You can watch this console; sending commands needs the control.console permission.'),
-      ),
-    );
+    const cards: (HTMLElement | null)[] = [
+      power ? h('section', { className: 'card', 'aria-labelledby': 'power-title' }, h('h2', { id: 'power-title' }, 'Power'), power.el) : null,
+      usage ? h('div', { className: 'two-col' }, details.el, usage.el) : details.el,
+      output
+        ? h(
+            'section',
+            { className: 'card console', 'aria-labelledby': 'console-title' },
+            h('h2', { id: 'console-title' }, 'Console'),
+            output.el,
+            commands ? commands.el : h('p', { className: 'hint' }, 'You can watch this console; sending commands needs the control.console permission.'),
+          )
+        : null,
+    ];
+    main.append(...cards.filter((c): c is HTMLElement => c !== null));
     if (can(server.permissions, '*')) main.append(dangerZone(server, msg, (s) => apply(s)));
 
     let status: ServerStatus = server.status;
@@ -75,18 +86,19 @@ export const serverView: View = (main, params) => {
       const prev = status;
       status = s;
       setBadge(badge, s);
-      power.update(s);
+      power?.update(s);
       commands?.enable(s === 'running' || s === 'starting');
-      if (s !== 'running' && s !== 'starting') usage.reset();
+      if (s !== 'running' && s !== 'starting') usage?.reset();
       // refresh the stop reason and exit code
       if (prev !== s && s === 'offline') refreshStop(server.id, details.showStop, isDisposed);
     }
     apply(status);
 
-    cleanups.push(
-      watchStatus(server.id, () => server.name, apply, (m) => msg.error(`Live status unavailable: ${m}`)),
-      subscribe<{ serverStats: { cpu: number; memory: number; uptime: number } }>(S_STATS, { serverId: server.id }, (d) => usage.show(d.serverStats)),
-    );
+    if (usage)
+      cleanups.push(
+        watchStatus(server.id, () => server.name, apply, (m) => msg.error(`Live status unavailable: ${m}`)),
+        subscribe<{ serverStats: { cpu: number; memory: number; uptime: number } }>(S_STATS, { serverId: server.id }, (d) => usage.show(d.serverStats)),
+      );
   }
 
   return () => {
@@ -95,10 +107,16 @@ export const serverView: View = (main, params) => {
   };
 };
 
-function refreshStop(serverId: string, show: (s: Server) => void, disposed: () => boolean): void {
+/** Loads the server's record again (its status, without the live status); `onError` gets what went wrong. */
+function refreshStatus(serverId: string, show: (s: Server) => void, disposed: () => boolean, onError: (m: string) => void): void {
   gql<{ server: Server }>(Q_SERVER, { id: serverId })
     .then((d) => !disposed() && show(d.server))
-    .catch(() => undefined);
+    .catch((err) => !disposed() && onError(`Could not load the status: ${describe(err)}`));
+}
+
+/** The stop reason and exit code after the server went offline (quietly: the live status goes on). */
+function refreshStop(serverId: string, show: (s: Server) => void, disposed: () => boolean): void {
+  refreshStatus(serverId, show, disposed, () => undefined);
 }
 
 /** Blueprint, node, resources, owner (for administrators) and how the process last ended. */

@@ -4,17 +4,22 @@ import { isAdmin, link, type View } from '../app';
 import { clear, h, mib, messageBox } from '../dom';
 import { Q_SERVERS, type Server, type ServerStatus } from '../queries';
 import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
+import { can, CONSOLE_KEY, landingTab, serverTabPath, tabName } from './server-tabs';
 
 const PAGE_SIZE = 20;
 
-/** A server's card: live status badge and power buttons (its status subscription goes to `subs`). */
+/**
+ * A server's card: status badge (live for those who may watch the server: its status subscription goes
+ * to `subs`), the quick power buttons the user's keys allow, and a link to the first tab they can use.
+ */
 function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
   const badge = statusBadge(s.status);
   const cardMsg = messageBox();
+  const actions = (['start', 'stop'] as const).filter((a) => can(s.permissions, `control.${a}`));
   const power = powerButtons(
     s.id,
     s.name,
-    ['start', 'stop'],
+    actions,
     (st) => apply(st),
     (m) => cardMsg.error(m),
   );
@@ -23,7 +28,9 @@ function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
     power.update(st);
   };
   apply(s.status);
-  subs.push(watchStatus(s.id, () => s.name, apply));
+  if (can(s.permissions, CONSOLE_KEY)) subs.push(watchStatus(s.id, () => s.name, apply));
+  const first = landingTab(s.permissions);
+  const firstName = tabName(s.permissions, first);
   const titleId = `server-${s.id}-name`;
   return h(
     'li',
@@ -39,7 +46,7 @@ function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
       s.node.name,
       isAdmin() && s.owner ? ` · owner ${s.owner.name}` : null,
     ),
-    h('div', { className: 'server-card-actions' }, power.el, link(`/servers/${s.id}`, 'Console', { class: 'btn btn-quiet', 'aria-label': `Console of ${s.name}` })),
+    h('div', { className: 'server-card-actions' }, actions.length ? power.el : null, link(serverTabPath(s.id, first), firstName, { class: 'btn btn-quiet', 'aria-label': `${firstName} of ${s.name}` })),
     cardMsg.el,
   );
 }
