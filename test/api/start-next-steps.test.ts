@@ -6,6 +6,7 @@
  * - a server whose install script failed answers start and restart with what to do, not only
  *   "reinstall" (which runs the same script again).
  */
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRecordedServer, localNodeId } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { sleep, until } from '../support/wait.js';
@@ -74,3 +75,48 @@ test('start and restart of a server whose install failed say what to do next (42
     );
   }
 }, 60_000);
+
+describe('a startup program in the server\'s own files (./start.sh)', () => {
+  const marker = `/tmp/hostpanel-next-steps-host-tmp-${process.pid}`;
+  beforeAll(() => writeFileSync(marker, 'the host /tmp\n'));
+  afterAll(() => rmSync(marker, { force: true }));
+
+  async function serverWith(startup: string, script: string) {
+    const srv = await createRecordedServer(p, admin, { name: 'Relative', nodeId, blueprintId: await blueprint({ startup, ready: 'Ready' }), memory: 128, cpu: 50, disk: 128 });
+    const F = (sub: string) => `/api/v1/servers/${srv.id}/files${sub}`;
+    expect((await p.request('PUT', `${F('/contents')}?path=/start.sh`, { token: admin, raw: script, headers: { 'content-type': 'application/octet-stream' } })).status).toBe(200);
+    expect((await p.request('POST', F('/chmod'), { token: admin, body: { path: '/start.sh', mode: '755' } })).status).toBe(200);
+    expect((await p.request('POST', `/api/v1/servers/${srv.id}/start`, { token: admin })).status).toBe(200);
+    return srv;
+  }
+
+  test('runs where `sh start.sh` runs: the same private /tmp (it was found from the agent\'s folder, not the server\'s, and run outside the sandbox)', async () => {
+    const script = `#!/bin/sh\nif [ -e ${marker} ]; then echo TMP=host; else echo TMP=private; fi\necho Ready\nexec sleep 30\n`;
+    const viaShell = await serverWith('sh start.sh', script);
+    const relative = await serverWith('./start.sh', script);
+    try {
+      const a = await until(() => viaShell.lines.find((l) => l.startsWith('TMP=')), 15_000, 'sh start.sh');
+      const b = await until(() => relative.lines.find((l) => l.startsWith('TMP=')), 15_000, './start.sh');
+      expect(b).toBe(a);
+    } finally {
+      for (const s of [viaShell, relative]) {
+        await p.request('POST', `/api/v1/servers/${s.id}/kill`, { token: admin });
+        s.stop();
+      }
+    }
+  }, 60_000);
+
+  test('one that is there but cannot run (its interpreter is missing) is not called "not installed on this node"', async () => {
+    const srv = await serverWith('./start.sh', '#!/opt/hostpanel-no-such-interpreter\necho Ready\n');
+    try {
+      const server = await until(async () => {
+        const s = (await p.request('GET', `/api/v1/servers/${srv.id}`, { token: admin })).body.data;
+        return s.status === 'offline' && s.lastStopReason ? s : null;
+      }, 15_000, 'offline with a reason');
+      expect(server.lastStopReason).not.toBe('program_missing');
+      expect(srv.lines.some((l) => l.includes('is not installed on this node'))).toBe(false);
+    } finally {
+      srv.stop();
+    }
+  }, 60_000);
+});

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { findExecutable } from '../../shared/executables';
 import { LineSplitter } from './line-splitter';
@@ -27,13 +28,12 @@ export interface SpawnOptions {
    * Hold the command until `release()`: a shell on the new pid waits on a pipe, then execs the
    * command (same pid). The agent puts the pid into the server's cgroup in between, so that nothing
    * the command starts, however early, runs outside it (children forked before the move used to
-   * escape the cpu limit). Only for a command that can be found: a missing one is spawned as is and
-   * fails the usual way (ENOENT).
+   * escape the cpu limit). A command that cannot be found is gated too: its gate's exec fails (127).
    */
   gate?: boolean;
   /**
-   * A private /tmp and /dev/shm (see sandbox.ts); only with an identity, and for a command that can
-   * be found (a missing one is spawned as is).
+   * A private /tmp and /dev/shm (see sandbox.ts); only with an identity. Every command runs in it,
+   * one that cannot be found too (the sandbox's exec of it fails: 127).
    */
   privateTmp?: PrivateTmp | null;
 }
@@ -41,10 +41,17 @@ export interface SpawnOptions {
 /** The waiting shell of a gated command: `$@` is the command, fd 3 the pipe `release()` writes to. */
 const GATE = 'read -r _ <&3; exec 3<&-; exec "$@"';
 
-/** Whether `cmd` names an executable file, as spawn would find it (a path, or a name on PATH). */
-function findable(cmd: string, env: Record<string, string>): boolean {
-  return findExecutable(cmd, env.PATH ?? '') !== null;
+/**
+ * Whether `cmd` names an executable file, as the process would find it: a name on its PATH, or a
+ * path, a relative one (`./start.sh`) from `cwd`, the server's directory. It only chooses the words
+ * of a failure (ProgramNotFoundError): every command runs gated and sandboxed whatever it says.
+ */
+function findable(cmd: string, env: Record<string, string>, cwd: string): boolean {
+  return findExecutable(cmd.includes('/') ? path.resolve(cwd, cmd) : cmd, env.PATH ?? '') !== null;
 }
+
+/** The exit code of a shell's or the sandbox's exec of a command that is not there (sandbox.ts LOADER). */
+const EXEC_NOT_FOUND = 127;
 
 /**
  * The program of a command is not on the node: no executable file of that name in the PATH of the
@@ -88,10 +95,10 @@ export class ManagedProcess extends EventEmitter {
 
   constructor(opts: SpawnOptions) {
     super();
-    const found = findable(opts.argv[0]!, opts.env);
-    const gated = opts.gate === true && found;
+    const found = findable(opts.argv[0]!, opts.env, opts.cwd);
+    const gated = opts.gate === true;
     // the sandbox starts as the agent (root) and switches to the identity itself, after its mounts
-    const sandboxed = found && !!opts.identity && !!opts.privateTmp;
+    const sandboxed = !!opts.identity && !!opts.privateTmp;
     const [cmd, ...args] = sandboxed
       ? sandboxArgv(opts.argv, opts.identity!, opts.privateTmp!, gated)
       : gated
@@ -144,14 +151,17 @@ export class ManagedProcess extends EventEmitter {
         finish(found ? e : new ProgramNotFoundError(opts.argv[0]!, e));
       }
     });
+    // a command that could not be found, which the gate's or the sandbox's exec failed to run
+    let notFound: ProgramNotFoundError | undefined;
     this.child.on('exit', (code, signal) => {
       exitInfo = { code, signal };
+      if (!found && code === EXEC_NOT_FOUND) notFound = new ProgramNotFoundError(opts.argv[0]!, new Error(`exit code ${code}`));
       if (this.pid !== null && !this.detachedFromAgent) signalGroup(this.pid, 'SIGKILL');
       // wait for stdio to drain ('close'), but not forever
-      closeTimer = setTimeout(() => finish(), 1000);
+      closeTimer = setTimeout(() => finish(notFound), 1000);
     });
     this.child.on('close', () => {
-      if (exitInfo) finish();
+      if (exitInfo) finish(notFound);
     });
   }
 
