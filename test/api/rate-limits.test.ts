@@ -1,7 +1,7 @@
 /**
  * Rate limits that a single request must not multiply or dodge: aliased GraphQL fields are charged one
  * by one, a refused document runs nothing; per-account sign-in throttling; session and sign-out spend
- * the caller's budget, not the address's; X-Forwarded-For counts only behind a trusted proxy.
+ * the address's budget as every /auth/* operation does; X-Forwarded-For counts only behind a trusted proxy.
  */
 import { randomBytes } from 'node:crypto';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';

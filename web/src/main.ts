@@ -5,7 +5,7 @@
 import { ApiError, describe, gql, onConnectionState, resetLive, setUnauthorizedHandler } from './api';
 import { isAdmin, link, navigate, setNavigateHandler, state, type Cleanup, type View } from './app';
 import { clear, h } from './dom';
-import { M_SIGN_OUT, Q_SESSION, type User } from './queries';
+import { M_SIGN_OUT, Q_ME, type User } from './queries';
 import { adminView } from './views/admin';
 import { adminBlueprintView } from './views/admin-blueprint';
 import { adminBlueprintsView } from './views/admin-blueprints';
@@ -87,8 +87,14 @@ onConnectionState((s) => {
 async function signOut(): Promise<void> {
   try {
     await gql(M_SIGN_OUT, undefined, { quietAuth: true });
-  } catch {
-    // the session may already be gone: signing out locally is what matters
+  } catch (err) {
+    // a session already gone is signed out; any other failure leaves it valid: say so, and stay
+    if (!(err instanceof ApiError && err.code === 'UNAUTHORIZED')) {
+      const box = nav.querySelector('.user-box');
+      box?.querySelector('.sign-out-error')?.remove();
+      box?.append(h('span', { className: 'sign-out-error message-error', role: 'alert' }, `Not signed out: ${describe(err)}`));
+      return;
+    }
   }
   state.user = null;
   navigate('/sign-in'); // the view's cleanup ends its subscriptions first
@@ -165,8 +171,8 @@ window.addEventListener('popstate', render);
 
 async function boot(): Promise<void> {
   try {
-    const d = await gql<{ session: { user: User } }>(Q_SESSION, undefined, { quietAuth: true });
-    state.user = d.session.user;
+    const d = await gql<{ me: User }>(Q_ME, undefined, { quietAuth: true });
+    state.user = d.me;
   } catch (err) {
     state.user = null;
     if (!(err instanceof ApiError && err.code === 'UNAUTHORIZED')) {

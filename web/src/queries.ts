@@ -76,7 +76,8 @@ const USER = 'id name email role';
 const SERVER = `id name description status memory cpu disk createdAt lastStopReason lastExitCode crashCount permissions
   blueprint { id name key } node { id name } owner { id name email }`;
 
-export const Q_SESSION = `query Session { session { user { ${USER} } } }`;
+/** Who is signed in: `me` spends the user's general budget (`session`, an /auth operation, the address's 10 a minute). */
+export const Q_ME = `query Me { me { ${USER} } }`;
 export const M_SIGN_IN = `mutation SignIn($input: SignInInput!) { signIn(input: $input) { user { ${USER} } } }`;
 export const M_SIGN_OUT = `mutation SignOut { signOut }`;
 
