@@ -17,7 +17,7 @@ import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Paginated } from '../validation/pagination.js';
-import { createServerInput, fixedFieldsChanged, updateServerInput } from '../validation/servers.js';
+import { createServerInput, fixedFieldsChanged, updateServerInput, type UpdateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
@@ -30,6 +30,7 @@ import {
   reviveDates,
   selectList,
   SERVER_RECORDS,
+  shownVariables,
   USER_RECORDS,
   type BlueprintRecord,
   type NodeRecord,
@@ -261,7 +262,7 @@ export class ServersService {
   async update(actor: Actor | null, id: string, input: unknown): Promise<Server> {
     const a = requireActor(actor);
     const { server: current, access } = await this.access(a, id);
-    const data = parseInput(updateServerInput, input);
+    const data = withoutUnchanged(parseInput(updateServerInput, input), current);
     const fixed = fixedFieldsChanged(data, current);
     if (Object.keys(fixed).length) throw AppError.validation(fixed);
     const changesSettings = data.memory !== undefined || data.cpu !== undefined || data.disk !== undefined || data.backupLimit !== undefined || data.variables !== undefined || data.autoRestart !== undefined;
@@ -417,6 +418,27 @@ async function assertFits(em: EntityManager, node: Node, want: Allocation, had: 
       fields,
     });
   }
+}
+
+/**
+ * `data` without what it would not change on `server`: a record sent back as GET gave it (or with one
+ * field changed) changes only what differs, and needs only the keys for that. A variable the caller
+ * sees (shownVariables: `server` as access() gave it) given its value is left out too; one they do
+ * not see always stays, so that a right guess of a value kept from them is refused as a wrong one is.
+ * `variables` goes when nothing of it is left.
+ */
+function withoutUnchanged(data: UpdateServerInput, server: Server): UpdateServerInput {
+  const out: UpdateServerInput = { ...data };
+  for (const k of ['name', 'description', 'memory', 'cpu', 'disk', 'backupLimit', 'autoRestart'] as const) {
+    if (out[k] !== undefined && out[k] === server[k]) delete out[k];
+  }
+  if (out.variables) {
+    const shown = shownVariables(server);
+    const changed = Object.entries(out.variables).filter(([k, v]) => !Object.hasOwn(shown, k) || shown[k] !== v);
+    if (changed.length) out.variables = Object.fromEntries(changed);
+    else delete out.variables;
+  }
+  return out;
 }
 
 /** Administrators set every variable of a server; its owner and subusers what the blueprint lets them. */

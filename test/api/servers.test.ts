@@ -333,6 +333,17 @@ describe('PATCH /servers/:id', () => {
     const got = (await p.request('GET', `/api/v1/servers/${s.id}`, { token: owner.token })).body.data;
     const back = await p.request('PATCH', `/api/v1/servers/${s.id}`, { token: owner.token, body: { ...got, name: 'Sent back' } });
     expect([back.status, back.body.data.name, back.body.data.nodeId, back.body.data.blueprintId]).toEqual([200, 'Sent back', got.nodeId, got.blueprintId]);
+    // a subuser who may rename sends back the record they were given: only the name changes, which they may
+    const friend = await p.newUser('renamer');
+    expect((await p.request('POST', `/api/v1/servers/${s.id}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['settings.rename'] } })).status).toBe(201);
+    const theirs = (await p.request('GET', `/api/v1/servers/${s.id}`, { token: friend.token })).body.data;
+    const renamed = await p.request('PATCH', `/api/v1/servers/${s.id}`, { token: friend.token, body: { ...theirs, name: 'Renamed by a friend' } });
+    expect([renamed.status, renamed.body.data?.name, renamed.body.data?.memory]).toEqual([200, 'Renamed by a friend', got.memory]);
+    // a change of what they may not change is still refused
+    expectError(await p.request('PATCH', `/api/v1/servers/${s.id}`, { token: friend.token, body: { ...theirs, memory: theirs.memory + 64 } }), 403, 'FORBIDDEN');
+    // a variable's value kept from them (no startup.read): the right value is refused as a wrong one is
+    const [key, value] = Object.entries(got.variables as Record<string, string>)[0]!;
+    for (const guess of [value, `${value}-wrong`]) expectError(await p.request('PATCH', `/api/v1/servers/${s.id}`, { token: friend.token, body: { variables: { [key]: guess } } }), 403, 'FORBIDDEN');
     expectFieldError(await p.request('PATCH', `/api/v1/servers/${s.id}`, { token: owner.token, body: { blueprintId: bp['demo-game'].id } }), 'blueprintId');
     expectFieldError(await p.request('PATCH', `/api/v1/servers/${s.id}`, { token: admin.token, body: { ownerId: other.user.id } }), 'ownerId');
   });
