@@ -55,7 +55,8 @@ afterAll(async () => {
 }, 60_000);
 
 beforeEach(async () => {
-  await p.request('POST', F('/delete'), { token: owner.token, body: { paths: ['/plugins/new.yml', '/plugins/other.yml'] } });
+  // one by one: a delete of several paths deletes none when one is missing
+  for (const file of ['/plugins/new.yml', '/plugins/other.yml', '/plugins/cfg']) await p.request('POST', F('/delete'), { token: owner.token, body: { paths: [file] } });
   expect((await put(owner.token, '/plugins/config.yml', 'tuned by the owner\n')).status).toBe(200);
   expect((await put(owner.token, '/plugins/plugin.tar.gz', targz('plugin.tar.gz', { 'config.yml': 'from the archive\n', 'new.yml': 'new\n' }))).status).toBe(200);
   expect((await put(owner.token, '/plugins/fresh.tar.gz', targz('fresh.tar.gz', { 'new.yml': 'new\n', 'other.yml': 'other\n' }))).status).toBe(200);
@@ -86,4 +87,30 @@ test('with file.update (and for the owner) the archive replaces what it holds', 
   expect((await put(owner.token, '/plugins/config.yml', 'tuned again\n')).status).toBe(200);
   expect((await p.request('POST', F('/decompress'), { token: owner.token, body: { path: '/plugins/plugin.tar.gz' } })).status).toBe(200);
   expect(await text('/plugins/config.yml')).toBe('from the archive\n');
+});
+
+test('without file.update, a name the archive holds twice (tar -r) unpacks as for the owner: the later copy', async () => {
+  const dir = mkdtempSync(path.join(tmp, 'dup-'));
+  writeFileSync(path.join(dir, 'new.yml'), 'first\n');
+  execFileSync('tar', ['cf', path.join(tmp, 'dup.tar'), '-C', dir, 'new.yml']);
+  writeFileSync(path.join(dir, 'new.yml'), 'second\n');
+  execFileSync('tar', ['rf', path.join(tmp, 'dup.tar'), '-C', dir, 'new.yml']);
+  expect((await put(owner.token, '/plugins/dup.tar', readFileSync(path.join(tmp, 'dup.tar')))).status).toBe(200);
+  const f = await friend(['file.read', 'file.archive']);
+  const r = await p.request('POST', F('/decompress'), { token: f.token, body: { path: '/plugins/dup.tar' } });
+  expect([r.status, r.body.error?.message]).toEqual([200, undefined]);
+  expect(await text('/plugins/new.yml')).toBe('second\n');
+});
+
+test('without file.update, a file of the archive over a folder is the INVALID_STATE the owner gets, not a missing key', async () => {
+  const dir = mkdtempSync(path.join(tmp, 'over-folder-'));
+  writeFileSync(path.join(dir, 'cfg'), 'a file named like the folder\n');
+  execFileSync('tar', ['cf', path.join(tmp, 'over.tar'), '-C', dir, 'cfg']);
+  expect((await put(owner.token, '/plugins/over.tar', readFileSync(path.join(tmp, 'over.tar')))).status).toBe(200);
+  await p.request('POST', F('/directory'), { token: owner.token, body: { path: '/plugins/cfg' } });
+  const f = await friend(['file.read', 'file.archive']);
+  const asFriend = await p.request('POST', F('/decompress'), { token: f.token, body: { path: '/plugins/over.tar' } });
+  const asOwner = await p.request('POST', F('/decompress'), { token: owner.token, body: { path: '/plugins/over.tar' } });
+  expectError(asFriend, 422, 'INVALID_STATE');
+  expect([asFriend.body.error.code, asFriend.body.error.message]).toEqual([asOwner.body.error.code, asOwner.body.error.message]);
 });

@@ -128,9 +128,11 @@ async function withEntries<T>(jail: Jail, archive: readonly string[], fn: (entri
 /**
  * Adds up what the archive would take, checking every entry; INVALID_ARCHIVE or DISK_LIMIT before
  * anything is written. With `noReplace`, an entry (other than a folder) whose place in `destination`
- * is taken is ALREADY_EXISTS, before anything is written too.
+ * holds a file or a link is ALREADY_EXISTS, before anything is written too (a folder there is the
+ * extraction's INVALID_STATE, as for anyone; a name the archive holds twice replaces its own first copy).
  */
 async function plan(jail: Jail, archive: readonly string[], destination: readonly string[], allowance: number, noReplace: boolean): Promise<void> {
+  const seen = new Set<string>();
   await withEntries(jail, archive, async (entries) => {
     const rules = new EntryRules();
     let total = 0;
@@ -138,17 +140,19 @@ async function plan(jail: Jail, archive: readonly string[], destination: readonl
       const parts = rules.check(e);
       total += onDisk(e);
       if (total > allowance) throw diskLimit();
-      if (noReplace && parts.length && e.kind !== 'directory' && (await taken(jail, [...destination, ...parts]))) {
+      if (!noReplace || !parts.length || e.kind === 'directory' || seen.has(parts.join('/'))) continue;
+      seen.add(parts.join('/'));
+      if (await holdsNonFolder(jail, [...destination, ...parts])) {
         throw alreadyExists(displayPath([...destination, ...parts]), 'replacing a file by decompressing needs file.update');
       }
     }
   });
 }
 
-/** Whether something is at `parts` (a folder on the way that is missing or not a folder: nothing is). */
-async function taken(jail: Jail, parts: readonly string[]): Promise<boolean> {
+/** Whether a file or a link is at `parts` (nothing there, a folder, or a folder on the way missing: no). */
+async function holdsNonFolder(jail: Jail, parts: readonly string[]): Promise<boolean> {
   return jail.stat(parts).then(
-    () => true,
+    (entry) => entry.type !== 'directory',
     (e) => (e instanceof AgentError && (e.status === 404 || e.code === 'INVALID_STATE') ? false : Promise.reject(e)),
   );
 }
@@ -163,6 +167,8 @@ export async function decompress(jail: Jail, archive: readonly string[], destina
   await plan(jail, archive, destination, allowance, noReplace);
   const made: string[][] = [];
   const top = new Set<string>();
+  // the files this extraction wrote: a name the archive holds twice replaces its own first copy
+  const written = new Set<string>();
   try {
     made.push(...(await jail.mkdirp(destination)));
     await withEntries(jail, archive, async (entries) => {
@@ -173,7 +179,9 @@ export async function decompress(jail: Jail, archive: readonly string[], destina
         if (!parts.length) continue;
         left -= e.kind === 'file' ? 0 : ENTRY_BYTES;
         if (left < 0) throw diskLimit();
-        left -= await extractOne(jail, destination, parts, e, left, made, noReplace);
+        const key = parts.join('/');
+        left -= await extractOne(jail, destination, parts, e, left, made, noReplace && !written.has(key));
+        written.add(key);
         top.add(parts[0]!);
       }
     });

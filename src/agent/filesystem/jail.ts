@@ -343,8 +343,9 @@ export class Jail {
     const shown = displayPath(parts);
     return this.inParent(parts, async (dir, name) => {
       const before = await fsp.lstat(this.at(dir, name)).catch(() => null);
-      if (before && createOnly) throw alreadyExists(shown);
+      // something other than a file is in the way whoever writes; a file, for a write of a new file only
       if (before && !before.isFile()) throw new AgentError(422, 'INVALID_STATE', `${shown} exists and is not a file.`);
+      if (before && createOnly) throw alreadyExists(shown);
       const temp = tempName();
       const tmpPath = this.at(dir, temp);
       const out = await fsp.open(tmpPath, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, before ? before.mode & 0o777 : mode).catch((e) => mapError(e, shown));
