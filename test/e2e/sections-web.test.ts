@@ -126,6 +126,16 @@ maybe('server sections: refusals, summaries, forms, activity', () => {
     ]);
   });
 
+  test('activity: renames over SFTP name their files (from → to)', async () => {
+    const user = (await p.request('GET', '/api/v1/users/me', { token: owner.token })).body.data;
+    // an entry as the panel records an SFTP session's renames (src/services/node-agent.service.ts)
+    await p.services.activity.record({ event: 'server:file.rename', serverId, user: { id: user.id, email: user.email }, properties: { via: 'sftp', count: 2, renames: [{ from: '/maps/a.dat', to: '/maps/b.dat' }, { from: '/x.txt', to: '/y.txt' }] } });
+    const page = await open('activity');
+    const renames = page.locator('tr[data-event="server:file.rename"] td.activity-details');
+    await renames.first().waitFor();
+    expect(await renames.first().textContent()).toContain('renames: /maps/a.dat → /maps/b.dat, /x.txt → /y.txt');
+  });
+
   test('a node that cannot be reached is said once', async () => {
     await p.agent()!.close();
     const page = await open('files');

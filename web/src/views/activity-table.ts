@@ -25,11 +25,17 @@ const LONGEST = 120;
 const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 const shorten = (text: string): string => (text.length > LONGEST ? `${text.slice(0, LONGEST - 1)}…` : text);
 
-/** A property as text: a value, or a list's first items and how many more; null for other shapes. */
+/** A rename of a list of them (`renames` of SFTP's entries: `{ from, to }`). */
+const isRename = (v: unknown): v is { from: string; to: string } => typeof v === 'object' && v !== null && typeof (v as { from?: unknown }).from === 'string' && typeof (v as { to?: unknown }).to === 'string';
+
+/** A property as text: a value, or a list's first items (values or renames) and how many more; null for other shapes. */
 function valueText(v: unknown): string | null {
   if (isScalar(v)) return shorten(String(v));
-  if (!Array.isArray(v) || !v.length || !v.every(isScalar)) return null;
-  const named = v.slice(0, LISTED).map((item) => shorten(String(item))).join(', ');
+  if (!Array.isArray(v) || !v.length || !(v.every(isScalar) || v.every(isRename))) return null;
+  const named = v
+    .slice(0, LISTED)
+    .map((item) => (isRename(item) ? `${shorten(item.from)} → ${shorten(item.to)}` : shorten(String(item))))
+    .join(', ');
   return v.length > LISTED ? `${named} and ${v.length - LISTED} more` : named;
 }
 
