@@ -54,9 +54,9 @@ describe('rate limits are shared with REST (one limiter, same keys and buckets)'
     const mixed = await gql(p, '{ session { user { id } } adminStats { users } }', undefined, { token });
     expect(mixed.headers.get('x-ratelimit-limit')).toBe('7');
     expect(Number(mixed.headers.get('x-ratelimit-remaining'))).toBe(adminLeft - 1);
-    // sign-ins spend the address's auth budget: signIn above, then admin()
+    // every auth field spends the address's auth budget (CONTRACT §6): signIn above, admin(), session
     const again = await gql(p, 'mutation { signIn(input: { email: "nobody@example.com", password: "whatever-123" }) { token } }');
-    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(authLeft - 2);
+    expect(Number(again.headers.get('x-ratelimit-remaining'))).toBe(authLeft - 3);
   });
 
   test('operations over WebSocket spend from the same budget', async () => {
@@ -82,15 +82,15 @@ describe('rate limits are shared with REST (one limiter, same keys and buckets)'
   test('charges from the document: one request per root field, aliases included, from its operation\'s bucket and budget', () => {
     const c = (q: string, name?: string) => chargesForDocument(parse(q), name);
     expect(c('{ me { id } }')).toEqual([{ bucket: 'general', keyedBy: 'user', points: 1 }]);
-    expect(c('mutation { signOut }')).toEqual([{ bucket: 'auth', keyedBy: 'user', points: 1 }]);
-    expect(c('mutation { signOut __typename }')).toEqual([{ bucket: 'auth', keyedBy: 'user', points: 1 }]);
+    expect(c('mutation { signOut }')).toEqual([{ bucket: 'auth', keyedBy: 'address', points: 1 }]);
+    expect(c('mutation { signOut __typename }')).toEqual([{ bucket: 'auth', keyedBy: 'address', points: 1 }]);
     expect(c('{ __typename }')).toEqual([{ bucket: 'general', keyedBy: 'user', points: 1 }]);
     expect(c('{ ...F } fragment F on Query { adminStats { users } }')).toEqual([{ bucket: 'admin', keyedBy: 'user', points: 1 }]);
     expect(c('query A { me { id } } query B { nodes { total } }', 'A')).toEqual([{ bucket: 'general', keyedBy: 'user', points: 1 }]);
     // /nodes is not under /admin: its GraphQL twins spend the general bucket, as REST does
     expect(c('query A { me { id } } query B { nodes { total } }', 'B')).toEqual([{ bucket: 'general', keyedBy: 'user', points: 1 }]);
     expect(c('{ session { user { id } } servers { total } nodes { total } adminStats { users } }')).toEqual([
-      { bucket: 'auth', keyedBy: 'user', points: 1 },
+      { bucket: 'auth', keyedBy: 'address', points: 1 },
       { bucket: 'admin', keyedBy: 'user', points: 1 },
       { bucket: 'general', keyedBy: 'user', points: 2 },
     ]);
