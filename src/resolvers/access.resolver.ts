@@ -6,10 +6,10 @@ import { ActivityFilterInput, ActivityPage, ActivityType, CreateSubuserInput, Pe
 import { toPage } from '../schema/page.js';
 import type { ActivityEntry } from '../services/activity.service.js';
 import { parsePagination } from '../validation/pagination.js';
-import { plain } from './util.js';
+import { given } from './util.js';
 import { parseActivityQuery } from '../validation/activity.js';
 
-const listQuery = (filter: ActivityFilterInput | undefined, page?: number, limit?: number) => ({ ...plain(filter), page, limit });
+const listQuery = (filter: ActivityFilterInput | undefined, page?: number, limit?: number) => ({ ...given(filter), ...given({ page, limit }) });
 
 @Resolver()
 export class AccessResolver {
@@ -26,12 +26,12 @@ export class AccessResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<SubuserPage> {
-    return toPage(await ctx.services.subusers.list(ctx.actor, serverId, parsePagination({ page, limit })));
+    return toPage(await ctx.services.subusers.list(ctx.actor, serverId, parsePagination(given({ page, limit }))));
   }
 
   @Mutation(() => SubuserType, { description: 'POST /servers/:id/subusers (user.create).' })
   createSubuser(@Arg('serverId', () => ID) serverId: string, @Arg('input', () => CreateSubuserInput) input: CreateSubuserInput, @Ctx() ctx: GraphQLContext) {
-    return ctx.services.subusers.create(ctx.actor, serverId, plain(input));
+    return ctx.services.subusers.create(ctx.actor, serverId, given(input));
   }
 
   @Mutation(() => SubuserType, { description: 'PATCH /servers/:id/subusers/:userId (user.update).' })
@@ -41,7 +41,7 @@ export class AccessResolver {
     @Arg('input', () => UpdateSubuserInput) input: UpdateSubuserInput,
     @Ctx() ctx: GraphQLContext,
   ) {
-    return ctx.services.subusers.update(ctx.actor, serverId, userId, plain(input));
+    return ctx.services.subusers.update(ctx.actor, serverId, userId, given(input));
   }
 
   @Mutation(() => Boolean, { description: 'DELETE /servers/:id/subusers/:userId (user.delete). Always true.' })

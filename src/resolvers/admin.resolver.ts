@@ -6,6 +6,7 @@ import { toPage } from '../schema/page.js';
 import { UserPage } from '../schema/user.js';
 import type { PlatformStats } from '../services/admin.service.js';
 import { parseAdminUsersQuery } from '../validation/admin.js';
+import { given } from './util.js';
 
 @Resolver()
 export class AdminResolver {
@@ -16,7 +17,7 @@ export class AdminResolver {
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
     @Arg('search', () => String, { nullable: true }) search?: string,
   ): Promise<UserPage> {
-    return toPage(await ctx.services.admin.users(ctx.actor, parseAdminUsersQuery({ page, limit, search }))) as UserPage;
+    return toPage(await ctx.services.admin.users(ctx.actor, parseAdminUsersQuery(given({ page, limit, search })))) as UserPage;
   }
 
   @Query(() => PlatformStatsType, { description: 'GET /admin/stats.' })

@@ -5,7 +5,7 @@ import { SESSION_COOKIE, sessionCookieOptions } from '../http/auth.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { AuthPayload, SessionInfo, SignInInput, SignUpInput } from '../schema/auth.js';
 import type { SignedIn } from '../services/auth.service.js';
-import { httpRequest, plain } from './util.js';
+import { given, httpRequest } from './util.js';
 
 function signedIn(ctx: GraphQLContext, s: SignedIn): AuthPayload {
   const req = httpRequest(ctx);
@@ -17,12 +17,12 @@ function signedIn(ctx: GraphQLContext, s: SignedIn): AuthPayload {
 export class AuthResolver {
   @Mutation(() => AuthPayload, { description: 'POST /auth/signup. Sets the session cookie and returns the session token.' })
   async signUp(@Arg('input', () => SignUpInput) input: SignUpInput, @Ctx() ctx: GraphQLContext): Promise<AuthPayload> {
-    return signedIn(ctx, await ctx.services.auth.signup(plain(input), { ip: clientAddress(ctx.req) }));
+    return signedIn(ctx, await ctx.services.auth.signup(given(input), { ip: clientAddress(ctx.req) }));
   }
 
   @Mutation(() => AuthPayload, { description: 'POST /auth/signin. Sets the session cookie and returns the session token.' })
   async signIn(@Arg('input', () => SignInInput) input: SignInInput, @Ctx() ctx: GraphQLContext): Promise<AuthPayload> {
-    return signedIn(ctx, await ctx.services.auth.signin(plain(input), { ip: clientAddress(ctx.req) }));
+    return signedIn(ctx, await ctx.services.auth.signin(given(input), { ip: clientAddress(ctx.req) }));
   }
 
   @Mutation(() => Boolean, { description: 'POST /auth/signout: ends the current session at once and clears the cookie. Always true.' })

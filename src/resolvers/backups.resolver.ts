@@ -5,6 +5,7 @@ import { presentBackup } from '../rest/presenters.js';
 import { BackupPage, BackupType, CreateBackupInput } from '../schema/backup.js';
 import type { Backup } from '../entities/Backup.js';
 import { parsePagination } from '../validation/pagination.js';
+import { given } from './util.js';
 
 @Resolver()
 export class BackupsResolver {
@@ -15,7 +16,7 @@ export class BackupsResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<BackupPage> {
-    const r = await ctx.services.backups.list(ctx.actor, serverId, parsePagination({ page, limit }));
+    const r = await ctx.services.backups.list(ctx.actor, serverId, parsePagination(given({ page, limit })));
     return { items: r.items.map(presentBackup), ...r.meta } as unknown as BackupPage;
   }
 
@@ -26,12 +27,12 @@ export class BackupsResolver {
 
   @Mutation(() => BackupType, { description: 'POST /servers/:id/backups (backup.create): pending until the node is done.' })
   async createBackup(@Arg('serverId', () => ID) serverId: string, @Ctx() ctx: GraphQLContext, @Arg('input', () => CreateBackupInput, { nullable: true }) input?: CreateBackupInput) {
-    return presentBackup(await ctx.services.backups.create(ctx.actor, serverId, { ...(input ?? {}) }));
+    return presentBackup(await ctx.services.backups.create(ctx.actor, serverId, given(input)));
   }
 
   @Mutation(() => BackupType, { description: 'POST /servers/:id/backups/:backupId/restore (backup.restore): the server must be offline.' })
   async restoreBackup(@Arg('serverId', () => ID) serverId: string, @Arg('backupId', () => ID) backupId: string, @Ctx() ctx: GraphQLContext, @Arg('truncate', { nullable: true }) truncate?: boolean) {
-    return presentBackup(await ctx.services.backups.restore(ctx.actor, serverId, backupId, { truncate }));
+    return presentBackup(await ctx.services.backups.restore(ctx.actor, serverId, backupId, given({ truncate })));
   }
 
   @Mutation(() => BackupType, { description: 'POST /servers/:id/backups/:backupId/lock (backup.delete).' })

@@ -8,11 +8,17 @@ import { toPage } from '../schema/page.js';
 import type { ImportedBlueprint } from '../services/blueprints.service.js';
 import { variablesShownTo } from '../services/server-variables.js';
 import { parsePagination } from '../validation/pagination.js';
-import { plain } from './util.js';
+import { given, plain } from './util.js';
 
-/** An input as REST would get it from JSON: absent fields left out, variables, config files and defaults as plain objects. */
+/** Top-level fields whose null means something (UpdateBlueprintInput: no install script, no ready pattern, the default shell). */
+const MEANINGFUL_NULLS = ['install', 'ready', 'installShell'] as const;
+
+/**
+ * An input as REST would get it from JSON: null on a top-level field is "not given" (given()) except
+ * where it means something; variables, config files and defaults as plain objects, as they were sent.
+ */
 function body(input: CreateBlueprintInput | UpdateBlueprintInput): Record<string, unknown> {
-  const out = plain(input);
+  const out = given(input, { keepNull: MEANINGFUL_NULLS });
   if (Array.isArray(input.variables)) out.variables = input.variables.map((v) => plain(v));
   if (Array.isArray(input.configFiles)) out.configFiles = input.configFiles.map((f) => plain(f));
   if (input.defaults) out.defaults = plain(input.defaults);
@@ -27,7 +33,7 @@ export class BlueprintsResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<BlueprintPage> {
-    return toPage(await ctx.services.blueprints.list(ctx.actor, parsePagination({ page, limit }))) as BlueprintPage;
+    return toPage(await ctx.services.blueprints.list(ctx.actor, parsePagination(given({ page, limit })))) as BlueprintPage;
   }
 
   @Query(() => BlueprintType, { description: 'GET /blueprints/:id.' })

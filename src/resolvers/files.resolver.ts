@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { FileContentsType, FileEntryType, FilePageType, SftpDetailsType } from '../schema/files.js';
 import { parseFileListQuery, parseFileSearchQuery } from '../validation/files.js';
+import { given } from './util.js';
 
 @Resolver()
 export class FilesResolver {
@@ -15,7 +16,7 @@ export class FilesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<FilePageType> {
-    const r = await ctx.services.files.list(ctx.actor, serverId, parseFileListQuery({ path, page, limit }));
+    const r = await ctx.services.files.list(ctx.actor, serverId, parseFileListQuery(given({ path, page, limit })));
     return { items: r.items, ...r.meta };
   }
 
@@ -26,7 +27,7 @@ export class FilesResolver {
 
   @Query(() => [FileEntryType], { description: 'GET /servers/:id/files/search (file.read).' })
   fileSearch(@Arg('serverId', () => ID) serverId: string, @Arg('query') query: string, @Ctx() ctx: GraphQLContext, @Arg('path', { nullable: true }) path?: string) {
-    return ctx.services.files.search(ctx.actor, serverId, parseFileSearchQuery({ path, query }));
+    return ctx.services.files.search(ctx.actor, serverId, parseFileSearchQuery(given({ path, query })));
   }
 
   @Query(() => FileContentsType, { description: 'GET /servers/:id/files/contents (file.read-content): text files only (a binary file is INVALID_STATE: download it over REST).' })

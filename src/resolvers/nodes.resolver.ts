@@ -8,7 +8,7 @@ import type { GraphQLContext } from '../graphql/context.js';
 import { requireAdmin } from '../services/actor.js';
 import type { Allocation } from '../services/servers.service.js';
 import { AllocationType, CreateNodeInput, NodeChoicePage, NodePage, NodeTokenType, NodeType, RegisteredNode } from '../schema/node.js';
-import { plain } from './util.js';
+import { given } from './util.js';
 import { parsePagination } from '../validation/pagination.js';
 
 @Resolver(() => NodeType)
@@ -19,7 +19,7 @@ export class NodesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<NodePage> {
-    const r = await ctx.services.nodes.list(ctx.actor, parsePagination({ page, limit }));
+    const r = await ctx.services.nodes.list(ctx.actor, parsePagination(given({ page, limit })));
     for (const v of r.items) ctx.loaders.allocation.prime(v.node.id, v.allocated);
     return { items: r.items.map((v) => v.node), ...r.meta } as NodePage;
   }
@@ -30,7 +30,7 @@ export class NodesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<NodeChoicePage> {
-    const r = await ctx.services.nodes.choices(ctx.actor, parsePagination({ page, limit }));
+    const r = await ctx.services.nodes.choices(ctx.actor, parsePagination(given({ page, limit })));
     return { items: r.items, ...r.meta } as NodeChoicePage;
   }
 
@@ -43,7 +43,7 @@ export class NodesResolver {
 
   @Mutation(() => RegisteredNode, { description: 'POST /nodes (administrators only): registers a node and issues its first agent token.' })
   async createNode(@Arg('input', () => CreateNodeInput) input: CreateNodeInput, @Ctx() ctx: GraphQLContext): Promise<RegisteredNode> {
-    const v = await ctx.services.nodes.create(ctx.actor, plain(input));
+    const v = await ctx.services.nodes.create(ctx.actor, given(input));
     ctx.loaders.allocation.prime(v.node.id, v.allocated);
     return { node: v.node, token: v.token };
   }

@@ -4,12 +4,12 @@ import type { GraphQLContext } from '../graphql/context.js';
 import { toPage } from '../schema/page.js';
 import { CreateScheduleInput, ScheduleRunPage, ScheduleRunType, SchedulePage, ScheduleType, UpdateScheduleInput, type ScheduleTaskInput } from '../schema/schedule.js';
 import { parsePagination } from '../validation/pagination.js';
-import { plain } from './util.js';
+import { given } from './util.js';
 
-/** An input as REST would get it from JSON: absent fields left out, tasks as plain objects. */
+/** An input as REST would get it from JSON: absent and null fields left out, tasks as plain objects. */
 function body(input: CreateScheduleInput | UpdateScheduleInput): Record<string, unknown> {
-  const out = plain(input);
-  if (Array.isArray(input.tasks)) out.tasks = input.tasks.map((t: ScheduleTaskInput) => plain(t));
+  const out = given(input);
+  if (Array.isArray(input.tasks)) out.tasks = input.tasks.map((t: ScheduleTaskInput) => given(t));
   return out;
 }
 
@@ -22,7 +22,7 @@ export class SchedulesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<SchedulePage> {
-    return toPage(await ctx.services.schedules.list(ctx.actor, serverId, parsePagination({ page, limit })));
+    return toPage(await ctx.services.schedules.list(ctx.actor, serverId, parsePagination(given({ page, limit }))));
   }
 
   @Query(() => ScheduleType, { description: 'GET /servers/:id/schedules/:scheduleId (schedule.read).' })
@@ -64,6 +64,6 @@ export class SchedulesResolver {
     @Arg('page', () => Int, { nullable: true }) page?: number,
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<ScheduleRunPage> {
-    return toPage(await ctx.services.schedules.runs(ctx.actor, serverId, scheduleId, parsePagination({ page, limit })));
+    return toPage(await ctx.services.schedules.runs(ctx.actor, serverId, scheduleId, parsePagination(given({ page, limit }))));
   }
 }

@@ -17,7 +17,7 @@ import { NodeType } from '../schema/node.js';
 import { toPage } from '../schema/page.js';
 import { CreateServerInput, ServerPage, ServerType, UpdateServerInput } from '../schema/server.js';
 import { UserType } from '../schema/user.js';
-import { plain } from './util.js';
+import { given } from './util.js';
 import { parseServerListQuery } from '../validation/servers.js';
 
 /** A relation through its per-request loader (one batched query per type and tick). */
@@ -45,7 +45,7 @@ export class ServersResolver {
     // the relations the operation selects come with the page (same query) and answer the item
     // fields synchronously from the loaders
     const wanted = selectedFields(info, ['items']);
-    const list = await ctx.services.servers.list(ctx.actor, parseServerListQuery({ page, limit, status, nodeId }), { owner: wanted.has('owner'), node: wanted.has('node'), blueprint: wanted.has('blueprint') });
+    const list = await ctx.services.servers.list(ctx.actor, parseServerListQuery(given({ page, limit, status, nodeId })), { owner: wanted.has('owner'), node: wanted.has('node'), blueprint: wanted.has('blueprint') });
     ctx.loaders.user.remember(list.included.users);
     ctx.loaders.node.remember(list.included.nodes);
     ctx.loaders.blueprint.remember(list.included.blueprints);
@@ -59,7 +59,7 @@ export class ServersResolver {
 
   @Mutation(() => ServerType, { description: 'POST /servers.' })
   async createServer(@Arg('input', () => CreateServerInput) input: CreateServerInput, @Ctx() ctx: GraphQLContext): Promise<Server> {
-    return ctx.services.servers.create(ctx.actor, plain(input));
+    return ctx.services.servers.create(ctx.actor, given(input));
   }
 
   @Mutation(() => ServerType, { description: 'PATCH /servers/:id.' })
@@ -68,7 +68,7 @@ export class ServersResolver {
     @Arg('input', () => UpdateServerInput) input: UpdateServerInput,
     @Ctx() ctx: GraphQLContext,
   ): Promise<Server> {
-    return ctx.services.servers.update(ctx.actor, id, plain(input));
+    return ctx.services.servers.update(ctx.actor, id, given(input));
   }
 
   @Mutation(() => Boolean, {

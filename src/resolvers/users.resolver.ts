@@ -5,7 +5,7 @@ import { ApiTokenPage, CreateApiTokenInput, CreatedApiToken } from '../schema/au
 import { toPage } from '../schema/page.js';
 import { UpdateMeInput, UserType } from '../schema/user.js';
 import { parsePagination } from '../validation/pagination.js';
-import { plain } from './util.js';
+import { given } from './util.js';
 
 @Resolver()
 export class UsersResolver {
@@ -16,7 +16,7 @@ export class UsersResolver {
 
   @Mutation(() => UserType, { description: 'PATCH /users/me.' })
   async updateMe(@Arg('input', () => UpdateMeInput) input: UpdateMeInput, @Ctx() ctx: GraphQLContext): Promise<UserType> {
-    return ctx.services.users.updateMe(ctx.actor, plain(input));
+    return ctx.services.users.updateMe(ctx.actor, given(input));
   }
 
   @Query(() => ApiTokenPage, { description: 'GET /users/me/api-tokens (active tokens only).' })
@@ -26,12 +26,12 @@ export class UsersResolver {
     @Arg('limit', () => Int, { nullable: true }) limit?: number,
   ): Promise<ApiTokenPage> {
     ctx.services.users.me(ctx.actor); // 401 before 422 for anonymous callers, as in REST
-    return toPage(await ctx.services.users.listApiTokens(ctx.actor, parsePagination({ page, limit })));
+    return toPage(await ctx.services.users.listApiTokens(ctx.actor, parsePagination(given({ page, limit }))));
   }
 
   @Mutation(() => CreatedApiToken, { description: 'POST /users/me/api-tokens. The secret (`token`) is returned this once.' })
   async createApiToken(@Arg('input', () => CreateApiTokenInput) input: CreateApiTokenInput, @Ctx() ctx: GraphQLContext): Promise<CreatedApiToken> {
-    const { token, secret } = await ctx.services.users.createApiToken(ctx.actor, plain(input));
+    const { token, secret } = await ctx.services.users.createApiToken(ctx.actor, given(input));
     const { id, name, prefix, createdAt, expiresAt, lastUsedAt } = token;
     return { id, name, prefix, createdAt, expiresAt, lastUsedAt, token: secret };
   }
