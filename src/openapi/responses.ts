@@ -94,6 +94,7 @@ export const NodeSchema = z
     cpuCores: int().nullable().meta({ description: 'CPU cores of the machine; null until the agent reports them.' }),
     status: z.enum(['online', 'offline']).meta({ description: 'online while the agent sends heartbeats.' }),
     lastSeenAt: timestamp('Last heartbeat of the agent; null: never seen.').nullable(),
+    tokenCreatedAt: timestamp('When the current node token was issued (POST /nodes, POST /admin/nodes/:id/token); null: unknown.').nullable(),
     sftpPort: int().nullable().meta({ description: 'Port of the agent\'s SFTP server; null until the agent reports it.', example: 2022 }),
     sftpFingerprint: z.string().nullable().meta({ description: 'SHA-256 fingerprint of the SFTP host key, as OpenSSH shows it; null until the agent reports it.', example: 'SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU' }),
     allocated: z

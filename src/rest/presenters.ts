@@ -71,6 +71,7 @@ export const presentNode = ({ node: n, allocated }: NodeView): NodeOut => ({
   cpuCores: n.cpuCores,
   status: n.status,
   lastSeenAt: n.lastSeenAt,
+  tokenCreatedAt: n.tokenCreatedAt,
   sftpPort: n.sftpPort,
   sftpFingerprint: n.sftpFingerprint,
   allocated: { memory: allocated.memory, disk: allocated.disk },

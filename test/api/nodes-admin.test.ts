@@ -20,7 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => p?.stop());
 
-const NODE_KEYS = ['id', 'name', 'fqdn', 'port', 'scheme', 'memory', 'disk', 'cpuCores', 'status', 'lastSeenAt', 'sftpPort', 'sftpFingerprint', 'allocated', 'createdAt', 'updatedAt'].sort();
+const NODE_KEYS = ['id', 'name', 'fqdn', 'port', 'scheme', 'memory', 'disk', 'cpuCores', 'status', 'lastSeenAt', 'sftpPort', 'sftpFingerprint', 'allocated', 'tokenCreatedAt', 'createdAt', 'updatedAt'].sort();
 
 describe('nodes', () => {
   test('POST /nodes registers a node with defaults and returns its token once', async () => {
@@ -40,13 +40,15 @@ describe('nodes', () => {
       sftpPort: null,
       sftpFingerprint: null,
       allocated: { memory: 0, disk: 0 },
+      tokenCreatedAt: expect.any(String),
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
       token: expect.stringMatching(/^hpn_/),
     });
     const g = await p.request('GET', `/api/v1/nodes/${r.body.data.id}`, { token: admin.token });
     expect(Object.keys(g.body.data).sort()).toEqual(NODE_KEYS);
-    expect(g.text).not.toMatch(/token|keyEnc|key_enc|hash/i);
+    // no secret: the token's value, its key, a hash (tokenCreatedAt, when it was issued, is no secret)
+    expect(g.text.replace(/"tokenCreatedAt"/, '')).not.toMatch(/token|keyEnc|key_enc|hash/i);
   });
 
   test('IPv4/IPv6 addresses, https and a custom port are accepted', async () => {
