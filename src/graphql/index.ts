@@ -6,7 +6,9 @@
  *   1. `authenticate` — the same middleware as REST (bearer or cookie → req.actor); it also refuses a
  *      cookie-authenticated POST from a foreign Origin (CSRF) with FORBIDDEN. Apollo's own CSRF
  *      prevention additionally refuses "simple" GET requests, and GET can never run a mutation.
- *   2. JSON body ≤ 1 MiB (BAD_REQUEST otherwise).
+ *   2. JSON body (BAD_REQUEST over the limit): ≤ graphqlBodyLimit(config) once authenticated (big enough
+ *      for a writeFile of FILE_EDIT_MAX_BYTES of text), ≤ 1 MiB without a credential (signIn and the
+ *      like need no more); every other JSON route stays at 1 MiB (src/http/body.ts).
  *   3. rate limit — the same RateLimiter and keys as REST; the bucket comes from the parsed document
  *      (src/graphql/buckets.ts). X-RateLimit-* on every operation response; 429 + Retry-After + RATE_LIMITED.
  *   4. Apollo: depth/cost limits (src/graphql/limits.ts), execution, error mapping (src/resolvers/errors.ts).
@@ -57,6 +59,33 @@ export interface GraphQLGateway {
   router: Router;
   schema: GraphQLSchema;
   stop(): Promise<void>;
+}
+
+/** Requests without a credential (sign-in, sign-up): the 1 MiB of every JSON route. */
+export const ANONYMOUS_BODY_LIMIT = 1024 * 1024;
+
+/**
+ * The most a GraphQL request (HTTP body or WebSocket message) of a signed-in caller may hold, in bytes:
+ * enough for `writeFile` with FILE_EDIT_MAX_BYTES of text, which the editor reads with `fileContents`.
+ * The contents travel as a JSON string, and JSON escaping grows text: `"`, `\`, newlines and tabs
+ * take two bytes each, so a text of N bytes made of them is at most 2N bytes of JSON. The other
+ * control characters (six bytes each as `\u00XX`) are not what edited text holds; such a file is
+ * written over REST (PUT /files/contents, raw bytes). The extra 1 MiB is for the query text, the
+ * other variables and the envelope. writeFile itself refuses contents over FILE_EDIT_MAX_BYTES
+ * (FILE_TOO_LARGE): a request between that and this bound gets that answer, not a 400.
+ */
+export function graphqlBodyLimit(config: Pick<Config, 'fileEditMaxBytes'>): number {
+  return 2 * config.fileEditMaxBytes + ANONYMOUS_BODY_LIMIT;
+}
+
+/**
+ * The JSON body parser: the larger limit once `authenticate` has found an actor, 1 MiB otherwise,
+ * so that an anonymous caller cannot make the panel buffer more than any other JSON route does.
+ */
+function graphqlJsonBody(config: Config): RequestHandler {
+  const signedIn = express.json({ limit: graphqlBodyLimit(config) });
+  const anonymous = express.json({ limit: BODY_LIMIT });
+  return (req, res, next) => (req.actor ? signedIn : anonymous)(req, res, next);
 }
 
 /** Requests refused before Apollo runs (body, CSRF, rate limit) get GraphQL's own error rendering. */
@@ -152,11 +181,11 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
   });
   await apollo.start();
 
-  const ws = attachGraphQLWebSocket({ schema, services, limiter, config, orm, httpServer });
+  const ws = attachGraphQLWebSocket({ schema, services, limiter, config, orm, httpServer, maxMessageBytes: graphqlBodyLimit(config) });
 
   const router = Router();
   router.use(authenticate(services.auth, config));
-  router.use(express.json({ limit: BODY_LIMIT }));
+  router.use(graphqlJsonBody(config));
   router.use(rateLimitGraphQL(limiter));
   if (config.graphqlIntrospection) router.use(landingPageCsp);
   router.use(

@@ -11,6 +11,9 @@
  * 4401; a cookie connection that fails the one origin rule (`originAllowed`, cross-site WebSocket
  * hijacking) → 4403. A socket that sends no `connection_init` within 10 s is closed by graphql-ws (4408).
  *
+ * Message size: at most 1 MiB until `connection_init` is accepted, then `maxMessageBytes` (enough for a
+ * writeFile of FILE_EDIT_MAX_BYTES of text). Over it the socket is closed with 1009 (message too big).
+ *
  * Every operation then runs in its own MikroORM RequestContext and re-authenticates with the same
  * secret (a session signed out or a token revoked meanwhile stops working for new operations), spends
  * from the same rate-limit bucket as over HTTP, and passes the same depth/cost limits. Errors are
@@ -61,8 +64,15 @@ export const WS_PATH = '/graphql';
 /** Close codes: the same 4401 as the node console channel for bad credentials. */
 export const WS_UNAUTHORIZED = 4401;
 export const WS_FORBIDDEN = 4403;
-/** How often an open connection's credential is checked again (see watchCredential). */
-export const CREDENTIAL_RECHECK_MS = 5_000;
+/**
+ * How often an open connection's credential is checked again (see watchCredential). docs/api.md
+ * promises the close within 5 s of a sign-out, a revoked token or a password change: a change just
+ * after one check is seen by the next, so the interval plus the database read and the close frame
+ * must stay under 5 s. Every 4 s leaves a second for them.
+ */
+export const CREDENTIAL_RECHECK_MS = 4_000;
+/** The most a socket may send in one message before its `connection_init` is accepted (as an anonymous HTTP body). */
+export const ANONYMOUS_MESSAGE_BYTES = 1024 * 1024;
 
 export interface GraphQLWsDeps {
   schema: GraphQLSchema;
@@ -71,6 +81,25 @@ export interface GraphQLWsDeps {
   config: Config;
   orm: MikroORM;
   httpServer: HttpServer;
+  /**
+   * The most an authenticated socket may send in one message (src/graphql/index.ts graphqlBodyLimit:
+   * a writeFile of FILE_EDIT_MAX_BYTES of text); default ANONYMOUS_MESSAGE_BYTES. A message over it
+   * closes the socket with 1009 (message too big): ws reads the length first and has no way to answer
+   * an operation it has not read, so every other operation on that socket ends too.
+   */
+  maxMessageBytes?: number;
+}
+
+/**
+ * ws takes one maxPayload for the whole server, fixed when the socket is upgraded, i.e. before we know
+ * who is on it: sockets start at ANONYMOUS_MESSAGE_BYTES and an accepted one gets the larger bound here,
+ * on its receiver (ws 8 reads `_maxPayload` for each frame). test/graphql/edit-limits.test.ts
+ * fails if a ws upgrade moves it.
+ */
+function allowMessagesUpTo(socket: WebSocket, bytes: number): void {
+  const receiver = (socket as unknown as { _receiver?: { _maxPayload?: unknown } })._receiver;
+  if (receiver && typeof receiver._maxPayload === 'number') receiver._maxPayload = bytes;
+  else log.warn('could not raise a GraphQL socket\'s message limit: ws internals changed');
 }
 
 interface ConnExtra {
@@ -83,7 +112,8 @@ interface ConnExtra {
 
 export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<void> } {
   const { schema, services, limiter, config, orm, httpServer } = deps;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1024 * 1024 });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: ANONYMOUS_MESSAGE_BYTES });
+  const maxMessageBytes = Math.max(deps.maxMessageBytes ?? ANONYMOUS_MESSAGE_BYTES, ANONYMOUS_MESSAGE_BYTES);
   const rules = [...specifiedRules, ...introspectionRules(config.graphqlIntrospection)];
 
   const caps = new SocketCaps(config.wsLimits);
@@ -120,7 +150,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
 
   /**
    * A connection lives as long as its credential: signing out, revoking the API token, a password
-   * change that ends the session, or its expiry closes it with 4401 within CREDENTIAL_RECHECK_MS,
+   * change that ends the session, or its expiry closes it with 4401 within 5 s (a check every CREDENTIAL_RECHECK_MS, then the read),
    * on whichever gateway instance holds it (the check reads the database). The connections of one
    * credential (a dashboard's many tabs, one integration's many sockets) share one check. A failed
    * check (database unreachable) keeps them and tries again next time.
@@ -194,6 +224,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         (ctx.extra as ConnExtra).secret = found.secret;
         (ctx.extra as ConnExtra).actor = actor;
         watchCredential(ctx.extra.socket, found.secret);
+        allowMessagesUpTo(ctx.extra.socket, maxMessageBytes);
         return true;
       },
       onSubscribe: (ctx, id, payload) => {

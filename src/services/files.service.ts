@@ -149,10 +149,19 @@ export class FilesService {
     return { entry: answer.data, created: answer.meta.created };
   }
 
-  /** Writes text (the GraphQL editor's save): well-formed Unicode, written as UTF-8; see write. */
-  writeText(actor: Actor | null, serverId: string, rawPath: unknown, contents: unknown): Promise<{ entry: FileEntry; created: boolean }> {
+  /**
+   * Writes text (the GraphQL editor's save): well-formed Unicode, written as UTF-8, at most
+   * FILE_EDIT_MAX_BYTES bytes (what the editor may open: FILE_TOO_LARGE, as reading a larger file is);
+   * see write. Larger files are written over REST (PUT /files/contents, up to FILE_UPLOAD_MAX_BYTES).
+   */
+  async writeText(actor: Actor | null, serverId: string, rawPath: unknown, contents: unknown): Promise<{ entry: FileEntry; created: boolean }> {
     const text = parseInput(textContentsInput, { contents }).contents;
-    return this.write(actor, serverId, rawPath, Readable.from([Buffer.from(text, 'utf8')]));
+    const bytes = Buffer.from(text, 'utf8');
+    const max = this.config.fileEditMaxBytes;
+    if (bytes.length > max) {
+      throw new AppError('FILE_TOO_LARGE', `The contents are larger than ${max} bytes (FILE_EDIT_MAX_BYTES), the most the editor saves: upload the file instead (PUT /api/v1/servers/:id/files/contents).`, { maxBytes: max });
+    }
+    return this.write(actor, serverId, rawPath, Readable.from([bytes]));
   }
 
   private async stat(t: Target, path: string): Promise<FileEntry> {
