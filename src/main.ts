@@ -74,7 +74,9 @@ async function main() {
 function localNodeLine(port: number, config: { panelUrl?: string; sftpPort: number }): string {
   const host = config.panelUrl ? new URL(config.panelUrl).hostname : 'localhost';
   const where = `local agent, console ws://${host}:${port}/console, SFTP ${host}:${config.sftpPort}`;
-  return host === 'localhost' ? `${where}\n            (reachable from this machine only: set PANEL_URL to its public address for other users)` : where;
+  // an address only this machine reaches (or none: 0.0.0.0 is where one listens, not where one goes)
+  const local = /^(localhost|127(\.\d+){3}|\[::1?\]|0\.0\.0\.0)$/i.test(host);
+  return local ? `${where}\n            (reachable from this machine only: set PANEL_URL to its public address for other users)` : where;
 }
 
 main().catch((err) => {
