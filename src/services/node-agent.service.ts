@@ -8,7 +8,7 @@ import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import { childLogger } from '../logger.js';
 import { serverSpec } from '../nodes/spec.js';
-import { SERVER_STATUSES, type NodeStats, type ServerSpec, type ServerStatus } from '../shared/node-protocol.js';
+import { SERVER_STATUSES, SFTP_REPORT_MAX_LISTED, type NodeStats, type ServerSpec, type ServerStatus } from '../shared/node-protocol.js';
 import { isUuid, parseInput } from '../validation/common.js';
 import { User } from '../entities/User.js';
 import type { ActivityRecorder } from './activity.service.js';
@@ -24,8 +24,7 @@ const stateEvent = z.object({
 });
 
 const reportText = z.string().max(4096);
-/** Files one SFTP entry names at most (src/agent/sftp/activity.ts MAX_LISTED); the rest are counted. */
-const MAX_LISTED = 50;
+const MAX_LISTED = SFTP_REPORT_MAX_LISTED;
 /** Characters of the paths one SFTP entry names, together (the agent sends 8,000 and one path at most). */
 const MAX_LISTED_CHARS = 16_384;
 const fileCount = z.number().int().min(1).max(1_000_000_000);

@@ -172,6 +172,9 @@ export interface ServerStateEvent {
   reason?: string;
 }
 
+/** Files one SFTP activity report names at most (the rest are counted): the agent sends no more, the panel takes no more. */
+export const SFTP_REPORT_MAX_LISTED = 50;
+
 /** A property of a reported action: a text, a number, a list of texts, or a list of renames. */
 export type ActivityValue = string | number | string[] | Array<{ from: string; to: string }>;
 export type ActivityProperties = Record<string, ActivityValue>;

@@ -6,8 +6,8 @@ import { intParam } from './pagination.js';
 const path = z.string({ message: 'must be a path string' }).max(8192, 'must be at most 8192 characters');
 export const listQuery = z.object({
   path: path.optional(),
-  page: intParam('page', 1, 1, 1_000_000).meta({ type: 'integer', minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1. Anything but a plain integer in range is a 422.' }),
-  limit: intParam('limit', 500, 1, 1000).meta({ type: 'integer', minimum: 1, maximum: 1000, default: 500, description: 'Entries per page, 1..1000. Anything else is a 422.' }),
+  page: intParam('page', 1, 1, 1_000_000, 'Page number, from 1. Anything but a plain integer in range is a 422.'),
+  limit: intParam('limit', 500, 1, 1000, 'Entries per page, 1..1000. Anything else is a 422.'),
 });
 export const searchQuery = z.object({ path: path.optional(), query: z.string({ message: 'must be a string' }).min(1, 'must not be empty').max(255, 'must be at most 255 characters') });
 export type FileListQuery = z.output<typeof listQuery>;

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { parseInput } from './common.js';
 
-/** An integer query parameter (a plain decimal integer in its text), `def` when absent or empty. */
-export const intParam = (name: string, def: number, min: number, max?: number) =>
+/**
+ * An integer query parameter (a plain decimal integer in its text), `def` when absent or empty,
+ * documented (OpenAPI) as the integer it is, with its bounds, its default and `description`.
+ */
+export const intParam = (name: string, def: number, min: number, max: number | undefined, description: string) =>
   z
     .union([z.string(), z.number()], { message: `${name} must be an integer` })
     .optional()
@@ -15,11 +18,12 @@ export const intParam = (name: string, def: number, min: number, max?: number) =
         return z.NEVER;
       }
       return n;
-    });
+    })
+    .meta({ type: 'integer', minimum: min, ...(max === undefined ? {} : { maximum: max }), default: def, description });
 
 export const paginationQuery = z.object({
-  page: intParam('page', 1, 1).meta({ type: 'integer', minimum: 1, default: 1, description: 'Page number, from 1. A page past the end returns `data: []` with the true `meta.total`. Anything but a plain integer ≥ 1 is a 422.' }),
-  limit: intParam('limit', 20, 1, 100).meta({ type: 'integer', minimum: 1, maximum: 100, default: 20, description: 'Items per page, 1..100. Anything else (0, 101, `abc`, `1.5`) is a 422.' }),
+  page: intParam('page', 1, 1, undefined, 'Page number, from 1. A page past the end returns `data: []` with the true `meta.total`. Anything but a plain integer ≥ 1 is a 422.'),
+  limit: intParam('limit', 20, 1, 100, 'Items per page, 1..100. Anything else (0, 101, `abc`, `1.5`) is a 422.'),
 });
 
 export interface Page {

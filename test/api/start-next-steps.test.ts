@@ -71,7 +71,7 @@ test('start and restart of a server whose install failed say what to do next (42
     const res = await p.request('POST', `/api/v1/servers/${id}/${action}`, { token: owner.token });
     expect([res.status, res.body.error.code]).toEqual([422, 'INVALID_STATE']);
     expect(res.body.error.message).toBe(
-      "The install script failed (its output is in the console): reinstall the server once what it needs is there, or ask an administrator to fix or clear the blueprint's install script first.",
+      "The install script failed (its output is in the console): reinstall the server once what the script needs is there, or ask an administrator to fix or clear the blueprint's install script first.",
     );
   }
 }, 60_000);

@@ -87,8 +87,8 @@ const UNMAPPED_NOTICE =
  * Why a server whose install failed is not started, and what to do: a reinstall runs the same script
  * again, so it helps only once what failed is fixed (a missing download, the blueprint's script).
  */
-const INSTALL_FAILED_MESSAGE =
-  "The install script failed (its output is in the console): reinstall the server once what it needs is there, or ask an administrator to fix or clear the blueprint's install script first.";
+const INSTALL_FAILED_NEXT = "reinstall the server once what the script needs is there, or ask an administrator to fix or clear the blueprint's install script first";
+const INSTALL_FAILED_MESSAGE = `The install script failed (its output is in the console): ${INSTALL_FAILED_NEXT}.`;
 
 const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
@@ -630,7 +630,7 @@ export class Server extends EventEmitter {
       this.setStatus('offline', { exitCode: 0, reason: null });
     } else {
       const how = info.error ? info.error.message : info.code !== null ? `exit code ${info.code}` : `signal ${info.signal}`;
-      this.console.system(`Installation failed (${how}): reinstall the server once what the script needs is there, or ask an administrator to fix or clear the blueprint's install script`, 'install');
+      this.console.system(`Installation failed (${how}): ${INSTALL_FAILED_NEXT}`, 'install');
       this.setStatus('install_failed', { exitCode: info.code, reason: 'install_failed' });
     }
   }

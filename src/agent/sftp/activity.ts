@@ -9,11 +9,11 @@
  * of a single file also has the file manager's own keys (`path` for an upload, `from` and `to` for a
  * rename), so that it reads like theirs.
  */
-import type { ActivityProperties, ConsoleActivityReport } from '../../shared/node-protocol';
+import { SFTP_REPORT_MAX_LISTED, type ActivityProperties, type ConsoleActivityReport } from '../../shared/node-protocol';
 
 const FLUSH_AFTER_MS = 2_000;
 /** Files named in one entry at most (the rest are counted). */
-export const MAX_LISTED = 50;
+export const MAX_LISTED = SFTP_REPORT_MAX_LISTED;
 /** Characters of paths named in one entry at most (always the first path, cut at 4096 at most). */
 const MAX_LISTED_CHARS = 8_000;
 const MAX_PATH_CHARS = 4_096;
