@@ -214,48 +214,52 @@ async function transferRounds({ panelUrl, panelPid, userToken, serverId, src, wo
   const downRss = [];
   const upCpu = [];
   const downCpu = [];
-  for (let i = 0; i < rounds; i++) {
-    // the plain copy: the same bytes read and written on the same disk (its page cache warm, as for the upload)
-    copy.push((await timed(() => execFileSync('cp', ['--reflink=never', src, path.join(work, 'copy.bin')]), true)).seconds);
-    fs.rmSync(path.join(work, 'copy.bin'));
+  try {
+    for (let i = 0; i < rounds; i++) {
+      // the plain copy: the same bytes read and written on the same disk (its page cache warm, as for the upload)
+      copy.push((await timed(() => execFileSync('cp', ['--reflink=never', src, path.join(work, 'copy.bin')]), true)).seconds);
+      fs.rmSync(path.join(work, 'copy.bin'));
 
-    let m = await measureCpu(server.pid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), server.url), true), false);
-    bare.push(m.seconds);
-    bareCpu.push(m.cpu);
-    fs.rmSync(path.join(work, 'down.bin'));
-    relayDown.push((await timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), relay.url), true)).seconds);
-    fs.rmSync(path.join(work, 'down.bin'));
+      let m = await measureCpu(server.pid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), server.url), true), false);
+      bare.push(m.seconds);
+      bareCpu.push(m.cpu);
+      fs.rmSync(path.join(work, 'down.bin'));
+      relayDown.push((await timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin'), relay.url), true)).seconds);
+      fs.rmSync(path.join(work, 'down.bin'));
 
-    let stop = sampleRss(panelPid);
-    m = await measureCpu(panelPid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin')), true));
-    down.push(m.seconds);
-    downCpu.push(m.cpu);
-    downRss.push(stop());
-    if (fs.statSync(path.join(work, 'down.bin')).size !== sizeMiB * MIB) throw new Error('the download is not the size of the upload');
-    fs.rmSync(path.join(work, 'down.bin'));
+      let stop = sampleRss(panelPid);
+      m = await measureCpu(panelPid, () => timed(() => download(panelUrl, userToken, serverId, path.join(work, 'down.bin')), true));
+      down.push(m.seconds);
+      downCpu.push(m.cpu);
+      downRss.push(stop());
+      if (fs.statSync(path.join(work, 'down.bin')).size !== sizeMiB * MIB) throw new Error('the download is not the size of the upload');
+      fs.rmSync(path.join(work, 'down.bin'));
 
-    m = await measureCpu(server.pid, () => timed(() => putRaw(server.url, userToken, src), false), false);
-    bareUp.push(m.seconds);
-    bareUpCpu.push(m.cpu);
-    fs.rmSync(path.join(work, 'bare-up.bin'));
-    relayUp.push((await timed(() => putRaw(relay.url, userToken, src), false)).seconds);
-    fs.rmSync(path.join(work, 'bare-up.bin'));
+      m = await measureCpu(server.pid, () => timed(() => putRaw(server.url, userToken, src), false), false);
+      bareUp.push(m.seconds);
+      bareUpCpu.push(m.cpu);
+      fs.rmSync(path.join(work, 'bare-up.bin'));
+      relayUp.push((await timed(() => putRaw(relay.url, userToken, src), false)).seconds);
+      fs.rmSync(path.join(work, 'bare-up.bin'));
 
-    stop = sampleRss(panelPid);
-    m = await measureCpu(panelPid, () => timed(() => upload(panelUrl, userToken, serverId, src, 'up.bin'), false));
-    up.push(m.seconds);
-    upCpu.push(m.cpu);
-    await removeFile(panelUrl, userToken, serverId, '/up.bin');
-    m = await measureCpu(panelPid, () => timed(() => putRaw(new URL(`/api/v1/servers/${serverId}/files/contents?path=/up.bin`, panelUrl), userToken, src), false));
-    raw.push(m.seconds);
-    rawCpu.push(m.cpu);
-    upRss.push(stop());
-    await removeFile(panelUrl, userToken, serverId, '/up.bin');
-    const x = (t) => `${mbps(t)} MiB/s (${round2(copy[i] / t)}x)`;
-    log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s; download: bare server ${x(bare[i])}, through a bare relay ${x(relayDown[i])}, panel ${x(down[i])}; upload: bare server ${x(bareUp[i])}, through a bare relay ${x(relayUp[i])}, panel ${x(up[i])}, raw PUT ${x(raw[i])}`);
+      stop = sampleRss(panelPid);
+      m = await measureCpu(panelPid, () => timed(() => upload(panelUrl, userToken, serverId, src, 'up.bin'), false));
+      up.push(m.seconds);
+      upCpu.push(m.cpu);
+      await removeFile(panelUrl, userToken, serverId, '/up.bin');
+      m = await measureCpu(panelPid, () => timed(() => putRaw(new URL(`/api/v1/servers/${serverId}/files/contents?path=/up.bin`, panelUrl), userToken, src), false));
+      raw.push(m.seconds);
+      rawCpu.push(m.cpu);
+      upRss.push(stop());
+      await removeFile(panelUrl, userToken, serverId, '/up.bin');
+      const x = (t) => `${mbps(t)} MiB/s (${round2(copy[i] / t)}x)`;
+      log(`  files: round ${i + 1}: cp ${mbps(copy[i])} MiB/s; download: bare server ${x(bare[i])}, through a bare relay ${x(relayDown[i])}, panel ${x(down[i])}; upload: bare server ${x(bareUp[i])}, through a bare relay ${x(relayUp[i])}, panel ${x(up[i])}, raw PUT ${x(raw[i])}`);
+    }
+  } finally {
+    // the bare servers are processes of their own: they go whatever happened
+    server.close();
+    relay.close();
   }
-  server.close();
-  relay.close();
   const rss = (all) => ({ beforeMiB: all[0].beforeMiB, peakMiB: Math.max(...all.map((r) => r.peakMiB)) });
   const summary = (times) => {
     const ratios = times.map((t, i) => round2(copy[i] / t));
