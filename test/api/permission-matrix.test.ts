@@ -64,6 +64,8 @@ async function freshSchedule(): Promise<string> {
   return r.body.data.id;
 }
 
+/** How many renames and resizes the matrix has asked for (each asks for a value the server does not have yet). */
+let renames = 0;
 const rest = (method: string, path: string, body?: (() => Promise<unknown>) | unknown) => async (token: string) => {
   const b = typeof body === 'function' ? await (body as () => Promise<unknown>)() : body;
   return p.request(method, `/api/v1${path.replace(':id', serverId)}`, { token, ...(b !== undefined ? { body: b } : {}) });
@@ -81,8 +83,9 @@ function outcomeOf(r: { status: number; body: any }, protocol: 'rest' | 'graphql
 
 const OPS: Op[] = [
   { name: 'get server', key: '', rest: rest('GET', '/servers/:id'), graphql: graph('query($id: ID!) { server(id: $id) { id permissions } }') },
-  { name: 'rename', key: 'settings.rename', rest: rest('PATCH', '/servers/:id', { name: 'renamed' }), graphql: graph('mutation($id: ID!) { updateServer(id: $id, input: { description: "d" }) { id } }') },
-  { name: 'resize', key: 'owner', rest: rest('PATCH', '/servers/:id', { memory: 96 }), graphql: graph('mutation($id: ID!) { updateServer(id: $id, input: { memory: 96 }) { id } }') },
+  // a new value each time: a PATCH that changes nothing needs no key (src/services/servers.service.ts withoutUnchanged)
+  { name: 'rename', key: 'settings.rename', rest: rest('PATCH', '/servers/:id', async () => ({ name: `renamed ${++renames}` })), graphql: graph('mutation($id: ID!, $d: String) { updateServer(id: $id, input: { description: $d }) { id } }', async () => ({ d: `described ${++renames}` })) },
+  { name: 'resize', key: 'owner', rest: rest('PATCH', '/servers/:id', async () => ({ memory: 64 + ++renames })), graphql: graph('mutation($id: ID!, $m: Int) { updateServer(id: $id, input: { memory: $m }) { id } }', async () => ({ m: 64 + ++renames })) },
   { name: 'start', key: 'control.start', rest: rest('POST', '/servers/:id/start'), graphql: graph('mutation($id: ID!) { startServer(id: $id) { id } }') },
   { name: 'stop', key: 'control.stop', rest: rest('POST', '/servers/:id/stop'), graphql: graph('mutation($id: ID!) { stopServer(id: $id) { id } }') },
   { name: 'restart', key: 'control.restart', rest: rest('POST', '/servers/:id/restart'), graphql: graph('mutation($id: ID!) { restartServer(id: $id) { id } }') },
