@@ -8,7 +8,9 @@ import { toPage } from '../schema/page.js';
 import type { ImportedBlueprint } from '../services/blueprints.service.js';
 import { variablesShownTo } from '../services/server-variables.js';
 import { parsePagination } from '../validation/pagination.js';
-import { given, plain } from './util.js';
+import { given } from './util.js';
+
+const asSent = (input: object) => given(input, { keepNull: true });
 
 /** Top-level fields whose null means something (UpdateBlueprintInput: no install script, no ready pattern, the default shell). */
 const MEANINGFUL_NULLS = ['install', 'ready', 'installShell'] as const;
@@ -19,9 +21,9 @@ const MEANINGFUL_NULLS = ['install', 'ready', 'installShell'] as const;
  */
 function body(input: CreateBlueprintInput | UpdateBlueprintInput): Record<string, unknown> {
   const out = given(input, { keepNull: MEANINGFUL_NULLS });
-  if (Array.isArray(input.variables)) out.variables = input.variables.map((v) => plain(v));
-  if (Array.isArray(input.configFiles)) out.configFiles = input.configFiles.map((f) => plain(f));
-  if (input.defaults) out.defaults = plain(input.defaults);
+  if (Array.isArray(input.variables)) out.variables = input.variables.map(asSent);
+  if (Array.isArray(input.configFiles)) out.configFiles = input.configFiles.map(asSent);
+  if (input.defaults) out.defaults = asSent(input.defaults);
   return out;
 }
 
