@@ -17,7 +17,7 @@ import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { Paginated } from '../validation/pagination.js';
-import { createServerInput, fixedFieldsChanged, updateServerInput, type UpdateServerInput } from '../validation/servers.js';
+import { createServerInput, FIXED_FIELDS, fixedFieldsGiven, updateServerInput, type UpdateServerInput } from '../validation/servers.js';
 import type { Actor } from './actor.js';
 import { isAdmin, requireActor } from './actor.js';
 import { noProvisioner, type ServerProvisioner } from './provisioner.js';
@@ -263,7 +263,7 @@ export class ServersService {
     const a = requireActor(actor);
     const { server: current, access } = await this.access(a, id);
     const data = withoutUnchanged(parseInput(updateServerInput, input), current);
-    const fixed = fixedFieldsChanged(data, current);
+    const fixed = fixedFieldsGiven(data);
     if (Object.keys(fixed).length) throw AppError.validation(fixed);
     const changesSettings = data.memory !== undefined || data.cpu !== undefined || data.disk !== undefined || data.backupLimit !== undefined || data.variables !== undefined || data.autoRestart !== undefined;
     if (changesSettings) demandOwner(access, 'change its memory, cpu, disk, backup limit, variables or auto-restart');
@@ -429,7 +429,7 @@ async function assertFits(em: EntityManager, node: Node, want: Allocation, had: 
  */
 function withoutUnchanged(data: UpdateServerInput, server: Server): UpdateServerInput {
   const out: UpdateServerInput = { ...data };
-  for (const k of ['name', 'description', 'memory', 'cpu', 'disk', 'backupLimit', 'autoRestart'] as const) {
+  for (const k of ['name', 'description', 'memory', 'cpu', 'disk', 'backupLimit', 'autoRestart', ...FIXED_FIELDS] as const) {
     if (out[k] !== undefined && out[k] === server[k]) delete out[k];
   }
   if (out.variables) {

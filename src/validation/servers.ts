@@ -75,22 +75,21 @@ export const createServerInput = z.object({
 });
 export type CreateServerInput = z.output<typeof createServerInput>;
 
-/** A field that cannot change: its current value is accepted (a record sent back as GET gave it), any other is refused by the service (fixedFieldsChanged). */
+/** A field that cannot change: its current value is accepted (a record sent back as GET gave it), any other is refused by the service (fixedFieldsGiven). */
 const fixed = (what: string) =>
   z
     .unknown()
     .meta({ description: `Cannot be changed: the server's current value is accepted and ignored; any other is a 422 VALIDATION_ERROR (create a new server on another ${what} instead).` })
     .optional();
 
-/** The fields of `data` that would change what cannot change on `server`, with their messages. */
-export function fixedFieldsChanged(data: UpdateServerInput, server: { nodeId: string; blueprintId: string; ownerId: string }): Record<string, string> {
+/** The fields that cannot change, and what a server of another one is. */
+const FIXED = { nodeId: 'node', blueprintId: 'blueprint', ownerId: 'owner' } as const;
+export const FIXED_FIELDS = Object.keys(FIXED) as (keyof typeof FIXED)[];
+
+/** The fields of an update that cannot change and are given (once those equal to the server's are left out), with their messages. */
+export function fixedFieldsGiven(data: UpdateServerInput): Record<string, string> {
   const fields: Record<string, string> = {};
-  const check = (key: 'nodeId' | 'blueprintId' | 'ownerId', what: string) => {
-    if (data[key] !== undefined && data[key] !== server[key]) fields[key] = `cannot be changed: create a new server on another ${what} instead`;
-  };
-  check('nodeId', 'node');
-  check('blueprintId', 'blueprint');
-  check('ownerId', 'owner');
+  for (const key of FIXED_FIELDS) if (data[key] !== undefined) fields[key] = `cannot be changed: create a new server on another ${FIXED[key]} instead`;
   return fields;
 }
 
