@@ -96,14 +96,29 @@ function localParts(at: Date, timeZone: string): Intl.DateTimeFormatPart[] {
 
 async function backupAndWait(backups: BackupsService, em: () => EntityManager, serverId: string, by: ActedBy, wait: (ms: number) => Promise<void>, timezone: string): Promise<void> {
   const made = await backups.createRotating(serverId, scheduledBackupName(new Date(), timezone), by);
-  const until = Date.now() + BACKUP_WAIT_MS;
+  await pollRow(
+    () => em().fork().findOne(Backup, { id: made.id }),
+    (b) => {
+      if (!b) throw new Error('the backup was deleted before it completed');
+      if (b.status === 'failed') throw new Error(`the backup failed: ${b.error ?? 'no reason given'}`);
+      return b.status === 'completed';
+    },
+    { boundMs: BACKUP_WAIT_MS, everyMs: 500, wait, timedOut: () => new Error('the backup did not complete within 6 hours') },
+  );
+}
+
+/**
+ * Reads a row every `everyMs` (with the run's `wait`, which the panel's stop cuts short) until `done`
+ * says so (or throws); throws `timedOut(last row)` once `boundMs` has passed: what a task that waits
+ * for what it started does (a backup made, a server in a state).
+ */
+async function pollRow<T>(read: () => Promise<T>, done: (row: T) => boolean, o: { boundMs: number; everyMs: number; wait: (ms: number) => Promise<void>; timedOut: (row: T) => Error }): Promise<void> {
+  const until = Date.now() + o.boundMs;
   for (;;) {
-    const b = await em().fork().findOne(Backup, { id: made.id });
-    if (!b) throw new Error('the backup was deleted before it completed');
-    if (b.status === 'completed') return;
-    if (b.status === 'failed') throw new Error(`the backup failed: ${b.error ?? 'no reason given'}`);
-    if (Date.now() > until) throw new Error('the backup did not complete within 6 hours');
-    await wait(500);
+    const row = await read();
+    if (done(row)) return;
+    if (Date.now() >= until) throw o.timedOut(row);
+    await o.wait(Math.min(o.everyMs, Math.max(until - Date.now(), 1)));
   }
 }
 
@@ -114,18 +129,19 @@ async function backupAndWait(backups: BackupsService, em: () => EntityManager, s
 async function awaitStatus(em: () => EntityManager, serverId: string, action: PowerAction, graceMs: number, wait: (ms: number) => Promise<void>, after = `the ${action}`): Promise<void> {
   const rule = POWER_WAITS[action];
   const bound = rule.boundMs(graceMs);
-  const until = Date.now() + bound;
-  for (;;) {
-    const server = await em().fork().findOne(Server, { id: serverId }, { fields: ['status'] });
-    if (!server) throw new Error(SERVER_DELETED);
-    if (rule.reached.includes(server.status)) return;
-    if (Date.now() >= until) {
-      throw new Error(
-        `the server was still ${server.status} ${Math.round(bound / 1000)} s after ${after} (the task waits until it is ${rule.reached.join(' or ')}): ${rule.advice}`,
-      );
-    }
-    await wait(Math.min(STATUS_POLL_MS, Math.max(until - Date.now(), 1)));
-  }
+  await pollRow(
+    () => em().fork().findOne(Server, { id: serverId }, { fields: ['status'] }),
+    (server) => {
+      if (!server) throw new Error(SERVER_DELETED);
+      return rule.reached.includes(server.status);
+    },
+    {
+      boundMs: bound,
+      everyMs: STATUS_POLL_MS,
+      wait,
+      timedOut: (server) => new Error(`the server was still ${server!.status} ${Math.round(bound / 1000)} s after ${after} (the task waits until it is ${rule.reached.join(' or ')}): ${rule.advice}`),
+    },
+  );
 }
 
 /** `stopGraceSeconds`: the panel's STOP_GRACE_SECONDS (src/config.ts), the bound of a stop's wait. */
