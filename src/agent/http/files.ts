@@ -150,21 +150,19 @@ async function download(ask: (r: FileRequest) => ReturnType<FileWorkers['request
   const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? '').trim());
   let start = range ? Number(range[1]) : undefined;
   const end = range && range[2] ? Number(range[2]) : undefined;
-  let { res: answer, body } = await ask({ op: 'download', path, start, end });
-  if (!answer.ok) {
-    body.destroy();
-    fail(answer);
-  }
-  let { size, length } = answer.result as { size: number; length: number };
-  if (start !== undefined && (start >= size || (end !== undefined && end < start))) {
-    body.destroy();
-    start = undefined;
-    ({ res: answer, body } = await ask({ op: 'download', path }));
+  const open = async (from?: number, to?: number) => {
+    const { res: answer, body } = await ask({ op: 'download', path, start: from, end: to });
     if (!answer.ok) {
       body.destroy();
       fail(answer);
     }
-    ({ size, length } = answer.result as { size: number; length: number });
+    return { body, ...(answer.result as { size: number; length: number }) };
+  };
+  let { body, size, length } = await open(start, end);
+  if (start !== undefined && (start >= size || (end !== undefined && end < start))) {
+    body.destroy();
+    start = undefined;
+    ({ body, size, length } = await open());
   }
   const headers: Record<string, string | number> = { 'content-type': 'application/octet-stream', 'accept-ranges': 'bytes', 'cache-control': 'no-store', 'content-length': length };
   if (start !== undefined) headers['content-range'] = `bytes ${start}-${start + length - 1}/${size}`;
