@@ -43,9 +43,23 @@ export interface PanelClientOptions {
   /** max events per POST (default 500) */
   batchSize?: number;
   requestTimeoutMs?: number;
+  /**
+   * How long an activity report (a console command, an SFTP action) waits for others to go with it
+   * (default REPORT_GATHER_MS); a state change or a backup's end is sent at once, with what waits.
+   */
+  reportGatherMs?: number;
   minBackoffMs?: number;
   maxBackoffMs?: number;
 }
+
+/**
+ * What an activity report waits for company: a console typed into quickly, or a driver sending a
+ * command a tick, makes one request (and one panel transaction) a fifth of a second instead of one a
+ * command. The activity log shows an entry that much later.
+ */
+export const REPORT_GATHER_MS = 200;
+
+const isActivity = (e: AgentEvent): boolean => 'kind' in e && e.kind === 'activity';
 
 export class PanelRequestError extends Error {
   constructor(
@@ -75,6 +89,8 @@ export class PanelClient {
   private queue: AgentEvent[] = [];
   private sending = false;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** While activity reports wait for company (see REPORT_GATHER_MS). */
+  private gatherTimer: NodeJS.Timeout | null = null;
   private backoff: number;
   private closed = false;
   private readonly base: URL;
@@ -248,7 +264,27 @@ export class PanelClient {
       // the file keeps the dropped lines until it holds twice the limit (one rewrite per `max` events)
       if (this.fileLines >= 2 * this.max) this.rewrite();
     }
-    if (!this.retryTimer) void this.flush();
+    if (this.retryTimer) return;
+    if (isActivity(event)) this.gather();
+    else void this.flush();
+  }
+
+  /** Sends what is queued once REPORT_GATHER_MS have passed (at once with a gather time of 0). */
+  private gather(): void {
+    const ms = this.opts.reportGatherMs ?? REPORT_GATHER_MS;
+    if (ms <= 0) return void this.flush();
+    if (this.gatherTimer) return;
+    this.gatherTimer = setTimeout(() => {
+      this.gatherTimer = null;
+      void this.flush();
+    }, ms);
+  }
+
+  /** Ends a wait for company: what it gathered goes with the request being made now. */
+  private stopGathering(): void {
+    if (!this.gatherTimer) return;
+    clearTimeout(this.gatherTimer);
+    this.gatherTimer = null;
   }
 
   /**
@@ -291,6 +327,7 @@ export class PanelClient {
 
   private async flush(): Promise<void> {
     if (this.sending || this.closed || !this.started) return;
+    this.stopGathering();
     this.sending = true;
     try {
       while (this.queue.length > 0 && !this.closed) {
@@ -336,6 +373,7 @@ export class PanelClient {
   async drain(timeoutMs: number): Promise<boolean> {
     if (this.queue.length === 0 && !this.sending) return true;
     if (!this.started) this.start();
+    else if (this.gatherTimer) void this.flush();
     else if (this.retryTimer) {
       clearTimeout(this.retryTimer);
       this.retryTimer = null;
@@ -350,6 +388,7 @@ export class PanelClient {
   /** Stops sending; the queue file keeps what was not delivered (and what is queued from now on) for the next start. */
   close(): void {
     this.closed = true;
+    this.stopGathering();
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = null;
     for (const w of this.idleWaiters) w();

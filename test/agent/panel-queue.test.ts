@@ -157,3 +157,56 @@ test('a queue of reports only: over the limit the oldest reports go (nothing els
     client.close();
   }
 });
+
+const command = (i: number): AgentEvent => ({ kind: 'activity', serverId: 'sa', userId: 'u1', event: 'server:console.command', properties: { command: `spam ${i}` }, ip: '127.0.0.1', at: new Date().toISOString() });
+
+describe('activity reports wait for company', () => {
+  test('a command every 10 ms for 200 ms reaches the panel in a few requests, every report once and in order', async () => {
+    let requests = 0;
+    const p = await fakePanel((_events, res) => {
+      requests++;
+      res.writeHead(204).end();
+    });
+    const client = new PanelClient({ panelUrl: p.url, nodeId, nodeKey, queueFile: path.join(dir, 'q.jsonl') });
+    try {
+      for (let i = 0; i < 20; i++) {
+        client.enqueue(command(i));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await until(() => p.received.length === 20);
+      expect(p.received.map((e) => ('properties' in e ? e.properties.command : null))).toEqual(Array.from({ length: 20 }, (_, i) => `spam ${i}`));
+      // one request per command before; now one per REPORT_GATHER_MS (the loop takes 200 ms and more)
+      expect(requests).toBeLessThanOrEqual(4);
+    } finally {
+      client.close();
+      await p.close();
+    }
+  });
+
+  test('a state change does not wait: it goes at once, and takes the gathered reports with it', async () => {
+    const p = await fakePanel((_events, res) => res.writeHead(204).end());
+    const client = new PanelClient({ panelUrl: p.url, nodeId, nodeKey, reportGatherMs: 600_000 });
+    try {
+      client.enqueue(command(1));
+      client.enqueue(state(1));
+      await until(() => p.received.length === 2);
+      expect(ids(p.received)).toEqual(['activity:sa', 's1']);
+    } finally {
+      client.close();
+      await p.close();
+    }
+  });
+
+  test('drain sends the gathered reports without waiting out the gather time', async () => {
+    const p = await fakePanel((_events, res) => res.writeHead(204).end());
+    const client = new PanelClient({ panelUrl: p.url, nodeId, nodeKey, reportGatherMs: 600_000 });
+    try {
+      client.enqueue(command(1));
+      expect(await client.drain(5000)).toBe(true);
+      expect(ids(p.received)).toEqual(['activity:sa']);
+    } finally {
+      client.close();
+      await p.close();
+    }
+  });
+});
