@@ -337,8 +337,8 @@ export class PanelClient {
         } catch (e) {
           const status = e instanceof PanelRequestError ? e.status : 0;
           if (status === 400 || status === 413 || status === 422) {
-            // the panel will never accept this batch: do not block the queue forever
-            log.error({ err: (e as Error).message, events: batch.length }, 'panel rejected state events; dropping them');
+            // the panel will never take this batch (or the events it names: it applied the others)
+            log.error({ err: (e as Error).message, events: batch.length }, 'panel refused events of a batch; dropping the batch');
             this.take(batch);
             continue;
           }

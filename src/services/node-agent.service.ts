@@ -9,6 +9,7 @@ import { Server } from '../entities/Server.js';
 import { childLogger } from '../logger.js';
 import { serverSpec } from '../nodes/spec.js';
 import { SERVER_STATUSES, SFTP_REPORT_MAX_LISTED, type NodeStats, type ServerSpec, type ServerStatus } from '../shared/node-protocol.js';
+import { AppError } from '../errors.js';
 import { isUuid, parseInput } from '../validation/common.js';
 import { User } from '../entities/User.js';
 import type { ActivityRecorder } from './activity.service.js';
@@ -107,8 +108,42 @@ const restoreReport = z.object({
 });
 export type BackupProgressReport = z.output<typeof backupReport> | z.output<typeof restoreReport>;
 
-const eventsInput = z.object({ events: z.array(z.union([activityReport, backupReport, restoreReport, stateEvent])).max(10_000) });
+const agentEvent = z.union([activityReport, backupReport, restoreReport, stateEvent]);
+type AgentEventInput = z.output<typeof agentEvent>;
+/** The batch's envelope; each event is checked on its own (see takeEvents). */
+const eventsInput = z.object({ events: z.array(z.unknown()).max(10_000) });
 type ActivityReport = z.output<typeof activityReport>;
+
+/**
+ * What is wrong with an event, as the kind of event it comes closest to being: of a union's
+ * alternatives, the one with the fewest issues (an SFTP delete with a bad count, not "no `status`").
+ */
+function closestIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | undefined {
+  const first = issues[0];
+  if (first?.code !== 'invalid_union' || !first.errors.length) return first;
+  const best = first.errors.reduce((a, b) => (b.length < a.length ? b : a));
+  const inner = closestIssue(best);
+  return inner && { ...inner, path: [...first.path, ...inner.path] };
+}
+
+/**
+ * The batch's well-formed events, and a VALIDATION_ERROR naming the others (`events.<index>.<field>`),
+ * or null when there are none. One malformed event (a report an older or newer agent words otherwise)
+ * costs only itself: the node drops a batch the panel refuses, and the rest of it would go with it.
+ */
+function takeEvents(events: unknown[]): { taken: AgentEventInput[]; refused: AppError | null } {
+  const taken: AgentEventInput[] = [];
+  const fields: Record<string, string> = {};
+  events.forEach((event, i) => {
+    const r = agentEvent.safeParse(event);
+    if (r.success) return void taken.push(r.data);
+    const issue = closestIssue(r.error.issues);
+    fields[['events', i, ...(issue?.path ?? [])].join('.')] = issue?.message ?? 'Invalid event';
+  });
+  const count = events.length - taken.length;
+  const refused = count ? AppError.validation(fields, `${count} of the ${events.length} events are malformed and were left out; the others were applied.`) : null;
+  return { taken, refused };
+}
 
 const heartbeatInput = z.object({
   stats: z.object({
@@ -149,10 +184,18 @@ export class NodeAgentService {
 
   /**
    * Applies state changes in order and records the console actions reported with them. Unknown
-   * servers (deleted meanwhile) and servers of other nodes are skipped.
+   * servers (deleted meanwhile) and servers of other nodes are skipped; malformed events are left out
+   * and named in a VALIDATION_ERROR thrown once the others are applied.
    */
   async applyEvents(node: Node, input: unknown): Promise<number> {
-    const { events } = parseInput(eventsInput, input);
+    const { taken: events, refused } = takeEvents(parseInput(eventsInput, input).events);
+    if (refused) log.warn({ nodeId: node.id, refused: refused.details }, 'a node sent malformed events; the others of its batch are applied');
+    const applied = await this.applyTaken(node, events);
+    if (refused) throw refused;
+    return applied;
+  }
+
+  private async applyTaken(node: Node, events: AgentEventInput[]): Promise<number> {
     const ids = [...new Set(events.map((e) => e.serverId))].filter(isUuid);
     const servers = new Map((await this.em.find(Server, { id: { $in: ids }, node: node.id })).map((s) => [s.id, s]));
     const reports = events.filter((e): e is ActivityReport => 'kind' in e && e.kind === 'activity' && servers.has(e.serverId));

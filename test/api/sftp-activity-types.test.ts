@@ -124,6 +124,18 @@ describe("the panel's intake of a node's reports", () => {
     expect(ren?.properties).toEqual({ via: 'sftp', count: 1, renames: [{ from: '/old/a', to: '/old/b' }] });
   });
 
+  test('a malformed report costs only itself: the rest of its batch is recorded, and the answer names it', async () => {
+    const r = await send([
+      report('server:console.command', { command: 'say before' }),
+      report('server:file.delete', { via: 'sftp', count: 'many', paths: ['/a'] }),
+      report('server:console.command', { command: 'say after' }),
+    ]);
+    const said = (await entriesOf(serverId, 'server:console.command')).map((e) => e.properties.command);
+    expect(said).toEqual(expect.arrayContaining(['say before', 'say after']));
+    expect([r.status, r.body.error.code]).toEqual([422, 'VALIDATION_ERROR']);
+    expect(Object.keys(r.body.error.details.fields)).toEqual(['events.1.properties.count']);
+  });
+
   test.each([
     ['a count that is not a whole number', 'server:file.delete', { via: 'sftp', count: 1.5, paths: ['/a'] }],
     ['a count that is text', 'server:file.delete', { via: 'sftp', count: 'many', paths: ['/a'] }],
