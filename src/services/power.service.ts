@@ -82,11 +82,18 @@ export class PowerService {
   /**
    * A power action on a server already authorized (by power() or a schedule): asks its node, records
    * the activity entry with `by` and keeps the recorded status in step with the node's answer.
+   *
+   * The answer is the node's status when it answered; its event queue (NodeAgentService.applyEvents,
+   * another request) may have recorded a later one before the answer got here (`running` before the
+   * start's `starting`). So the answer is written only where the row still has the status read before
+   * the call, and the server returned (a managed entity, so that no later flush writes a stale status)
+   * is re-read: it is what is recorded.
    */
   async powerServer(server: Server, action: PowerAction, by: ActedBy): Promise<Server> {
     if (server.status === 'installing' && action !== 'kill') {
       throw AppError.invalidState('The server is still installing.');
     }
+    const read = server.status;
     const state = await this.agents.call<{ status: ServerStatus; exitCode?: number | null; reason?: string | null }>(
       server.node,
       'POST',
@@ -95,14 +102,17 @@ export class PowerService {
       POWER_TIMEOUT_MS,
     );
     await this.activity.record({ event: `server:power.${action}`, serverId: server.id, actor: by.actor, ...(by.properties ? { properties: by.properties } : {}) });
-    if (state?.status && state.status !== server.status) {
-      server.status = state.status;
+    if (state?.status && state.status !== read) {
+      const answer: Partial<Pick<Server, 'status' | 'lastStopReason' | 'lastExitCode' | 'updatedAt'>> = { status: state.status, updatedAt: new Date() };
       // A kill answers once the process is gone: record how it ended now, not only when the event lands.
       if (state.status === 'offline' && state.reason) {
-        server.lastStopReason = state.reason;
-        if (state.exitCode !== undefined) server.lastExitCode = state.exitCode;
+        answer.lastStopReason = state.reason;
+        if (state.exitCode !== undefined) answer.lastExitCode = state.exitCode;
       }
-      await this.em.flush();
+      const written = await this.em.nativeUpdate(Server, { id: server.id, status: read }, answer);
+      if (!written) log.debug({ serverId: server.id, action, answered: state.status }, 'the status changed while the node answered: the newer one stands');
+      // the entity (and its unit of work's snapshot) as recorded; a server deleted meanwhile is returned as it was
+      await this.em.refresh(server);
     }
     return server;
   }
