@@ -48,6 +48,9 @@ export function createApp(deps: AppDeps): Express {
   const { config, orm, services, limiter } = deps;
   const app = express();
   app.disable('x-powered-by');
+  // no ETag on API answers: a request with If-None-Match would get a 304, which CONTRACT §1 does not
+  // list (the web page's files keep theirs: express.static makes its own)
+  app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(
     helmet({

@@ -78,6 +78,16 @@ describe('bodies, paths and plant names that cannot be read', () => {
     expect(answer.body.data.id).toEqual(expect.any(String));
   });
 
+  test('a conditional GET is answered 200 with the body: the API uses only the statuses CONTRACT §1 lists (no ETag, no 304)', async () => {
+    const first = await p.request('GET', '/api/v1/servers', { token });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('etag')).toBeNull();
+    for (const tag of ['*', 'W/"x"']) {
+      const again = await p.request('GET', '/api/v1/servers', { token, headers: { 'if-none-match': tag } });
+      expect([again.status, again.body.meta.total]).toEqual([200, first.body.meta.total]);
+    }
+  });
+
   test('OPTIONS is a method no route has: 404 in the error shape, not a plain-text list of methods', async () => {
     expectError(await p.request('OPTIONS', '/api/v1/servers', { token }), 404, 'NOT_FOUND');
     expectError(await p.request('OPTIONS', '/api/v1/users/me'), 404, 'NOT_FOUND');
