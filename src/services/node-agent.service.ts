@@ -223,7 +223,11 @@ export class NodeAgentService {
     return applied;
   }
 
-  /** Console and SFTP actions as activity entries of their users (reports naming an unknown user are dropped). */
+  /**
+   * Console and SFTP actions as activity entries of their users (reports naming an unknown user are
+   * dropped), written in the batch's transaction: the node drops what the panel acknowledged, so an
+   * entry that could not be written must fail the batch (the node sends it again), not be lost.
+   */
   private async recordReports(reports: ActivityReport[]): Promise<void> {
     if (!reports.length) return;
     const userIds = [...new Set(reports.map((r) => r.userId))].filter(isUuid);
@@ -231,7 +235,7 @@ export class NodeAgentService {
     for (const r of reports) {
       const user = users.get(r.userId);
       if (!user) continue;
-      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: 'via' in r.properties ? r.properties : { via: 'console', ...r.properties } });
+      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: 'via' in r.properties ? r.properties : { via: 'console', ...r.properties } }, this.em);
     }
   }
 

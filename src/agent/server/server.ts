@@ -548,6 +548,9 @@ export class Server extends EventEmitter {
     // set after stop(), which clears a pending restart
     this.restartPending = true;
     this.desiredRunning = true;
+    // and written: stop() saved `desiredRunning: false`, and an agent killed before the start would
+    // leave the server offline at its next boot
+    this.emit('persist');
   }
 
   async power(action: string): Promise<void> {
