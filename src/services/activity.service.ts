@@ -42,6 +42,8 @@ export interface ActivityRecorder {
 export const noRecorder: ActivityRecorder = { record: async () => undefined };
 
 export interface NewActivity {
+  /** The entry's id when the caller has one (a node's report); else a new one. */
+  id?: string;
   event: string;
   serverId?: string | null;
   /** The signed-in caller. */
@@ -166,7 +168,7 @@ export class ActivityService implements ActivityRecorder {
   async record(entry: NewActivity, em?: EntityManager): Promise<void> {
     const who = entry.actor?.user ?? entry.user;
     const row = {
-      id: randomUUID(),
+      id: entry.id ?? randomUUID(),
       event: entry.event,
       serverId: entry.serverId ?? null,
       actorId: who?.id ?? null,

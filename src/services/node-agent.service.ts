@@ -12,6 +12,7 @@ import { SERVER_STATUSES, SFTP_REPORT_MAX_LISTED, type NodeStats, type ServerSpe
 import { AppError } from '../errors.js';
 import { isUuid, parseInput } from '../validation/common.js';
 import { User } from '../entities/User.js';
+import { Activity } from '../entities/Activity.js';
 import type { ActivityRecorder } from './activity.service.js';
 
 const log = childLogger('node-agent');
@@ -68,7 +69,7 @@ const sftpProperties = {
     .refine(listedChars, tooLong),
 };
 
-const reportFields = { kind: z.literal('activity'), serverId: z.string(), userId: z.string(), ip: z.string().max(64).nullable(), at: z.string() };
+const reportFields = { kind: z.literal('activity'), id: z.uuid().optional(), serverId: z.string(), userId: z.string(), ip: z.string().max(64).nullable(), at: z.string() };
 
 /**
  * A user's action on the node (src/shared/node-protocol.ts ConsoleActivityReport): a console command
@@ -232,11 +233,26 @@ export class NodeAgentService {
     if (!reports.length) return;
     const userIds = [...new Set(reports.map((r) => r.userId))].filter(isUuid);
     const users = new Map((await this.em.find(User, { id: { $in: userIds } })).map((u) => [u.id, u]));
+    const recorded = await this.alreadyRecorded(reports);
+    const taken = new Set<string>();
     for (const r of reports) {
       const user = users.get(r.userId);
-      if (!user) continue;
-      await this.activity.record({ event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: 'via' in r.properties ? r.properties : { via: 'console', ...r.properties } }, this.em);
+      if (!user || (r.id && (recorded.has(r.id) || taken.has(r.id)))) continue;
+      if (r.id) taken.add(r.id);
+      await this.activity.record({ id: r.id, event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: 'via' in r.properties ? r.properties : { via: 'console', ...r.properties } }, this.em);
     }
+  }
+
+  /**
+   * The ids of these reports the log holds already: a batch sent again after its answer was lost (the
+   * node's request timed out while the panel wrote it). Two batches with the same report in flight at
+   * once both find it missing; the second one's insert then fails on the primary key and the node
+   * sends that batch again, when it is found here.
+   */
+  private async alreadyRecorded(reports: ActivityReport[]): Promise<Set<string>> {
+    const ids = reports.flatMap((r) => (r.id ? [r.id] : []));
+    if (!ids.length) return new Set();
+    return new Set((await this.em.find(Activity, { id: { $in: ids } }, { fields: ['id'] })).map((a) => a.id));
   }
 
   /**

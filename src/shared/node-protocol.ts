@@ -185,6 +185,12 @@ export type ActivityProperties = Record<string, ActivityValue>;
  */
 export interface ConsoleActivityReport {
   kind: 'activity';
+  /**
+   * The entry's id, a UUID the node gives the report: the node may send a report twice (a batch the
+   * panel wrote but whose answer the node did not get), and the panel records an id once. Reports
+   * queued by agents before it had ids have none; the panel gives them one.
+   */
+  id?: string;
   serverId: string;
   /** The console token's subject: the user's id. */
   userId: string;

@@ -2,6 +2,7 @@
  * SFTP's activity entries carry the types of the file manager's entries of the same events (numbers as
  * numbers, lists as arrays), and the panel checks what a node reports: bounded, typed, and junk refused.
  */
+import { randomUUID } from 'node:crypto';
 import { deriveNodeKey, signRequest } from '../../src/shared/node-protocol.js';
 import { blueprintsByKey, createLocalDemoServer, createNode } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -122,6 +123,16 @@ describe("the panel's intake of a node's reports", () => {
     expect(del?.properties).toEqual({ via: 'sftp', count: 3, paths: ['/old/1', '/old/2', '/old/3'] });
     const ren = (await entriesOf(serverId, 'server:file.rename')).find((e) => e.properties.count === 1);
     expect(ren?.properties).toEqual({ via: 'sftp', count: 1, renames: [{ from: '/old/a', to: '/old/b' }] });
+  });
+
+  test('a report the node sends twice (its request timed out while the panel wrote it) is recorded once, by its id', async () => {
+    const again = { ...report('server:console.command', { command: 'say once' }), id: randomUUID() };
+    expect((await send([again])).status).toBe(204);
+    expect((await send([again, again])).status).toBe(204);
+    const other = { ...again, id: randomUUID() };
+    expect((await send([other])).status).toBe(204);
+    const entries = (await entriesOf(serverId, 'server:console.command')).filter((e) => e.properties.command === 'say once');
+    expect(entries.map((e) => e.id).sort()).toEqual([again.id, other.id].sort());
   });
 
   test('a malformed report costs only itself: the rest of its batch is recorded, and the answer names it', async () => {

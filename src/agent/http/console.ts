@@ -403,7 +403,7 @@ class ConsoleSession implements BatchReader {
 
   private report(event: string, properties: Record<string, string>): void {
     if (!this.server || this.sub.startsWith('gateway:')) return;
-    this.opts.report?.({ kind: 'activity', serverId: this.server.id, userId: this.sub, event, properties, ip: this.ip, at: new Date().toISOString() });
+    this.opts.report?.({ kind: 'activity', id: randomUUID(), serverId: this.server.id, userId: this.sub, event, properties, ip: this.ip, at: new Date().toISOString() });
   }
 
   /** The user of an authenticated session (null before its first auth). */

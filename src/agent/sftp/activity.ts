@@ -9,6 +9,7 @@
  * of a single file also has the file manager's own keys (`path` for an upload, `from` and `to` for a
  * rename), so that it reads like theirs.
  */
+import { randomUUID } from 'node:crypto';
 import { SFTP_REPORT_MAX_LISTED, type ActivityProperties, type ConsoleActivityReport } from '../../shared/node-protocol';
 
 const FLUSH_AFTER_MS = 2_000;
@@ -49,7 +50,7 @@ export class SftpActivity {
     const at = new Date().toISOString();
     for (const [action, items] of this.pending) {
       const properties = action === 'rename' ? renameProperties(items as Rename[]) : pathProperties(action, items as string[]);
-      this.report({ kind: 'activity', serverId: this.who.serverId, userId: this.who.userId, event: `server:file.${action}`, properties, ip: this.who.ip, at });
+      this.report({ kind: 'activity', id: randomUUID(), serverId: this.who.serverId, userId: this.who.userId, event: `server:file.${action}`, properties, ip: this.who.ip, at });
     }
     this.pending.clear();
   }
