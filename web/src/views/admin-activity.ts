@@ -17,7 +17,7 @@ export const adminActivityView: View = (main) => {
     h('p', { className: 'crumbs' }, link('/admin', '← Administration')),
     h('div', { className: 'page-head' }, h('h1', null, 'Activity'), refresh),
     msg.el,
-    h('section', { className: 'card' }, h('div', { className: 'toolbar' }, area.wrap), count, table.el),
+    h('section', { className: 'card' }, h('div', { className: 'toolbar' }, area.wrap), count, h('div', { className: 'table-scroll' }, table.el)),
   );
 
   async function load(): Promise<void> {

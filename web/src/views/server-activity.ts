@@ -5,7 +5,7 @@ import { clear, field, h, messageBox } from '../dom';
 import { Q_SERVER_ACTIVITY, S_SERVER_ACTIVITY, type ActivityEntry } from '../queries';
 import { activityRow, activityTable, areaSelect } from './activity-table';
 import { LiveMerge } from './live-merge';
-import { openServerSection } from './server-tabs';
+import { can, openServerSection } from './server-tabs';
 
 export const serverActivityView: View = (main, params) => {
   const serverId = params.id!;
@@ -45,8 +45,14 @@ export const serverActivityView: View = (main, params) => {
   void (async () => {
     const server = await openServerSection(serverId, 'activity', 'Activity', title, msg, () => disposed);
     if (!server || disposed) return;
+    // an address kept from before the key was taken away: say so, with no empty table under a
+    // "Live updates stopped" that hid that nothing could be loaded
+    if (!can(server.permissions, 'activity.read')) {
+      msg.error('Could not load the activity: You need the "activity.read" permission on this server; ask its owner.');
+      return;
+    }
     const area = field('Show', areaSelect((value) => ((prefix = value), void load())));
-    main.append(h('section', { className: 'card' }, h('div', { className: 'toolbar' }, area.wrap), count, table.el));
+    main.append(h('section', { className: 'card' }, h('div', { className: 'toolbar' }, area.wrap), count, h('div', { className: 'table-scroll' }, table.el)));
     // subscribed first, then loaded, and loaded again whenever the connection comes up: an entry
     // recorded while the list loads comes live, one recorded while the connection was down (or still
     // coming up) comes with the next load

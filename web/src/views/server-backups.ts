@@ -30,6 +30,8 @@ export const serverBackupsView: View = (main, params) => {
   let stop: (() => void) | null = null;
 
   const run = async (what: string, query: string, vars: Record<string, unknown>): Promise<void> => {
+    // an earlier action's failure is not left over the result of this one
+    msg.clear();
     try {
       const d = await gql<Record<string, Backup | boolean>>(query, { serverId, ...vars });
       const b = Object.values(d)[0];

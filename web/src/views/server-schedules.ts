@@ -191,6 +191,8 @@ export const serverSchedulesView: View = (main, params) => {
     el.addEventListener('submit', (e) => {
       e.preventDefault();
       for (const f of Object.values(fields)) f.setError(null);
+      // the refusal of an earlier try goes with its highlights (it stayed over the created schedule)
+      msg.clear();
       const input = { name: name.value.trim(), cron: cron.value.trim(), timezone: timezone.value.trim() || 'UTC', enabled: enabled.checked, onlyWhenOnline: online.checked, tasks: readTasks(tasks) };
       const done = s ? gql(M_UPDATE, { serverId, scheduleId: s.id, input }) : gql(M_CREATE, { serverId, input });
       void done.then(

@@ -89,6 +89,8 @@ function inviteForm(page: UsersPage): HTMLElement {
     e.preventDefault();
     email.setError(null);
     paths.setError(null);
+    // the last invitation's "can now use this server" is not left over a refusal of this one
+    msg.clear();
     submit.disabled = true;
     try {
       const input = { email: (email.control as HTMLInputElement).value, permissions: picker.selected(), paths: pathsOf((paths.control as HTMLTextAreaElement).value) };
