@@ -154,7 +154,19 @@ maybe('the file browser: line breaks, unsaved changes, paging, deep links', () =
   test('a folder of more entries than one page lists them all, a page at a time', async () => {
     await p.request('POST', F('/directory'), { token: owner.token, body: { path: '/many' } });
     const names = Array.from({ length: 1005 }, (_, i) => `f${String(i).padStart(4, '0')}.txt`);
-    for (let i = 0; i < names.length; i += 20) await Promise.all(names.slice(i, i + 20).map((n) => put(`/many/${n}`, 'x')));
+    // every file must be written before the page is opened: a write refused under load (another
+    // test file's work on the same machine) is tried again, and what stays refused fails here, named
+    const refused: string[] = [];
+    const write = async (n: string) => {
+      for (let attempt = 0; ; attempt++) {
+        const r = await put(`/many/${n}`, 'x');
+        if (r.status < 300) return;
+        if (attempt === 4) return void refused.push(`${n}: ${r.status} ${r.text.slice(0, 120)}`);
+        await new Promise((done) => setTimeout(done, 250 * (attempt + 1)));
+      }
+    };
+    for (let i = 0; i < names.length; i += 20) await Promise.all(names.slice(i, i + 20).map(write));
+    expect(refused).toEqual([]);
     const page = await openFolder('/many');
     expect(await page.locator('.file-list [role=status]').textContent()).toMatch(/1000 of 1005 entries are shown/);
     expect(await page.locator('tr[data-path]').count()).toBe(1000);
