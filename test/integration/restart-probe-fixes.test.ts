@@ -20,7 +20,7 @@ import { Node } from '../../src/entities/Node.js';
 import { AGENT_MAIN, hasAgentBuild, startAgentProcess, type AgentProcess } from '../agent/agent-process.js';
 import { killAllUnder, tmpDir } from '../agent/helpers.js';
 import { ConsoleClient } from '../support/console-client.js';
-import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { startTestPlatform, type Reply, type TestPlatform } from '../support/harness.js';
 import { startRemoteNode } from '../support/remote-node.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -48,6 +48,20 @@ afterAll(async () => {
   rmSync(agentDir, { recursive: true, force: true });
 }, 60_000);
 
+type Api = (method: string, sub: string, body?: unknown) => Promise<Reply>;
+
+/** A server of `blueprintId` on the node, installed and started; `status` reads it again. */
+async function runningServer(api: Api, name: string, nodeId: string, blueprintId: string): Promise<{ id: string; status: () => Promise<string> }> {
+  const created = await api('POST', '/servers', { name, nodeId, blueprintId, memory: 256, cpu: 100, disk: 512 });
+  expect(created.status).toBe(201);
+  const id: string = created.body.data.id;
+  const status = async () => (await api('GET', `/servers/${id}`)).body.data.status as string;
+  await until(async () => (await status()) === 'offline', 30_000, 'the install');
+  expect((await api('POST', `/servers/${id}/start`)).status).toBe(200);
+  await until(async () => (await status()) === 'running', 30_000, 'the server to run');
+  return { id, status };
+}
+
 test('a console command reported by the node is in the activity log once, although the database connection writing it dropped', async () => {
   p = await startTestPlatform();
   const admin = await p.admin();
@@ -55,13 +69,7 @@ test('a console command reported by the node is in the activity log once, althou
   agent = remote.agent;
   const api = (method: string, sub: string, body?: unknown) => p.request(method, `/api/v1${sub}`, { token: admin.token, body });
   const demo = (await api('GET', '/blueprints')).body.data.find((b: any) => b.key === 'demo-game');
-  const created = await api('POST', '/servers', { name: 'reported', nodeId: remote.nodeId, blueprintId: demo.id, memory: 256, cpu: 100, disk: 512 });
-  expect(created.status).toBe(201);
-  const id = created.body.data.id;
-  const status = async () => (await api('GET', `/servers/${id}`)).body.data.status;
-  await until(async () => (await status()) === 'offline', 30_000, 'the install');
-  expect((await api('POST', `/servers/${id}/start`)).status).toBe(200);
-  await until(async () => (await status()) === 'running', 30_000, 'the server to run');
+  const { id } = await runningServer(api, 'reported', remote.nodeId, demo.id);
   const ticket = (await api('GET', `/servers/${id}/console-token`)).body.data;
   socket = await ConsoleClient.connect(ticket.socket, ticket.token);
   await socket.waitFor((m) => m.type === 'auth_success');
@@ -120,13 +128,7 @@ maybe('a server whose restart is stopping it when its agent is killed runs again
   // a program that does not stop on its stop command: its stop lasts the grace period
   const bp = await api('POST', '/admin/blueprints', { key: 'stubborn', name: 'Stubborn', startup: 'sleep 1000', stop: 'stop', ready: null, install: null });
   expect(bp.status).toBe(201);
-  const created = await api('POST', '/servers', { name: 'restarted', nodeId: node.nodeId, blueprintId: bp.body.data.id, memory: 256, cpu: 100, disk: 512 });
-  expect(created.status).toBe(201);
-  const id = created.body.data.id;
-  const status = async () => (await api('GET', `/servers/${id}`)).body.data.status;
-  await until(async () => (await status()) === 'offline', 30_000, 'the install');
-  expect((await api('POST', `/servers/${id}/start`)).status).toBe(200);
-  await until(async () => (await status()) === 'running', 30_000, 'the server to run');
+  const { id, status } = await runningServer(api, 'restarted', node.nodeId, bp.body.data.id);
 
   const restart = await api('POST', `/servers/${id}/restart`);
   expect(restart.status).toBe(200);
