@@ -4,11 +4,12 @@
  * connection ends cleanly. Closing a connection with unread bytes makes the kernel reset it, and a
  * reset can reach the client before it has read the answer: the node's refusal would look to the
  * panel like an unreachable node, and the panel's to a browser like a network error. A client that
- * goes on sending for longer than `maxMs` after the answer is cut off.
+ * goes on sending for longer than `maxMs` after the answer is cut off: 30 s, since a client that
+ * sends slowly (a loaded machine sent 150 MiB in more than 10 s) also reads its answer late.
  */
 import type { IncomingMessage } from 'node:http';
 
-export const DISCARD_MAX_MS = 10_000;
+export const DISCARD_MAX_MS = 30_000;
 
 export function discardRest(req: IncomingMessage, maxMs = DISCARD_MAX_MS): void {
   if (req.complete) return;
