@@ -4,8 +4,8 @@
  * connection ends cleanly. Closing a connection with unread bytes makes the kernel reset it, and a
  * reset can reach the client before it has read the answer: the node's refusal would look to the
  * panel like an unreachable node, and the panel's to a browser like a network error. A client that
- * goes on sending for longer than `maxMs` after the answer is cut off: 30 s, since a client that
- * sends slowly (a loaded machine sent 150 MiB in more than 10 s) also reads its answer late.
+ * goes on sending for longer than `maxMs` after the answer is cut off: 30 s, long enough for a client
+ * on a slow line to finish sending the part it had begun.
  */
 import type { IncomingMessage } from 'node:http';
 
