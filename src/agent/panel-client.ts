@@ -373,9 +373,9 @@ export class PanelClient {
   async drain(timeoutMs: number): Promise<boolean> {
     if (this.queue.length === 0 && !this.sending) return true;
     if (!this.started) this.start();
-    else if (this.gatherTimer) void this.flush();
-    else if (this.retryTimer) {
-      clearTimeout(this.retryTimer);
+    else if (this.gatherTimer || this.retryTimer) {
+      // a flush ends a gather itself; a retry's wait is cut short here
+      if (this.retryTimer) clearTimeout(this.retryTimer);
       this.retryTimer = null;
       void this.flush();
     }

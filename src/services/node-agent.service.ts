@@ -233,12 +233,12 @@ export class NodeAgentService {
     if (!reports.length) return;
     const userIds = [...new Set(reports.map((r) => r.userId))].filter(isUuid);
     const users = new Map((await this.em.find(User, { id: { $in: userIds } })).map((u) => [u.id, u]));
+    // the ids in the log already, and those written by this batch so far
     const recorded = await this.alreadyRecorded(reports);
-    const taken = new Set<string>();
     for (const r of reports) {
       const user = users.get(r.userId);
-      if (!user || (r.id && (recorded.has(r.id) || taken.has(r.id)))) continue;
-      if (r.id) taken.add(r.id);
+      if (!user || (r.id && recorded.has(r.id))) continue;
+      if (r.id) recorded.add(r.id);
       await this.activity.record({ id: r.id, event: r.event, serverId: r.serverId, user: { id: user.id, email: user.email }, ip: r.ip, properties: 'via' in r.properties ? r.properties : { via: 'console', ...r.properties } }, this.em);
     }
   }
