@@ -146,11 +146,12 @@ export function resetLive(): void {
  * Subscribes; `onData` gets each `data`; `onError` an ApiError. `onLive` runs each time the
  * connection that carries the subscription comes up after the call (not when it already was up):
  * a view that loads its list after subscribing loads it again then, so that nothing recorded before
- * the subscription was live, or while the connection was down, is missing. Returns the unsubscribe
- * function.
+ * the subscription was live, or while the connection was down, is missing. `onEnd` runs when the
+ * panel ends the subscription (a server's feeds end when the server is deleted), not when it is
+ * unsubscribed. Returns the unsubscribe function.
  */
-export function subscribe<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void, onLive?: () => void): () => void {
-  const stop = subscribeRaw<T>(query, variables, onData, onError);
+export function subscribe<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void, onLive?: () => void, onEnd?: () => void): () => void {
+  const stop = subscribeRaw<T>(query, variables, onData, onError, onEnd);
   if (!onLive) return stop;
   const off = onConnectionState((state) => state === 'connected' && onLive());
   return () => {
@@ -159,8 +160,10 @@ export function subscribe<T>(query: string, variables: Record<string, unknown>, 
   };
 }
 
-function subscribeRaw<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void): () => void {
-  return wsClient().subscribe<T>(
+function subscribeRaw<T>(query: string, variables: Record<string, unknown>, onData: (data: T) => void, onError?: (err: ApiError) => void, onEnd?: () => void): () => void {
+  // graphql-ws completes the sink on an unsubscribe too: only the panel's own end is passed on
+  let unsubscribed = false;
+  const stop = wsClient().subscribe<T>(
     { query, variables },
     {
       next: (r) => {
@@ -174,7 +177,13 @@ function subscribeRaw<T>(query: string, variables: Record<string, unknown>, onDa
           onError?.(new ApiError(ce.code === 4401 ? 'UNAUTHORIZED' : 'NETWORK', ce.code === 4401 ? 'Your session has ended. Please sign in again.' : 'Live updates were disconnected.'));
         } else onError?.(new ApiError('NETWORK', 'Live updates are unavailable: cannot reach the panel.'));
       },
-      complete: () => undefined,
+      complete: () => {
+        if (!unsubscribed) onEnd?.();
+      },
     },
   );
+  return () => {
+    unsubscribed = true;
+    stop();
+  };
 }

@@ -83,6 +83,8 @@ export const M_SIGN_OUT = `mutation SignOut { signOut }`;
 
 export const Q_SERVERS = `query Servers($page: Int, $limit: Int) { servers(page: $page, limit: $limit) { total page limit items { ${SERVER} } } }`;
 export const Q_SERVER = `query Server($id: ID!) { server(id: $id) { ${SERVER} paths } }`;
+/** Whether a server is still there (NOT_FOUND once it is deleted). */
+export const Q_SERVER_EXISTS = `query ServerExists($id: ID!) { server(id: $id) { id } }`;
 export const M_CREATE_SERVER = `mutation CreateServer($input: CreateServerInput!) { createServer(input: $input) { ${SERVER} } }`;
 export const M_DELETE_SERVER = `mutation DeleteServer($id: ID!) { deleteServer(id: $id) }`;
 export const M_REINSTALL_SERVER = `mutation ReinstallServer($id: ID!) { reinstallServer(id: $id) { id status } }`;

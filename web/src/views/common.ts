@@ -1,7 +1,7 @@
 /** Pieces shared by the server views: status badge, power buttons, live status subscription. */
-import { describe, gql, subscribe } from '../api';
+import { ApiError, describe, gql, subscribe } from '../api';
 import { announce, h } from '../dom';
-import { M_POWER, S_STATUS, STATUS_LABEL, type PowerAction, type ServerStatus } from '../queries';
+import { M_POWER, Q_SERVER_EXISTS, S_STATUS, STATUS_LABEL, type PowerAction, type ServerStatus } from '../queries';
 
 export function statusBadge(status: ServerStatus): HTMLSpanElement {
   const el = h('span', { className: 'status' });
@@ -107,10 +107,24 @@ export function powerButtons(
   };
 }
 
-/** Live status of one server; announces changes. Returns the unsubscribe function. */
-export function watchStatus(serverId: string, name: () => string, onStatus: (s: ServerStatus) => void, onError?: (msg: string) => void): () => void {
+/**
+ * Live status of one server; announces changes. `onGone` runs when the server has been deleted (in
+ * another tab, by a co-owner or an administrator): the panel then ends the subscription, and the
+ * server is looked up once to tell a deletion from any other end. Returns the unsubscribe function.
+ */
+export function watchStatus(serverId: string, name: () => string, onStatus: (s: ServerStatus) => void, onError?: (msg: string) => void, onGone?: () => void): () => void {
   let last: ServerStatus | null = null;
-  return subscribe<{ serverStatus: { status: ServerStatus } }>(
+  let stopped = false;
+  const ended = () => {
+    if (!onGone) return;
+    gql(Q_SERVER_EXISTS, { id: serverId }).catch((err: unknown) => {
+      if (!stopped && err instanceof ApiError && err.code === 'NOT_FOUND') {
+        announce(`${name()} has been deleted.`);
+        onGone();
+      }
+    });
+  };
+  const stop = subscribe<{ serverStatus: { status: ServerStatus } }>(
     S_STATUS,
     { serverId },
     (d) => {
@@ -120,5 +134,11 @@ export function watchStatus(serverId: string, name: () => string, onStatus: (s: 
       onStatus(s);
     },
     (err) => onError?.(describe(err)),
+    undefined,
+    ended,
   );
+  return () => {
+    stopped = true;
+    stop();
+  };
 }

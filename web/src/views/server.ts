@@ -96,7 +96,7 @@ export const serverView: View = (main, params) => {
 
     if (usage)
       cleanups.push(
-        watchStatus(server.id, () => server.name, apply, (m) => msg.error(`Live status unavailable: ${m}`)),
+        watchStatus(server.id, () => server.name, apply, (m) => msg.error(`Live status unavailable: ${m}`), () => showGone(main, server.name, cleanups)),
         subscribe<{ serverStats: { cpu: number; memory: number; uptime: number } }>(S_STATS, { serverId: server.id }, (d) => usage.show(d.serverStats)),
       );
   }
@@ -106,6 +106,18 @@ export const serverView: View = (main, params) => {
     cleanups.forEach((c) => c());
   };
 };
+
+/** The page of a server deleted while it was open (in another tab, or by someone else): its feeds end, and nothing on it works any more. */
+function showGone(main: HTMLElement, name: string, cleanups: (() => void)[]): void {
+  cleanups.splice(0).forEach((c) => c());
+  document.title = 'Server deleted · HostPanel';
+  main.replaceChildren(
+    h('p', { className: 'crumbs' }, link('/', '← Servers')),
+    h('h1', { id: 'server-title' }, 'Server deleted'),
+    h('p', { className: 'message message-info', role: 'status' }, `${name} has been deleted, in another tab or by someone else who may delete it. Go back to your servers to pick another one or create a new one.`),
+    h('p', null, link('/', 'Back to your servers', { class: 'btn btn-primary' })),
+  );
+}
 
 /** Loads the server's record again (its status, without the live status); `onError` gets what went wrong. */
 function refreshStatus(serverId: string, show: (s: Server) => void, disposed: () => boolean, onError: (m: string) => void): void {

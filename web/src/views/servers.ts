@@ -28,11 +28,20 @@ function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
     power.update(st);
   };
   apply(s.status);
-  if (can(s.permissions, CONSOLE_KEY)) subs.push(watchStatus(s.id, () => s.name, apply));
+  // deleted while the list is open: the card stays (the pages do not shift) and says so
+  const gone = () => {
+    badge.className = 'status status-deleted';
+    badge.dataset.status = 'deleted';
+    badge.textContent = 'Deleted';
+    card.querySelector('.server-card-actions')?.remove();
+    card.querySelector('h2 a')?.replaceWith(s.name);
+    cardMsg.info(`${s.name} has been deleted.`);
+  };
+  if (can(s.permissions, CONSOLE_KEY)) subs.push(watchStatus(s.id, () => s.name, apply, undefined, gone));
   const first = landingTab(s.permissions);
   const firstName = tabName(s.permissions, first);
   const titleId = `server-${s.id}-name`;
-  return h(
+  const card = h(
     'li',
     { className: 'card server-card', 'data-server-id': s.id, 'aria-labelledby': titleId },
     h('div', { className: 'server-card-head' }, h('h2', { id: titleId }, link(`/servers/${s.id}`, s.name)), badge),
@@ -49,6 +58,7 @@ function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
     h('div', { className: 'server-card-actions' }, actions.length ? power.el : null, link(serverTabPath(s.id, first), firstName, { class: 'btn btn-quiet', 'aria-label': `${firstName} of ${s.name}` })),
     cardMsg.el,
   );
+  return card;
 }
 
 /** Previous and next page (nothing for a single page). */
