@@ -92,6 +92,27 @@ class RecentLines {
  * batch gathered meanwhile): those copies are dropped for this subscriber only, until the first line
  * newer than the whole history (lines come in time order; no copy can follow it).
  */
+/**
+ * A subscriber's live listener while its history is read: live events that arrive meanwhile wait in a
+ * queue; `open` (once the history went out) hands them on, and every later one, without the
+ * history's copies.
+ */
+function afterHistory(listener: Listener): { live: Listener; open(history: readonly ConsoleEvent[]): void } {
+  const queue: ConsoleEvent[] = [];
+  let shadow: HistoryShadow | null = null;
+  const deliver = (ev: ConsoleEvent) => {
+    const e = shadow!.filter(ev);
+    if (e) listener(e);
+  };
+  return {
+    live: (ev) => (shadow ? deliver(ev) : queue.push(ev)),
+    open(history) {
+      shadow = new HistoryShadow(history);
+      queue.splice(0).forEach(deliver);
+    },
+  };
+}
+
 class HistoryShadow {
   private keys: Set<string> | null;
   private readonly newest: number;
@@ -211,19 +232,12 @@ export class ConsoleHub {
 
   async subscribe(serverId: string, listener: Listener): Promise<() => void> {
     const entry = await this.entry(serverId);
-    // Live events that arrive while the history is read wait in a queue, then follow it.
-    const queue: ConsoleEvent[] = [];
-    let shadow: HistoryShadow | null = null;
-    const deliver = (ev: ConsoleEvent) => {
-      const e = shadow!.filter(ev);
-      if (e) listener(e);
-    };
-    const wrapped: Listener = (ev) => (shadow ? deliver(ev) : queue.push(ev));
+    const gate = afterHistory(listener);
+    const wrapped = gate.live;
     entry.listeners.add(wrapped);
     const history = await historyOnce(this.bus, serverId);
     history.forEach(listener);
-    shadow = new HistoryShadow(history);
-    queue.forEach(deliver);
+    gate.open(history);
 
     let done = false;
     return () => {
@@ -245,19 +259,13 @@ export class ConsoleHub {
       batcher = entry.batcher = new ConsoleBatcher();
       entry.listeners.add(batcher.push);
     }
-    const queue: ConsoleEvent[] = [];
-    let shadow: HistoryShadow | null = null;
-    const deliver = (ev: ConsoleEvent) => {
-      const e = shadow!.filter(ev);
-      if (e) listener(e);
-    };
-    const wrapped: Listener = (ev) => (shadow ? deliver(ev) : queue.push(ev));
+    const gate = afterHistory(listener);
+    const wrapped = gate.live;
     batcher.listeners.add(wrapped);
     const history = (await historyOnce(this.bus, serverId)).filter(isLine);
     if (history.length) listener(batchEvent(history.map(batchLine), 0));
     // batches made while the history was read, or gathering then, may repeat some of its last lines
-    shadow = new HistoryShadow(history);
-    queue.forEach(deliver);
+    gate.open(history);
 
     let done = false;
     return () => {
