@@ -28,8 +28,11 @@ export class CrashGuard {
     }, this.restartDelayMs);
   }
 
-  cancel(): void {
+  /** Cancels the restart; whether one was waiting. */
+  cancel(): boolean {
+    const waiting = this.timer !== null;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
+    return waiting;
   }
 }

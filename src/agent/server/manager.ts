@@ -243,7 +243,9 @@ export class ServerManager {
       } else if (local.status === 'install_failed') {
         server.announce();
       } else if (local.desiredRunning) {
-        server.announce('agent_restart');
+        // the agent's death ended its process; a server without one (its restart after a crash waited)
+        // keeps the last stop reported
+        server.announce(local.status === 'offline' ? undefined : 'agent_restart');
         await this.startRestored(server);
       } else {
         server.announce();

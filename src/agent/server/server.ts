@@ -66,6 +66,11 @@ export interface PersistedServer {
   pidStart: number | null;
   exitCode: number | null;
   reason: string | null;
+  /**
+   * Why its process is ending (a stop or kill under way; null when none is): the next boot kills
+   * what is left of it and reports it offline for this reason.
+   */
+  ending?: string | null;
 }
 
 export interface ServerState {
@@ -145,6 +150,8 @@ export class Server extends EventEmitter {
   private proc: ManagedProcess | null = null;
   private installRun: InstallRun | null = null;
   private expectedExit: string | null = null;
+  /** The last stop is not reported yet: this boot ended the process a stop or kill was ending (see restore). */
+  private unreportedStop = false;
   private restartPending = false;
   private startPromise: Promise<void> | null = null;
   private startToken = 0;
@@ -197,6 +204,12 @@ export class Server extends EventEmitter {
     this.exitCode = p.exitCode;
     this.reason = p.reason;
     this.status = p.installed ? (p.status === 'install_failed' ? 'install_failed' : 'offline') : 'offline';
+    if (p.pid && p.ending) {
+      // the agent died while the process was being stopped or killed: the boot has ended it
+      this.reason = p.ending;
+      this.exitCode = null;
+      this.unreportedStop = true;
+    }
   }
 
   persisted(): PersistedServer {
@@ -210,6 +223,7 @@ export class Server extends EventEmitter {
       pidStart: this.pidStart,
       exitCode: this.exitCode,
       reason: this.reason,
+      ending: this.proc ? this.expectedExit : null,
     };
   }
 
@@ -317,14 +331,19 @@ export class Server extends EventEmitter {
     this.emit('persist');
   }
 
-  /** Reports the current status once more (agent boot). */
+  /**
+   * Reports the current status once more (agent boot), with `reason`, or with how its process ended
+   * when this boot ended it (see restore). A stop reported before is not reported again: the panel
+   * would count a crash twice.
+   */
   announce(reason?: string): void {
     const event: ServerStateEvent = { serverId: this.spec.id, status: this.status, at: new Date().toISOString() };
     if (reason) event.reason = reason;
-    else if (this.status === 'offline' || this.status === 'install_failed') {
+    else if (this.unreportedStop) {
       if (this.reason) event.reason = this.reason;
       event.exitCode = this.exitCode;
     }
+    this.unreportedStop = false;
     this.emit('state', event);
   }
 
@@ -334,6 +353,7 @@ export class Server extends EventEmitter {
   /** Holds the server offline while a backup is put back (start is refused meanwhile). */
   beginRestore(): void {
     if (this.status !== 'offline' && this.status !== 'install_failed') throw invalidState('Stop the server before restoring a backup.');
+    this.cancelAutoRestart();
     this.setStatus('restoring');
   }
 
@@ -369,7 +389,7 @@ export class Server extends EventEmitter {
 
   private async doStart(): Promise<void> {
     const token = ++this.startToken;
-    this.cancelAutoRestart();
+    this.crashes.cancel(); // this start is the restart
     await fsp.mkdir(this.dir, { recursive: true });
     await this.env.own();
     const bytes = await serverDiskUsage(this.dir);
@@ -456,7 +476,11 @@ export class Server extends EventEmitter {
     } else if (info.error) this.systemLine(`Process could not be started: ${info.error.message}`);
     else if (reason === 'crashed') this.systemLine(`Server process exited unexpectedly (${how})`);
     else this.systemLine(`Server process ended (${how})`);
-    if (reason === 'crashed' && !this.restartPending) this.desiredRunning = false;
+    const crashed = reason === 'crashed' && !this.restartPending;
+    const afterCrash = crashed && !this.closing && !this.deleted ? this.crashVerdict() : null;
+    // a server restarted after its crash is still meant to run, in state.json too: an agent killed
+    // while the restart waits starts it at its next boot
+    if (crashed) this.desiredRunning = afterCrash === 'restart';
     this.setStatus('offline', { exitCode: info.code, reason });
     if (this.closing || this.deleted) return;
     if (this.restartPending) {
@@ -464,28 +488,42 @@ export class Server extends EventEmitter {
       this.start().catch((e: Error) => this.systemLine(`Restart failed: ${e.message}`));
       return;
     }
-    if (reason !== 'crashed') return;
-    const verdict = this.crashes.crashed();
-    if (!this.spec.autoRestart) return;
-    if (verdict === 'loop') {
+    if (afterCrash === 'loop') {
       this.systemLine(`Server crashed again within ${Math.round(this.opts.crashLoopWindowMs / 1000)} s of the previous crash; not restarting automatically`);
-      return;
+    } else if (afterCrash === 'restart') {
+      this.systemLine('Restarting the server after the crash...');
+      this.crashes.schedule(() => {
+        if (this.status !== 'offline') return;
+        this.start().catch((e: Error) => {
+          this.systemLine(`Automatic restart failed: ${e.message}`);
+          this.desiredRunning = false; // nor is it tried again at the next boot
+          this.emit('persist');
+        });
+      });
     }
-    this.systemLine('Restarting the server after the crash...');
-    this.crashes.schedule(() => {
-      if (this.status === 'offline') this.start().catch((e: Error) => this.systemLine(`Automatic restart failed: ${e.message}`));
-    });
   }
 
+  /** Records a crash: restarted ('restart'), left offline ('loop': a crash loop), or neither (no autoRestart). */
+  private crashVerdict(): 'restart' | 'loop' | null {
+    const verdict = this.crashes.crashed();
+    return this.spec.autoRestart ? verdict : null;
+  }
+
+  /** Cancels an automatic restart still waiting: the server is then no longer meant to run. */
   private cancelAutoRestart(): void {
-    this.crashes.cancel();
+    if (!this.crashes.cancel()) return;
+    this.desiredRunning = false;
+    this.emit('persist');
   }
 
   /** Graceful stop: stop command / signal, SIGKILL after the grace period. No-op unless starting/running. */
   async stop(reason = 'stopped'): Promise<void> {
     this.cancelAutoRestart();
     if (reason !== 'disk_limit') this.restartPending = false; // an explicit stop wins over a pending restart
-    if (reason === 'stopped') this.desiredRunning = false;
+    if (reason === 'stopped' && this.desiredRunning) {
+      this.desiredRunning = false;
+      this.emit('persist'); // written also when nothing runs yet: a start measuring the disk (a restart after a crash)
+    }
     if (this.startPromise && this.status === 'offline') {
       this.startToken++; // cancels a start still measuring the disk
       this.restartPending = false;
@@ -669,7 +707,7 @@ export class Server extends EventEmitter {
    * agent run kills and restarts it.
    */
   async shutdown(stopServers: boolean): Promise<void> {
-    this.cancelAutoRestart();
+    this.crashes.cancel(); // a restart waiting after a crash happens at the next boot (desiredRunning)
     this.closing = true;
     this.startToken++;
     if (this.installRun) await this.killInstall();
