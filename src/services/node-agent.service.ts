@@ -132,6 +132,14 @@ function closestIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | u
  * or null when there are none. One malformed event (a report an older or newer agent words otherwise)
  * costs only itself: the node drops a batch the panel refuses, and the rest of it would go with it.
  */
+/**
+ * Whether a crash event is the one recorded last, sent again: a node killed before it took an
+ * acknowledged batch out of its queue file sends that batch once more, with the same times.
+ */
+function sameCrash(server: Server, at: string): boolean {
+  return server.lastCrashAt !== null && server.lastCrashAt.getTime() === new Date(at).getTime();
+}
+
 function takeEvents(events: unknown[]): { taken: AgentEventInput[]; refused: AppError | null } {
   const taken: AgentEventInput[] = [];
   const fields: Record<string, string> = {};
@@ -211,7 +219,7 @@ export class NodeAgentService {
       server.status = e.status;
       if (e.exitCode !== undefined) server.lastExitCode = e.exitCode;
       if (e.reason) server.lastStopReason = e.reason;
-      if (e.reason === 'crashed' || e.reason === 'memory_limit') {
+      if ((e.reason === 'crashed' || e.reason === 'memory_limit') && !sameCrash(server, e.at)) {
         server.crashCount += 1;
         const at = new Date(e.at);
         server.lastCrashAt = Number.isNaN(at.getTime()) ? new Date() : at;

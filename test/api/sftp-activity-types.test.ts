@@ -125,6 +125,19 @@ describe("the panel's intake of a node's reports", () => {
     expect(ren?.properties).toEqual({ via: 'sftp', count: 1, renames: [{ from: '/old/a', to: '/old/b' }] });
   });
 
+  test('a crash the node sends twice (killed before it dropped the acknowledged batch) is counted once; the next crash counts', async () => {
+    const crash = (at: string) => ({ serverId, status: 'offline', reason: 'crashed', exitCode: 1, at });
+    const first = new Date().toISOString();
+    expect((await send([crash(first)])).status).toBe(204);
+    expect((await send([crash(first)])).status).toBe(204);
+    const once = (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data;
+    expect({ crashes: once.crashCount, at: once.lastCrashAt }).toEqual({ crashes: 1, at: first });
+    const second = new Date(Date.parse(first) + 5000).toISOString();
+    expect((await send([crash(second)])).status).toBe(204);
+    const twice = (await p.request('GET', `/api/v1/servers/${serverId}`, { token: owner.token })).body.data;
+    expect({ crashes: twice.crashCount, at: twice.lastCrashAt }).toEqual({ crashes: 2, at: second });
+  });
+
   test('a report the node sends twice (its request timed out while the panel wrote it) is recorded once, by its id', async () => {
     const again = { ...report('server:console.command', { command: 'say once' }), id: randomUUID() };
     expect((await send([again])).status).toBe(204);
