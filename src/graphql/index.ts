@@ -31,7 +31,6 @@ import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { authenticate } from '../http/auth.js';
-import { BODY_LIMIT } from '../http/body.js';
 import { resolveError } from '../http/errors.js';
 import { consumeAll, limitKey, setLimitHeaders } from '../http/limit-middleware.js';
 import type { RateLimiter } from '../http/rate-limit.js';
@@ -42,6 +41,7 @@ import { createLoaders, type GraphQLContext } from './context.js';
 import { apolloExpress } from './express-adapter.js';
 import { introspectionRules } from './introspection.js';
 import { jitGateway } from './jit-executor.js';
+import { declaredLargeBody, LargeBodyBudget } from './large-bodies.js';
 import { limitsPlugin } from './limits.js';
 import { buildGraphQLSchema } from './schema.js';
 import { attachGraphQLWebSocket } from './ws.js';
@@ -79,13 +79,32 @@ export function graphqlBodyLimit(config: Pick<Config, 'fileEditMaxBytes'>): numb
 }
 
 /**
- * The JSON body parser: the larger limit once `authenticate` has found an actor, 1 MiB otherwise,
- * so that an anonymous caller cannot make the panel buffer more than any other JSON route does.
+ * The JSON body parser: 1 MiB, as on every JSON route; up to graphqlBodyLimit once `authenticate`
+ * has found an actor and the body declares its length, within the budget of large bodies
+ * (src/graphql/large-bodies.ts), so that no caller can make the panel buffer more than that at once.
  */
-function graphqlJsonBody(config: Config): RequestHandler {
-  const signedIn = express.json({ limit: graphqlBodyLimit(config) });
-  const anonymous = express.json({ limit: BODY_LIMIT });
-  return (req, res, next) => (req.actor ? signedIn : anonymous)(req, res, next);
+function graphqlJsonBody(config: Config, budget = new LargeBodyBudget()): RequestHandler {
+  const limit = graphqlBodyLimit(config);
+  const large = express.json({ limit });
+  const small = express.json({ limit: ANONYMOUS_BODY_LIMIT });
+  const tooLarge = (err: unknown) => (err as { type?: unknown } | null)?.type === 'entity.too.large';
+  return (req, res, next) => {
+    if (!req.actor) return small(req, res, next);
+    const declared = declaredLargeBody(req, ANONYMOUS_BODY_LIMIT);
+    if (declared === null) {
+      return small(req, res, (err?: unknown) =>
+        next(tooLarge(err) ? AppError.badRequest(`The request body is larger than 1 MiB. A larger one (up to ${limit} bytes, for writeFile) must be sent with its Content-Length and without Content-Encoding.`) : err),
+      );
+    }
+    if (declared > limit) return next(AppError.badRequest(`The request body is larger than ${limit} bytes (twice FILE_EDIT_MAX_BYTES and 1 MiB). Write a larger file with PUT /api/v1/servers/{id}/files/contents.`));
+    const release = budget.take(req.actor.user.id, declared);
+    if (!release) {
+      res.setHeader('Retry-After', '1');
+      return sendGraphQLError(res, new AppError('RATE_LIMITED', 'Too many large requests (over 1 MiB) are on their way at once. Try again in 1 second.', { retryAfter: 1 }));
+    }
+    res.once('close', release);
+    large(req, res, next);
+  };
 }
 
 /** Requests refused before Apollo runs (body, CSRF, rate limit) get GraphQL's own error rendering. */
