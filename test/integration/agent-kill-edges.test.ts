@@ -22,7 +22,8 @@ import path from 'node:path';
 import { Node } from '../../src/entities/Node.js';
 import { AGENT_MAIN, hasAgentBuild, startAgentProcess, type AgentProcess } from '../agent/agent-process.js';
 import { killAllUnder, tmpDir } from '../agent/helpers.js';
-import { startTestPlatform, type Reply, type TestPlatform } from '../support/harness.js';
+import { runningServer, type Api } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { sleep, until } from '../support/wait.js';
 
 let p: TestPlatform;
@@ -43,8 +44,6 @@ afterAll(async () => {
   }
   await p?.stop();
 }, 60_000);
-
-type Api = (method: string, sub: string, body?: unknown) => Promise<Reply>;
 
 interface KillableNode {
   api: Api;
@@ -99,18 +98,6 @@ async function killableNode(name: string, env: Record<string, string> = {}): Pro
       agent = await start();
     },
   };
-}
-
-/** A server of `blueprintId`, installed and started; `read` gets it from the panel. */
-async function runningServer(api: Api, name: string, nodeId: string, blueprintId: string, extra: Record<string, unknown> = {}) {
-  const created = await api('POST', '/servers', { name, nodeId, blueprintId, memory: 256, cpu: 100, disk: 512, ...extra });
-  expect(created.status).toBe(201);
-  const id: string = created.body.data.id;
-  const read = async () => (await api('GET', `/servers/${id}`)).body.data;
-  await until(async () => (await read()).status === 'offline', 30_000, 'the install');
-  expect((await api('POST', `/servers/${id}/start`)).status).toBe(200);
-  await until(async () => (await read()).status === 'running', 30_000, 'the server to run');
-  return { id, read };
 }
 
 async function demoBlueprint(api: Api): Promise<string> {

@@ -20,7 +20,8 @@ import { Node } from '../../src/entities/Node.js';
 import { AGENT_MAIN, hasAgentBuild, startAgentProcess, type AgentProcess } from '../agent/agent-process.js';
 import { killAllUnder, tmpDir } from '../agent/helpers.js';
 import { ConsoleClient } from '../support/console-client.js';
-import { startTestPlatform, type Reply, type TestPlatform } from '../support/harness.js';
+import { runningServer } from '../support/fixtures.js';
+import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { startRemoteNode } from '../support/remote-node.js';
 import { sleep, until } from '../support/wait.js';
 
@@ -47,20 +48,6 @@ afterAll(async () => {
   await p?.stop();
   rmSync(agentDir, { recursive: true, force: true });
 }, 60_000);
-
-type Api = (method: string, sub: string, body?: unknown) => Promise<Reply>;
-
-/** A server of `blueprintId` on the node, installed and started; `status` reads it again. */
-async function runningServer(api: Api, name: string, nodeId: string, blueprintId: string): Promise<{ id: string; status: () => Promise<string> }> {
-  const created = await api('POST', '/servers', { name, nodeId, blueprintId, memory: 256, cpu: 100, disk: 512 });
-  expect(created.status).toBe(201);
-  const id: string = created.body.data.id;
-  const status = async () => (await api('GET', `/servers/${id}`)).body.data.status as string;
-  await until(async () => (await status()) === 'offline', 30_000, 'the install');
-  expect((await api('POST', `/servers/${id}/start`)).status).toBe(200);
-  await until(async () => (await status()) === 'running', 30_000, 'the server to run');
-  return { id, status };
-}
 
 test('a console command reported by the node is in the activity log once, although the database connection writing it dropped', async () => {
   p = await startTestPlatform();
@@ -128,7 +115,8 @@ maybe('a server whose restart is stopping it when its agent is killed runs again
   // a program that does not stop on its stop command: its stop lasts the grace period
   const bp = await api('POST', '/admin/blueprints', { key: 'stubborn', name: 'Stubborn', startup: 'sleep 1000', stop: 'stop', ready: null, install: null });
   expect(bp.status).toBe(201);
-  const { id, status } = await runningServer(api, 'restarted', node.nodeId, bp.body.data.id);
+  const { id, read } = await runningServer(api, 'restarted', node.nodeId, bp.body.data.id);
+  const status = async () => (await read()).status as string;
 
   const restart = await api('POST', `/servers/${id}/restart`);
   expect(restart.status).toBe(200);

@@ -93,3 +93,19 @@ export async function startWithConsole(p: TestPlatform, token: string, id: strin
   });
   return { lines, stop };
 }
+
+/** Requests to `/api/v1` as one caller (an administrator in the restart tests). */
+export type Api = (method: string, sub: string, body?: unknown) => Promise<Reply>;
+
+/** A server of `blueprintId` on the node (with `extra` fields), installed and started; `read` gets it from the panel again. */
+export async function runningServer(api: Api, name: string, nodeId: string, blueprintId: string, extra: Record<string, unknown> = {}): Promise<{ id: string; read: () => Promise<any> }> {
+  const created = await api('POST', '/servers', { name, nodeId, blueprintId, memory: 256, cpu: 100, disk: 512, ...extra });
+  if (created.status !== 201) throw new Error(`server create failed: ${created.status} ${created.text}`);
+  const id: string = created.body.data.id;
+  const read = async () => (await api('GET', `/servers/${id}`)).body.data;
+  await until(async () => (await read()).status === 'offline', 30_000, 'the install');
+  const started = await api('POST', `/servers/${id}/start`);
+  if (started.status !== 200) throw new Error(`server start failed: ${started.status} ${started.text}`);
+  await until(async () => (await read()).status === 'running', 30_000, 'the server to run');
+  return { id, read };
+}
