@@ -11,6 +11,8 @@
  *   process was ending).
  * - A server stopped by its user while the restart after its crash waits stays offline when its agent
  *   is killed and started again.
+ * - A server restarted that way that crashes again within the crash-loop window (60 s) of its first
+ *   crash is a crash loop and stays offline: the agent's memory of the first crash is in state.json.
  * - A crash is counted once: each start of the agent reported every offline server's last stop again,
  *   and the panel counted a crash (crashCount, lastCrashAt) once more each time.
  *
@@ -119,6 +121,22 @@ maybe('a server whose restart after a crash waits when its agent is killed runs 
   // the crash once, though the agent may send its unacknowledged batch again (the panel knows it by its time)
   expect(await read()).toMatchObject({ status: 'running', lastStopReason: 'crashed', crashCount: 1 });
   await node.api('POST', `/servers/${id}/kill`);
+}, 120_000);
+
+maybe('a server that crashes again soon after the agent restarted it is a crash loop, left offline', async () => {
+  const node = await killableNode('crash-loop');
+  const { id, read } = await runningServer(node.api, 'looping', node.nodeId, await demoBlueprint(node.api), { autoRestart: true });
+
+  expect((await node.agent().request('POST', `/api/servers/${id}/commands`, { command: 'crash 3' })).status).toBe(204);
+  await node.killWhen(id, crashedWaiting, 'the crash in state.json');
+  await node.restart();
+  await until(async () => (await read()).status === 'running', 30_000, 'the server to run again after the agent restart');
+
+  // the second crash comes well within the 60 s crash-loop window of the first one
+  expect((await node.agent().request('POST', `/api/servers/${id}/commands`, { command: 'crash 4' })).status).toBe(204);
+  await until(async () => (await read()).lastExitCode === 4, 10_000, 'the second crash');
+  await sleep(2000); // longer than the restart's wait after a crash
+  expect(await read()).toMatchObject({ status: 'offline', lastStopReason: 'crashed', crashCount: 2 });
 }, 120_000);
 
 maybe('a server stopped by its user while the restart after its crash waits stays offline when its agent is killed', async () => {

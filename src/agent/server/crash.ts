@@ -11,6 +11,16 @@ export class CrashGuard {
     private readonly restartDelayMs: number,
   ) {}
 
+  /** When the last crash was (epoch ms), to be kept across the agent's restarts (state.json). */
+  get lastCrash(): number | null {
+    return this.lastCrashAt;
+  }
+
+  /** Takes the last crash's time from before the agent's restart: a crash soon after it is still a loop. */
+  remember(at: number | null): void {
+    this.lastCrashAt = at;
+  }
+
   /** Records a crash; 'loop' when the previous one was within the window. */
   crashed(): 'restart' | 'loop' {
     const now = Date.now();

@@ -71,6 +71,8 @@ export interface PersistedServer {
    * what is left of it and reports it offline for this reason.
    */
   ending?: string | null;
+  /** When its process last crashed (epoch ms): the crash-loop rule holds across the agent's restarts. */
+  lastCrashAt?: number | null;
 }
 
 export interface ServerState {
@@ -204,6 +206,7 @@ export class Server extends EventEmitter {
     this.exitCode = p.exitCode;
     this.reason = p.reason;
     this.status = p.installed ? (p.status === 'install_failed' ? 'install_failed' : 'offline') : 'offline';
+    this.crashes.remember(p.lastCrashAt ?? null);
     if (p.pid && p.ending) {
       // the agent died while the process was being stopped or killed: the boot has ended it
       this.reason = p.ending;
@@ -224,6 +227,7 @@ export class Server extends EventEmitter {
       exitCode: this.exitCode,
       reason: this.reason,
       ending: this.proc ? this.expectedExit : null,
+      lastCrashAt: this.crashes.lastCrash,
     };
   }
 
