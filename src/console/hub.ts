@@ -87,12 +87,6 @@ class RecentLines {
 }
 
 /**
- * The lines one subscriber got from the bus's history. A line is appended to the history before it is
- * published, so a subscriber that read the history in between gets the line live too (alone, or in a
- * batch gathered meanwhile): those copies are dropped for this subscriber only, until the first line
- * newer than the whole history (lines come in time order; no copy can follow it).
- */
-/**
  * A subscriber's live listener while its history is read: live events that arrive meanwhile wait in a
  * queue; `open` (once the history went out) hands them on, and every later one, without the
  * history's copies.
@@ -113,6 +107,12 @@ function afterHistory(listener: Listener): { live: Listener; open(history: reado
   };
 }
 
+/**
+ * The lines one subscriber got from the bus's history. A line is appended to the history before it is
+ * published, so a subscriber that read the history in between gets the line live too (alone, or in a
+ * batch gathered meanwhile): those copies are dropped for this subscriber only, until the first line
+ * newer than the whole history (lines come in time order; no copy can follow it).
+ */
 class HistoryShadow {
   private keys: Set<string> | null;
   private readonly newest: number;

@@ -128,11 +128,6 @@ function closestIssue(issues: readonly z.core.$ZodIssue[]): z.core.$ZodIssue | u
 }
 
 /**
- * The batch's well-formed events, and a VALIDATION_ERROR naming the others (`events.<index>.<field>`),
- * or null when there are none. One malformed event (a report an older or newer agent words otherwise)
- * costs only itself: the node drops a batch the panel refuses, and the rest of it would go with it.
- */
-/**
  * Whether a crash event is the one recorded last, sent again: a node killed before it took an
  * acknowledged batch out of its queue file sends that batch once more, with the same times.
  */
@@ -140,6 +135,11 @@ function sameCrash(server: Server, at: string): boolean {
   return server.lastCrashAt !== null && server.lastCrashAt.getTime() === new Date(at).getTime();
 }
 
+/**
+ * The batch's well-formed events, and a VALIDATION_ERROR naming the others (`events.<index>.<field>`),
+ * or null when there are none. One malformed event (a report an older or newer agent words otherwise)
+ * costs only itself: the node drops a batch the panel refuses, and the rest of it would go with it.
+ */
 function takeEvents(events: unknown[]): { taken: AgentEventInput[]; refused: AppError | null } {
   const taken: AgentEventInput[] = [];
   const fields: Record<string, string> = {};
