@@ -83,7 +83,7 @@ export function graphqlBodyLimit(config: Pick<Config, 'fileEditMaxBytes'>): numb
  * has found an actor and the body declares its length, within the budget of large bodies
  * (src/graphql/large-bodies.ts), so that no caller can make the panel buffer more than that at once.
  */
-function graphqlJsonBody(config: Config, budget = new LargeBodyBudget()): RequestHandler {
+function graphqlJsonBody(config: Config, budget: LargeBodyBudget): RequestHandler {
   const limit = graphqlBodyLimit(config);
   const large = express.json({ limit });
   const small = express.json({ limit: ANONYMOUS_BODY_LIMIT });
@@ -200,11 +200,13 @@ export async function createGraphQL(deps: GraphQLDeps): Promise<GraphQLGateway> 
   });
   await apollo.start();
 
-  const ws = attachGraphQLWebSocket({ schema, services, limiter, config, orm, httpServer, maxMessageBytes: graphqlBodyLimit(config) });
+  // one budget of large bodies and messages for both transports of this instance
+  const largeBodies = new LargeBodyBudget();
+  const ws = attachGraphQLWebSocket({ schema, services, limiter, config, orm, httpServer, maxMessageBytes: graphqlBodyLimit(config), largeBodies });
 
   const router = Router();
   router.use(authenticate(services.auth, config));
-  router.use(graphqlJsonBody(config));
+  router.use(graphqlJsonBody(config, largeBodies));
   router.use(rateLimitGraphQL(limiter));
   if (config.graphqlIntrospection) router.use(landingPageCsp);
   router.use(

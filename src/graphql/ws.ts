@@ -13,6 +13,7 @@
  *
  * Message size: at most 1 MiB until `connection_init` is accepted, then `maxMessageBytes` (enough for a
  * writeFile of FILE_EDIT_MAX_BYTES of text). Over it the socket is closed with 1009 (message too big).
+ * A message over 1 MiB spends the budget of large HTTP bodies (src/graphql/ws-large-messages.ts).
  *
  * Every operation then runs in its own MikroORM RequestContext and re-authenticates with the same
  * secret (a session signed out or a token revoked meanwhile stops working for new operations), spends
@@ -50,12 +51,14 @@ import type { Services } from '../services/index.js';
 import { chargesForDocument } from './buckets.js';
 import { createLoaders, type GraphQLContext } from './context.js';
 import { introspectionRules } from './introspection.js';
+import type { LargeBodyBudget } from './large-bodies.js';
 import { checkLimits } from './limits.js';
 import { resolveOperation } from './operation.js';
 import { sharedSubscribe, type DirectContext } from './shared-subscribe.js';
 import { SendBudget } from '../shared/send-budget.js';
 import { SocketCaps, WS_TOO_MANY } from './ws-caps.js';
 import { coerceVariables } from './variables.js';
+import { budgetLargeMessages } from './ws-large-messages.js';
 import { sendOrDrop, serveGraphQLWs } from './ws-transport.js';
 
 const log = childLogger('graphql-ws');
@@ -88,6 +91,8 @@ export interface GraphQLWsDeps {
    * an operation it has not read, so every other operation on that socket ends too.
    */
   maxMessageBytes?: number;
+  /** The budget of large bodies that large messages spend too (src/graphql/ws-large-messages.ts). */
+  largeBodies?: LargeBodyBudget;
 }
 
 /**
@@ -225,6 +230,9 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         (ctx.extra as ConnExtra).actor = actor;
         watchCredential(ctx.extra.socket, found.secret);
         allowMessagesUpTo(ctx.extra.socket, maxMessageBytes);
+        if (deps.largeBodies && maxMessageBytes > ANONYMOUS_MESSAGE_BYTES) {
+          budgetLargeMessages(ctx.extra.socket, actor.user.id, deps.largeBodies, ANONYMOUS_MESSAGE_BYTES, maxMessageBytes);
+        }
         return true;
       },
       onSubscribe: (ctx, id, payload) => {
