@@ -69,12 +69,17 @@ async function largePost(token: string, bytes: number): Promise<{ status: number
   return { status: res.status, code: body.errors?.[0]?.extensions?.code };
 }
 
+/** Resolves once the user's two shares are taken: a large HTTP body of theirs is then refused 429. */
+async function sharesTaken(token: string): Promise<void> {
+  await until(async () => (await largePost(token, MiB + 1024)).status === 429, 15_000, 'both shares to be taken');
+}
+
 test('a user\'s third large message waits until one of the first two is in; another user\'s does not', async () => {
   const { token } = await p.newUser('Writer');
   const [a, b, c] = await Promise.all([connect(token), connect(token), connect(token)]);
   const heldA = holdHalfSent(a, 'a');
   const heldB = holdHalfSent(b, 'b');
-  await sleep(300); // both first fragments are in
+  await sharesTaken(token);
 
   c.ws.send(paddedMessage('c', 2 * MiB));
   const other = await connect((await p.newUser('Other')).token);
@@ -94,7 +99,7 @@ test('large HTTP bodies and large WebSocket messages share one budget per user',
   const { token } = await p.newUser('Both');
   const [a, b] = await Promise.all([connect(token), connect(token)]);
   const held = [holdHalfSent(a, 'a'), holdHalfSent(b, 'b')];
-  await sleep(300);
+  await sharesTaken(token);
   expect(await largePost(token, 2 * MiB)).toEqual({ status: 429, code: 'RATE_LIMITED' });
   held.forEach((h) => h.finish());
   await until(() => a.answered.has('a') && b.answered.has('b'), 15_000, 'both messages to be answered');
