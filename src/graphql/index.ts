@@ -31,7 +31,7 @@ import type { GraphQLSchema } from 'graphql';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { authenticate } from '../http/auth.js';
-import { resolveError } from '../http/errors.js';
+import { resolveRequestError } from '../http/errors.js';
 import { consumeAll, limitKey, setLimitHeaders } from '../http/limit-middleware.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import { formatGraphQLError, graphQLErrorBody } from '../resolvers/errors.js';
@@ -113,7 +113,7 @@ function sendGraphQLError(res: express.Response, err: AppError): void {
 }
 
 const graphqlErrorHandler: ErrorRequestHandler = (err, req, res, _next) => {
-  const app = resolveError(err, { reqId: req.id, method: req.method, url: req.originalUrl });
+  const app = resolveRequestError(err, res);
   if (res.headersSent) return res.end();
   sendGraphQLError(res, app);
 };

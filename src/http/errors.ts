@@ -4,11 +4,9 @@
  * src/resolvers/errors.ts; a raw HTTP answer on a socket (unparseable request, refused upgrade) is
  * src/http/client-errors.ts. Each protocol gets its 404 and error handler from the same two factories.
  */
+import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { AppError, toAppError } from '../errors.js';
-import { childLogger } from '../logger.js';
-
-const log = childLogger('http');
 
 export function errorBody(err: AppError) {
   return { error: { code: err.code, message: err.message, details: err.details ?? {} } };
@@ -47,11 +45,26 @@ export function fromBodyParserError(err: unknown): AppError | null {
   }
 }
 
-/** Resolves any error to an AppError, logging the real cause of a 500 (never sent). */
-export function resolveError(err: unknown, context: Record<string, unknown> = {}): AppError {
-  const app = fromBodyParserError(err) ?? toAppError(err);
-  if (app.status >= 500) log.error({ err, ...context }, 'unhandled error');
+/** Resolves any error to an AppError. */
+export function resolveError(err: unknown): AppError {
+  return fromBodyParserError(err) ?? toAppError(err);
+}
+
+const causes = new WeakMap<ServerResponse, unknown>();
+
+/**
+ * Resolves the error of an HTTP request. The real cause of a 5xx (never sent) is kept for the
+ * request's log line (src/http/request-log.ts), which writes it with the request, once.
+ */
+export function resolveRequestError(err: unknown, res: ServerResponse): AppError {
+  const app = resolveError(err);
+  if (app.status >= 500) causes.set(res, err);
   return app;
+}
+
+/** The cause of the request's 5xx answer, if an error handler resolved one. */
+export function causeOf(res: ServerResponse): unknown {
+  return causes.get(res);
 }
 
 /** How one protocol writes an error: its status and its JSON body. */
@@ -67,7 +80,7 @@ export const renderPlantError: ErrorRenderer = (err) => {
 
 export function errorHandler(render: ErrorRenderer): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const resolved = resolveError(err, { reqId: req.id, method: req.method, url: req.originalUrl });
+    const resolved = resolveRequestError(err, res);
     const { status, body } = render(resolved);
     if (res.headersSent) return res.end();
     // a refusal of a service's own throttle (not the rate-limit middleware's) says when to come back too

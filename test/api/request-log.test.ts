@@ -3,7 +3,9 @@
  * its status calls for, and nothing at all for a line the level leaves out. Real HTTP against an
  * Express app with the middleware, and a real pino logger writing to a stream this test reads.
  */
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import express from 'express';
@@ -102,3 +104,35 @@ test('a level above the line writes nothing for it', async () => {
     await s.close();
   }
 });
+
+/**
+ * The real wiring in a process of its own (the process-wide logger writes to its standard output):
+ * a route that throws, the API's error handler and the request log.
+ */
+const FAILING_APP = `
+const express = require('express');
+const { logger } = require(${JSON.stringify(path.resolve(__dirname, '../../dist/src/logger.js'))});
+const { requestLog } = require(${JSON.stringify(path.resolve(__dirname, '../../dist/src/http/request-log.js'))});
+const { apiErrorHandler } = require(${JSON.stringify(path.resolve(__dirname, '../../dist/src/http/errors.js'))});
+const app = express();
+app.use(requestLog(logger.child({ component: 'http' })));
+app.get('/api/fails', () => { throw new Error('the disk is on fire'); });
+app.get('/api/fails-late', (_req, res, next) => { res.status(200).write('partial'); next(new Error('the stream broke')); });
+app.use(apiErrorHandler);
+const server = app.listen(0, '127.0.0.1', async () => {
+  const base = 'http://127.0.0.1:' + server.address().port;
+  await fetch(base + '/api/fails').then((r) => r.text());
+  await fetch(base + '/api/fails-late').then((r) => r.text()).catch(() => undefined);
+  setTimeout(() => server.close(() => process.exit(0)), 200);
+});
+`;
+
+test('a failed request is logged once, with its cause: a 5xx, and an error after the status was sent', async () => {
+  const out = execFileSync(process.execPath, ['-e', FAILING_APP], { env: { ...process.env, LOG_LEVEL: 'info' }, encoding: 'utf8', timeout: 30_000 });
+  const lines = out.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line & { err?: { message: string }; component?: string });
+  const errors = lines.filter((l) => l.level >= 50);
+  expect(errors.map((l) => [l.msg, l.req?.url, l.res?.statusCode, l.err?.message])).toEqual([
+    ['request errored', '/api/fails', 500, 'the disk is on fire'],
+    ['request errored', '/api/fails-late', 200, 'the stream broke'],
+  ]);
+}, 60_000);
