@@ -33,7 +33,7 @@
  *   BENCH_CPU_PROF=1        run the panel with --cpu-prof (profiles in bench/results/prof-<timestamp>/)
  *   BENCH_HEAP=1            after the console scenarios, write a heap snapshot of the panel (bench/results/prof-<timestamp>/)
  *   BENCH_PANEL_FLAGS       the panel's Node flags for this run [package.json config.panelNodeFlags]
- *   BENCH_MEM_TRACE=<file>  the panel writes its memory figures (RSS, heap, external) and longest event-loop delay to <file> every 250 ms, one JSON line each
+ *   BENCH_MEM_TRACE=<file>  the panel writes its memory figures (RSS, heap, external), longest event-loop delay and garbage-collector pauses to <file> every 250 ms, one JSON line each
  */
 const fs = require('node:fs');
 const os = require('node:os');

@@ -57,19 +57,30 @@ process.on('message', (m) => {
 process.on('disconnect', () => void close());
 
 // BENCH_MEM_TRACE=<file>: the panel's memory figures every 250 ms, one JSON line each (what grows: heap or
-// buffers), with the longest event-loop delay of those 250 ms (`loopMaxMs`: what held the loop)
+// buffers), with the longest event-loop delay of those 250 ms (`loopMaxMs`: what held the loop) and the
+// garbage collector's pauses in them (`gcMs` in all, `gcMaxMs` the longest, `gcMajor` the mark-sweeps)
 if (process.env.BENCH_MEM_TRACE) {
   const fs = require('node:fs');
-  const { monitorEventLoopDelay } = require('node:perf_hooks');
+  const { monitorEventLoopDelay, PerformanceObserver, constants } = require('node:perf_hooks');
   const out = fs.openSync(process.env.BENCH_MEM_TRACE, 'w');
   const loop = monitorEventLoopDelay({ resolution: 10 });
   loop.enable();
+  const gc = { ms: 0, maxMs: 0, major: 0 };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      gc.ms += e.duration;
+      gc.maxMs = Math.max(gc.maxMs, e.duration);
+      if (e.detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) gc.major++;
+    }
+  }).observe({ entryTypes: ['gc'] });
   setInterval(() => {
     const m = process.memoryUsage();
     const mib = (n) => Math.round(n / 1048576);
     const loopMaxMs = Math.round(loop.max / 1e6);
     loop.reset();
-    fs.writeSync(out, JSON.stringify({ t: Date.now(), rss: mib(m.rss), heapUsed: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers), loopMaxMs }) + '\n');
+    const line = { t: Date.now(), rss: mib(m.rss), heapUsed: mib(m.heapUsed), heapTotal: mib(m.heapTotal), external: mib(m.external), arrayBuffers: mib(m.arrayBuffers), loopMaxMs, gcMs: Math.round(gc.ms), gcMaxMs: Math.round(gc.maxMs), gcMajor: gc.major };
+    Object.assign(gc, { ms: 0, maxMs: 0, major: 0 });
+    fs.writeSync(out, JSON.stringify(line) + '\n');
   }, 250).unref();
 }
 
