@@ -45,19 +45,14 @@ export function fromBodyParserError(err: unknown): AppError | null {
   }
 }
 
-/** Resolves any error to an AppError. */
-export function resolveError(err: unknown): AppError {
-  return fromBodyParserError(err) ?? toAppError(err);
-}
-
 const causes = new WeakMap<ServerResponse, unknown>();
 
 /**
- * Resolves the error of an HTTP request. The real cause of a 5xx (never sent) is kept for the
+ * Resolves the error of an HTTP request to an AppError. The real cause of a 5xx (never sent) is kept for the
  * request's log line (src/http/request-log.ts), which writes it with the request, once.
  */
 export function resolveRequestError(err: unknown, res: ServerResponse): AppError {
-  const app = resolveError(err);
+  const app = fromBodyParserError(err) ?? toAppError(err);
   if (app.status >= 500) causes.set(res, err);
   return app;
 }
