@@ -11,13 +11,12 @@
  * allows (12 to 24 s) is cut off like any other client that stops answering. A message's share is
  * given back as soon as the message has been read (or the socket closed).
  *
- * ws tells nobody the length of a message it is receiving; its receiver keeps it (`_totalPayloadLength`,
- * the frames' announced lengths, 0 between messages). test/graphql/large-messages.test.ts fails if a ws
- * upgrade moves it.
+ * ws tells nobody the length of a message it is receiving; its receiver keeps it, and
+ * src/shared/ws-internals.ts reads it (with the other fields of ws's that nothing else offers).
  */
-import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import { childLogger } from '../logger.js';
+import { messageBytesInProgress, rawSocket } from '../shared/ws-internals.js';
 import type { LargeBodyBudget } from './large-bodies.js';
 
 const log = childLogger('graphql-ws');
@@ -25,20 +24,13 @@ const log = childLogger('graphql-ws');
 /** How often a waiting socket asks the budget again. */
 export const LARGE_MESSAGE_RETRY_MS = 100;
 
-/** Bytes announced so far of the message the socket is receiving; null when ws keeps it elsewhere. */
-function messageInProgress(socket: WebSocket): number | null {
-  const receiver = (socket as unknown as { _receiver?: { _totalPayloadLength?: unknown } })._receiver;
-  const bytes = receiver?._totalPayloadLength;
-  return typeof bytes === 'number' ? bytes : null;
-}
-
 /**
  * Holds the socket's large messages to the budget: `caller` is the user (the key large HTTP bodies
  * use), `smallLimit` what any message may be without a share, `share` what a large one takes.
  */
 export function budgetLargeMessages(socket: WebSocket, caller: string, budget: LargeBodyBudget, smallLimit: number, share: number): void {
-  const raw = (socket as unknown as { _socket?: Duplex })._socket;
-  if (!raw || messageInProgress(socket) === null) {
+  const raw = rawSocket(socket);
+  if (!raw || messageBytesInProgress(socket) === null) {
     log.warn('cannot hold a GraphQL socket\'s large messages to the budget: ws internals changed');
     return;
   }
@@ -54,7 +46,7 @@ export function budgetLargeMessages(socket: WebSocket, caller: string, budget: L
   };
   // after every chunk ws has taken in (its own 'data' listener runs first) and after every message
   const check = (): void => {
-    const bytes = messageInProgress(socket) ?? 0;
+    const bytes = messageBytesInProgress(socket) ?? 0;
     if (release && bytes === 0) {
       release();
       release = null;

@@ -15,7 +15,8 @@ import { CloseCode, handleProtocols, makeServer, type ServerOptions } from 'grap
 import type { WebSocket, WebSocketServer } from 'ws';
 import { childLogger } from '../logger.js';
 import type { SendBudget } from '../shared/send-budget.js';
-import { hold, rawSocket, settle } from '../shared/write-coalescer.js';
+import { hold, settle } from '../shared/write-coalescer.js';
+import { rawSocket } from '../shared/ws-internals.js';
 
 const log = childLogger('graphql-ws');
 

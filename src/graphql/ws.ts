@@ -56,6 +56,7 @@ import { checkLimits } from './limits.js';
 import { resolveOperation } from './operation.js';
 import { sharedSubscribe, type DirectContext } from './shared-subscribe.js';
 import { SendBudget } from '../shared/send-budget.js';
+import { setMaxMessageBytes } from '../shared/ws-internals.js';
 import { SocketCaps, WS_TOO_MANY } from './ws-caps.js';
 import { coerceVariables } from './variables.js';
 import { budgetLargeMessages } from './ws-large-messages.js';
@@ -98,13 +99,10 @@ export interface GraphQLWsDeps {
 /**
  * ws takes one maxPayload for the whole server, fixed when the socket is upgraded, i.e. before we know
  * who is on it: sockets start at ANONYMOUS_MESSAGE_BYTES and an accepted one gets the larger bound here,
- * on its receiver (ws 8 reads `_maxPayload` for each frame). test/graphql/edit-limits.test.ts
- * fails if a ws upgrade moves it.
+ * on its receiver (src/shared/ws-internals.ts).
  */
 function allowMessagesUpTo(socket: WebSocket, bytes: number): void {
-  const receiver = (socket as unknown as { _receiver?: { _maxPayload?: unknown } })._receiver;
-  if (receiver && typeof receiver._maxPayload === 'number') receiver._maxPayload = bytes;
-  else log.warn('could not raise a GraphQL socket\'s message limit: ws internals changed');
+  if (!setMaxMessageBytes(socket, bytes)) log.warn('could not raise a GraphQL socket\'s message limit: ws internals changed');
 }
 
 interface ConnExtra {

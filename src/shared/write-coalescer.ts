@@ -43,8 +43,3 @@ export function settle(socket: Corkable | null | undefined): void {
   if (!socket || socket.writableLength < FLUSH_BYTES || !held.delete(socket)) return;
   socket.uncork();
 }
-
-/** The TCP socket under a `ws` WebSocket. */
-export function rawSocket(ws: object): Corkable | undefined {
-  return (ws as { _socket?: Corkable })._socket;
-}

@@ -15,7 +15,8 @@ import type { SkipReport } from '../server/line-budget';
 import type { ServerStats } from '../server/monitor';
 import { batchFrames, ConsoleBatchers, type BatchReader } from './console-batch';
 import type { SendBudget } from '../../shared/send-budget';
-import { hold, rawSocket, settle } from '../../shared/write-coalescer';
+import { hold, settle } from '../../shared/write-coalescer';
+import { rawSocket } from '../../shared/ws-internals';
 
 /**
  * A line's frame is serialised once, however many clients receive it, as a Buffer: every socket that
