@@ -55,6 +55,8 @@ export class SftpSession {
   private nextHandle = 0;
   /** see stop() */
   private stopped = false;
+  /** end() has run: the connection is gone */
+  private ended = false;
   private readonly access: ServerAccess;
   private readonly deniedBy: DenylistMatcher;
   /** what its requests may reach where paths really lead (src/agent/filesystem/reach.ts) */
@@ -86,10 +88,8 @@ export class SftpSession {
 
   /** Drops what is still open: unfinished uploads leave the old files as they were. */
   end(): void {
-    for (const h of this.handles.values()) {
-      if (h instanceof WriteHandle) h.abort();
-      else if (h instanceof ReadHandle) void h.close();
-    }
+    this.ended = true;
+    for (const h of this.handles.values()) drop(h);
     this.allowances.handles.give(this.handles.size);
     this.handles.clear();
     this.activity.flush();
@@ -201,6 +201,13 @@ export class SftpSession {
     } catch (err) {
       handles.give();
       throw err;
+    }
+    // the connection ended while the handle was being made: nobody will close it (an upload's
+    // temporary file and its write to the worker would stay until the agent stops)
+    if (this.ended) {
+      drop(handle);
+      handles.give();
+      return;
     }
     const key = Buffer.alloc(4);
     key.writeUInt32BE(this.nextHandle++);
@@ -353,19 +360,33 @@ export class SftpSession {
     this.sftp.status(id, STATUS_CODE.OK);
   }
 
-  /** A file being uploaded is what has come of it so far (it is not in place before the close). */
+  /**
+   * A file being uploaded is what has come of it so far (it is not in place before the close). Any
+   * other handle is what it was opened on, with the key that opened it (a download needs
+   * file.read-content, not file.read: clients stat the file they have opened before reading it).
+   */
   private async fstat(id: number, h: Buffer): Promise<void> {
     const file = this.handle(h);
-    if (!(file instanceof WriteHandle)) return this.stat(id, file.path, true);
+    if (!(file instanceof WriteHandle)) {
+      const entry = await this.entry(file.path, true);
+      if (!entry) throw new AgentError(404, 'NOT_FOUND', `${file.path} does not exist.`);
+      return void this.sftp.attrs(id, attrsOf(entry));
+    }
     const now = Math.floor(Date.now() / 1000);
     this.sftp.attrs(id, { mode: TYPE_BITS.file | (file.mode ?? 0o644), uid: 0, gid: 0, size: file.written, atime: now, mtime: now });
   }
 
-  /** The mode of a file being uploaded is set once it is in place (`put -p`); other handles as setstat. */
+  /**
+   * The mode of a file being uploaded is set once it is in place (`put -p`), with file.update as any
+   * chmod (without it the upload keeps the usual 0644); other handles as setstat.
+   */
   private async fsetstat(id: number, h: Buffer, attrs: Attributes): Promise<void> {
     const file = this.handle(h);
     if (!(file instanceof WriteHandle)) return this.setstat(id, file.path, attrs);
-    if (typeof attrs.mode === 'number') file.mode = attrs.mode & 0o777;
+    if (typeof attrs.mode === 'number') {
+      this.allowed('file.update', file.path);
+      file.mode = attrs.mode & 0o777;
+    }
     this.sftp.status(id, STATUS_CODE.OK);
   }
 
@@ -374,4 +395,10 @@ export class SftpSession {
     const { target } = (await this.ask({ op: 'readlink', path })) as { target: string };
     this.sftp.name(id, [{ filename: target, longname: target, attrs: {} as Attributes }]);
   }
+}
+
+/** Lets go of a handle nobody will close: an upload is aborted (the old file stays), a download closed. */
+function drop(h: Handle): void {
+  if (h instanceof WriteHandle) h.abort();
+  else if (h instanceof ReadHandle) void h.close();
 }
