@@ -11,7 +11,45 @@
  */
 import { Cron } from 'croner';
 
-const FIELD_NAMES = ['minute', 'hour', 'day of month', 'month', 'day of week'];
+interface Field {
+  name: string;
+  min: number;
+  max: number;
+  /** names standing for values, from `min` on (JAN = 1, SUN = 0), any case */
+  names?: string[];
+}
+
+const FIELDS: Field[] = [
+  { name: 'minute', min: 0, max: 59 },
+  { name: 'hour', min: 0, max: 23 },
+  { name: 'day of month', min: 1, max: 31 },
+  { name: 'month', min: 1, max: 12, names: ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC'] },
+  { name: 'day of week', min: 0, max: 7, names: ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT'] },
+];
+const FIELD_NAMES = FIELDS.map((f) => f.name);
+
+/** One item of a field's list: `*`, a value or a range of two, each with an optional `/step`. */
+const ITEM = /^(\*|[0-9A-Za-z]+(?:-[0-9A-Za-z]+)?)(?:\/([0-9]+))?$/;
+
+/**
+ * What is wrong with one field, in the user's own terms, or null. The syntax is CONTRACT §13's
+ * (lists, ranges, steps, names): croner's extensions (`?`, `L`, `W`, `#`) are refused, and a value
+ * out of range is named as written (croner counts days of month and months from 0 in its messages).
+ */
+function fieldProblem(text: string, field: Field): string | null {
+  for (const item of text.split(',')) {
+    const m = ITEM.exec(item);
+    if (!m) return `${field.name}: "${item}" is not a number${field.names ? ', a name' : ''}, a range, * or a step (lists, ranges, steps and names only)`;
+    if (m[1] === '*') continue;
+    for (const v of m[1]!.split('-')) {
+      const named = field.names?.indexOf(v.toUpperCase()) ?? -1;
+      const n = named >= 0 ? named + field.min : /^[0-9]+$/.test(v) ? Number(v) : null;
+      if (n === null) return `${field.name}: "${v}" is not a number${field.names ? ` or a name (${field.names[0]}…${field.names.at(-1)})` : ''}`;
+      if (n < field.min || n > field.max) return `${field.name}: ${v} is out of range (${field.min}-${field.max})`;
+    }
+  }
+  return null;
+}
 
 /** The croner job for a pattern in a zone (paused: it only computes dates). Throws on a bad pattern. */
 function job(cron: string, timezone: string): Cron {
@@ -29,6 +67,10 @@ export function cronProblem(cron: string): string | null {
   const fields = cron.trim().split(/\s+/);
   if (fields.length !== 5 || fields[0] === '') {
     return `must have exactly five fields (${FIELD_NAMES.join(', ')}); it has ${cron.trim() ? fields.length : 0}`;
+  }
+  for (let i = 0; i < FIELDS.length; i++) {
+    const problem = fieldProblem(fields[i]!, FIELDS[i]!);
+    if (problem) return problem;
   }
   let pattern: Cron;
   try {
@@ -48,6 +90,21 @@ export function isTimeZone(tz: string): boolean {
   } catch {
     return false;
   }
+}
+
+let knownZones: Map<string, string> | null = null;
+
+/**
+ * The name a valid zone is stored under: the name given, in the zone database's spelling when this
+ * runtime knows it under that name (`europe/berlin` is `Europe/Berlin`, `utc` is `UTC`). Another name
+ * of a zone stays as given (`US/Pacific`, and `Europe/Kyiv`, which this runtime's ICU knows only as an
+ * alias of the older `Europe/Kiev`): a user finds the zone they chose.
+ */
+export function zoneName(tz: string): string {
+  const resolved = new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone;
+  if (resolved.toLowerCase() === tz.toLowerCase()) return resolved;
+  knownZones ??= new Map(Intl.supportedValuesOf('timeZone').map((z) => [z.toLowerCase(), z]));
+  return knownZones.get(tz.toLowerCase()) ?? tz;
 }
 
 /** Which of a stored pattern and zone nextRun() throws on: the zone when this runtime does not know it, else the pattern. */

@@ -142,7 +142,9 @@ export class SchedulesService {
       // any change (its times, enabling it, its tasks) decides what the tasks will do: they act for the
       // changer, checked on the tasks stored (the row stays locked until the change is committed)
       demandTasks(a, data.tasks ?? schedule.tasks);
-      const timing = data.cron !== undefined || data.timezone !== undefined || data.enabled !== undefined;
+      // the next run moves only when what decides it changes: a form sent back whole, with the same
+      // cron, zone and switch, keeps a run that is due and not yet claimed
+      const timing = (['cron', 'timezone', 'enabled'] as const).some((k) => data[k] !== undefined && data[k] !== schedule[k]);
       em.assign(schedule, given);
       if (timing) schedule.nextRunAt = nextRunOf(schedule, this.runner.now());
       await this.activity.record({ event: 'server:schedule.update', serverId: a.serverId, actor, properties: { ...summary(schedule), changed: Object.keys(given) } }, em);

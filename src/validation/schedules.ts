@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { POWER_ACTIONS, type PowerAction } from '../shared/node-protocol.js';
-import { cronProblem, isTimeZone } from '../schedules/cron.js';
+import { cronProblem, isTimeZone, zoneName } from '../schedules/cron.js';
 import { displayName, isWellFormed, UNICODE_MESSAGE } from './common.js';
 
 export const MAX_TASKS = 10;
@@ -29,7 +29,7 @@ const cron = z
 const timezone = z
   .string({ message: 'must be a string' })
   .refine(isTimeZone, 'must be an IANA time zone name, e.g. UTC or Europe/Berlin')
-  .transform((tz) => new Intl.DateTimeFormat('en-US', { timeZone: tz }).resolvedOptions().timeZone)
+  .transform(zoneName)
   .meta({ description: 'IANA time zone the cron expression is read in.', example: 'Europe/Berlin' });
 
 const command = z

@@ -112,3 +112,42 @@ test('a run goes on with its tasks when its schedule is disabled or edited, and 
   expect((await p.request('GET', `/api/v1/servers/${running}`, { token: owner.token })).body.data.status).toBe('running');
   expect((await p.request('GET', S(`/${doomed.id}/runs`), { token: owner.token })).status).toBe(404); // its history went with it
 });
+
+test('cron syntax is the contract\u2019s (lists, ranges, steps, names), and an error names the value as written', async () => {
+  for (const cron of ['0 0 L * *', '0 0 15W * *', '0 0 * * 1#2', '0 0 ? * *', '0 0 * * 5L', '0 0 LW * *']) {
+    expectFieldError(await p.request('POST', S(), { token: owner.token, body: { name: 'extension', cron, tasks: [command('x')] } }), 'cron');
+  }
+  const messages: Record<string, string> = {};
+  for (const cron of ['0 0 0 * *', '0 0 * 13 *', '0 0 * 0 *', '0 0 * FOO *']) {
+    const r = await p.request('POST', S(), { token: owner.token, body: { name: 'range', cron, tasks: [command('x')] } });
+    expectFieldError(r, 'cron');
+    messages[cron] = r.body.error.details.fields.cron;
+  }
+  expect(messages).toEqual({
+    '0 0 0 * *': expect.stringContaining('day of month: 0 is out of range (1-31)'),
+    '0 0 * 13 *': expect.stringContaining('month: 13 is out of range (1-12)'),
+    '0 0 * 0 *': expect.stringContaining('month: 0 is out of range (1-12)'),
+    '0 0 * FOO *': expect.stringContaining('month: "FOO" is not a number or a name'),
+  });
+  // names, lists, ranges and steps still pass, in any case
+  for (const cron of ['0 6 * * mon-FRI', '0 0 1-31/2 jan,Dec *', '*/5 0-23/2 * * 0,7']) expect((await create({ cron })).cron).toBe(cron);
+});
+
+test('a zone is stored under the name given, in the zone database\u2019s spelling', async () => {
+  const stored: Record<string, string> = {};
+  for (const timezone of ['Europe/Kyiv', 'Asia/Kolkata', 'America/Nuuk', 'US/Pacific', 'europe/berlin', 'utc']) stored[timezone] = (await create({ timezone })).timezone;
+  expect(stored).toEqual({ 'Europe/Kyiv': 'Europe/Kyiv', 'Asia/Kolkata': 'Asia/Kolkata', 'America/Nuuk': 'America/Nuuk', 'US/Pacific': 'US/Pacific', 'europe/berlin': 'Europe/Berlin', utc: 'UTC' });
+});
+
+test('a form sent back whole (the same cron, zone and switch) keeps a run that is due and not yet claimed', async () => {
+  const s = await create({ cron: '* * * * *', timezone: 'Europe/Berlin' });
+  const due = new Date(Date.now() - 2_000);
+  await p.orm.em.fork().getConnection().execute('update schedules set next_run_at = ? where id = ?', [due, s.id]);
+  const same = await p.request('PATCH', S(`/${s.id}`), { token: owner.token, body: { name: 'renamed', cron: '* * * * *', timezone: 'Europe/Berlin', enabled: true } });
+  expect(same.status).toBe(200);
+  expect(same.body.data.nextRunAt).toBe(due.toISOString());
+  // a real change moves it
+  const moved = await p.request('PATCH', S(`/${s.id}`), { token: owner.token, body: { cron: '30 4 * * *' } });
+  expect(new Date(moved.body.data.nextRunAt).getTime()).toBeGreaterThan(Date.now());
+  await p.request('DELETE', S(`/${s.id}`), { token: owner.token });
+});
