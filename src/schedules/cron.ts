@@ -2,12 +2,12 @@
  * Cron expressions of schedules, read and iterated with croner: exactly five fields (minute hour
  * day-of-month month day-of-week; lists, ranges, steps and names), in an IANA time zone.
  *
- * DST: a pattern whose minute and hour fields hold no wildcard or step (`30 2 * * *`, `0 2,14 * * *`)
- * names wall-clock times, so croner's `no-wildcard` rule treats it as fixed-time: a time that does
- * not exist that day runs at the first valid instant after the gap (gapBefore, where croner does
- * not), and a time that happens twice runs once (at its first occurrence). A pattern with a
- * wildcard or step in those fields follows the real clock (`0-59/15 * * * *` runs every 15 real minutes through both changes).
- * test/schedules/dst.test.ts checks this behaviour of croner.
+ * DST (CONTRACT §13): every pattern names wall-clock times. A time that does not exist that day
+ * (spring forward) runs at the first valid instant after the gap, once however many of the
+ * pattern's times the gap swallowed (gapBefore: croner moves only some of them). A time that
+ * happens twice (fall back) runs once, at its first occurrence (croner's `no-wildcard` rule does
+ * that for patterns without a wildcard or step in minute and hour; `repeated` for the others).
+ * test/schedules/dst.test.ts checks the runs across both changes.
  */
 import { Cron } from 'croner';
 
@@ -112,18 +112,26 @@ export function unreadablePart(timezone: string): 'cron' | 'timezone' {
   return isTimeZone(timezone) ? 'cron' : 'timezone';
 }
 
+/** A fall back repeats at most two hours (Antarctica/Troll); a pattern names at most 60 times an hour. */
+const MAX_REPEATED_TIMES = 2 * 60 + 1;
+
 /** The first instant strictly after `after` that the pattern names in `timezone`; null if none. */
 export function nextRun(cron: string, timezone: string, after: Date): Date | null {
-  const next = job(cron, timezone).nextRun(after);
-  if (!next || !fixedTime(cron)) return next;
-  return gapBefore(cron, timezone, after, next) ?? next;
+  const pattern = job(cron, timezone);
+  let from = after;
+  for (let i = 0; i <= MAX_REPEATED_TIMES; i++) {
+    const next = pattern.nextRun(from);
+    if (!next) return null;
+    const gap = gapBefore(cron, timezone, from, next);
+    if (gap) return gap;
+    if (!repeated(timezone, next.getTime())) return next;
+    from = next;
+  }
+  return null;
 }
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
-
-/** Whether the pattern names wall-clock times (no wildcard or step in its minute and hour). */
-const fixedTime = (cron: string): boolean => !/[*/]/.test(cron.trim().split(/\s+/).slice(0, 2).join(' '));
 
 const offsetFormats = new Map<string, Intl.DateTimeFormat>();
 
@@ -134,6 +142,18 @@ function offsetAt(timezone: string, at: number): number {
   const name = format.formatToParts(at).find((p) => p.type === 'timeZoneName')!.value;
   const m = /([+-])(\d\d):(\d\d)/.exec(name);
   return m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+}
+
+/**
+ * Whether the local time at `at` happened before, in the first pass of a fall back's repeated hours:
+ * the offset three hours earlier (before any change of up to two hours) is larger, and the same
+ * wall-clock time read in it is an instant that really had it.
+ */
+function repeated(timezone: string, at: number): boolean {
+  const now = offsetAt(timezone, at);
+  const before = offsetAt(timezone, at - 3 * 60 * MINUTE);
+  if (before <= now) return false;
+  return offsetAt(timezone, at - (before - now) * MINUTE) === before;
 }
 
 /** The first instant after `from` (where the offset is `before`) of another offset, found before `to`, to the minute. */

@@ -32,6 +32,10 @@ const CASES: Case[] = [
   // 2027-11-07 02:00 EDT → 01:00 EST: 01:30 happens twice (05:30Z and 06:30Z)
   { name: 'America/New_York fall back', timezone: 'America/New_York', cron: '30 1 * * *', from: '2027-11-06T17:00:00Z', to: '2027-11-08T17:00:00Z', runs: ['2027-11-07T05:30:00Z', '2027-11-08T06:30:00Z'] },
   { name: 'America/New_York fall back at 02:30', timezone: 'America/New_York', cron: '30 2 * * *', from: '2027-11-06T17:00:00Z', to: '2027-11-08T17:00:00Z', runs: ['2027-11-07T07:30:00Z', '2027-11-08T07:30:00Z'] },
+  // every 15 minutes through both changes in Berlin: the missing 02:00-02:45 run once at 03:00 CEST, the
+  // repeated 02:00-02:45 CET not again
+  { name: 'Europe/Berlin spring forward, every 15 minutes', timezone: 'Europe/Berlin', cron: '*/15 1-3 * * *', from: '2027-03-27T23:50:00Z', to: '2027-03-28T02:10:00Z', runs: ['2027-03-28T00:00:00Z', '2027-03-28T00:15:00Z', '2027-03-28T00:30:00Z', '2027-03-28T00:45:00Z', '2027-03-28T01:00:00Z', '2027-03-28T01:15:00Z', '2027-03-28T01:30:00Z', '2027-03-28T01:45:00Z'] },
+  { name: 'Europe/Berlin fall back, every 15 minutes', timezone: 'Europe/Berlin', cron: '*/15 1-3 * * *', from: '2027-10-30T23:50:00Z', to: '2027-10-31T02:10:00Z', runs: ['2027-10-31T00:00:00Z', '2027-10-31T00:15:00Z', '2027-10-31T00:30:00Z', '2027-10-31T00:45:00Z', '2027-10-31T02:00:00Z'] },
   // 2027-03-27 23:00 -02 → 2027-03-28 00:00 -01: a gap that runs into midnight; 23:30 on the 27th runs at
   // the gap's end (croner skipped that day's run)
   { name: 'America/Nuuk spring forward at 23:00', timezone: 'America/Nuuk', cron: '30 23 * * *', from: '2027-03-26T12:00:00Z', to: '2027-03-29T12:00:00Z', runs: ['2027-03-27T01:30:00Z', '2027-03-28T01:00:00Z', '2027-03-29T00:30:00Z'] },
@@ -66,17 +70,23 @@ describe('croner, as src/schedules/cron.ts uses it', () => {
     expect(got).toEqual(c.runs);
   });
 
-  test('a pattern with a wildcard hour follows the real clock: the repeated hour runs twice, the missing one not at all', () => {
-    const walk = (from: string, n: number) => {
+  test('a pattern with a wildcard or step in its hours names wall-clock times too: the repeated ones run once, the missing ones at the gap\u2019s end', () => {
+    const walk = (cron: string, timezone: string, from: string, n: number) => {
       const out: string[] = [];
       let at = new Date(from);
-      for (let i = 0; i < n; i++) out.push((at = nextRun('30 * * * *', 'Europe/Berlin', at)!).toISOString());
+      for (let i = 0; i < n; i++) out.push((at = nextRun(cron, timezone, at)!).toISOString().slice(0, 16));
       return out;
     };
-    // fall back: 02:30 CEST (00:30Z) and 02:30 CET (01:30Z), one hour of real time apart
-    expect(walk('2027-10-30T23:00:00Z', 3)).toEqual(['2027-10-30T23:30:00.000Z', '2027-10-31T00:30:00.000Z', '2027-10-31T01:30:00.000Z']);
-    // spring forward: 01:30 CET (00:30Z) then 03:30 CEST (01:30Z), one hour of real time apart
-    expect(walk('2027-03-28T00:00:00Z', 2)).toEqual(['2027-03-28T00:30:00.000Z', '2027-03-28T01:30:00.000Z']);
+    // fall back: 02:30 CEST (00:30Z) runs, 02:30 CET (01:30Z) is the same local time again; next 03:30 CET
+    expect(walk('30 * * * *', 'Europe/Berlin', '2027-10-30T23:00:00Z', 3)).toEqual(['2027-10-30T23:30', '2027-10-31T00:30', '2027-10-31T02:30']);
+    // spring forward: 01:30 CET (00:30Z), then 02:30 (which does not exist) at 03:00 CEST (01:00Z), then 03:30 CEST
+    expect(walk('30 * * * *', 'Europe/Berlin', '2027-03-28T00:00:00Z', 3)).toEqual(['2027-03-28T00:30', '2027-03-28T01:00', '2027-03-28T01:30']);
+    // every 30 minutes of the missing hour: one run, at its end; the next day as usual
+    expect(walk('*/30 2 * * *', 'Europe/Berlin', '2027-03-27T12:00:00Z', 3)).toEqual(['2027-03-28T01:00', '2027-03-29T00:00', '2027-03-29T00:30']);
+    // every 2 hours: 02:00 does not exist and runs at 03:00 CEST
+    expect(walk('0 */2 * * *', 'Europe/Berlin', '2027-03-27T22:00:00Z', 3)).toEqual(['2027-03-27T23:00', '2027-03-28T01:00', '2027-03-28T02:00']);
+    // a fall back of two hours (Antarctica/Troll, +02 to +00): 01:00 and 02:00 come again and run once
+    expect(walk('0 * * * *', 'Antarctica/Troll', '2027-10-30T22:00:00Z', 3)).toEqual(['2027-10-30T23:00', '2027-10-31T00:00', '2027-10-31T03:00']);
   });
 });
 
