@@ -28,7 +28,7 @@ export const activityFilter = z.object({
   event: z
     .string({ message: 'must be a string' })
     .max(64, 'must be at most 64 characters')
-    .regex(/^[a-z:.\-|]*$/, 'must be an event name or its prefix, e.g. server:file')
+    .regex(/^[a-z:.-]*$/, 'must be one event name or its prefix, e.g. server:file or server:subuser.create (ask once per event for several)')
     .optional()
     .meta({ description: 'Event name prefix, e.g. `server:power` or `auth:signin`.' }),
   serverId: uuid.optional(),

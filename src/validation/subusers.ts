@@ -50,9 +50,10 @@ export const scopePaths = z
       }
       out.add(n);
     }
-    return [...out].sort();
+    // the root is the whole server, whatever else is named beside it: stored as the whole server is
+    return out.has('/') ? [] : [...out].sort();
   })
-  .meta({ description: 'Folders, relative to the server root, that the file permissions are limited to. Empty or absent: the whole server.', example: ['/plugins'] });
+  .meta({ description: 'Folders, relative to the server root, that the file permissions are limited to. Empty, absent or `/`: the whole server.', example: ['/plugins'] });
 
 export const createSubuserInput = z.object({
   email,

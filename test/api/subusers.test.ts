@@ -163,6 +163,19 @@ test('a scoped subuser can only hand out scopes inside their own', async () => {
   expect((await p.request('GET', '/api/v1/servers?limit=100', { token: admin })).body.data.every((s: any) => s.paths.length === 0)).toBe(true);
 });
 
+test('a scope naming the root is the whole server: stored as [], and setting [] widens nothing', async () => {
+  const rooted = await p.newUser('rooted');
+  const granter = await p.newUser('granter');
+  const made = await p.request('POST', subusers(otherServerId), { token: owner.token, body: { email: rooted.email, permissions: ['file.read'], paths: ['/', '/plugins'] } });
+  expect([made.status, made.body.data.paths]).toEqual([201, []]);
+  const patched = await p.request('PATCH', `${subusers(otherServerId)}/${rooted.user.id}`, { token: owner.token, body: { paths: ['//./'] } });
+  expect([patched.status, patched.body.data.paths]).toEqual([200, []]);
+  // a granter without file keys may set what was the root already (it was a 403: "[]" counted as wider than ["/"])
+  expect((await p.request('POST', subusers(otherServerId), { token: owner.token, body: { email: granter.email, permissions: ['user.read', 'user.update'] } })).status).toBe(201);
+  const same = await p.request('PATCH', `${subusers(otherServerId)}/${rooted.user.id}`, { token: granter.token, body: { paths: [] } });
+  expect(same.status).toBe(200);
+});
+
 test('removing a subuser hides the server from them again', async () => {
   expect((await p.request('DELETE', `${subusers()}/${friend.user.id}`, { token: owner.token })).status).toBe(204);
   expectError(await p.request('GET', `/api/v1/servers/${serverId}`, { token: friend.token }), 404, 'NOT_FOUND');
