@@ -44,12 +44,14 @@ export function userMayNotSet(v: BlueprintVariable | undefined, unknown: string)
 
 /**
  * Why a server's user may not give `value` to the variable, or null. A read-only one passes with its
- * current value (a record sent back as read changes nothing); a hidden one never does (no guessing
- * its value).
+ * current value when the caller may read it (a record sent back as read changes nothing); a hidden
+ * one never does, nor a read-only one for a caller who may not read it (no guessing its value).
  */
-export function userMayNotGive(v: BlueprintVariable | undefined, value: string, current: Record<string, string>, unknown: string): string | null {
+export function userMayNotGive(v: BlueprintVariable | undefined, value: string, current: Record<string, string>, unknown: string, mayRead = true): string | null {
   const refused = userMayNotSet(v, unknown);
-  return refused && !(v && viewable(v) && value === valueOf(v, current)) ? refused : null;
+  // only a caller who may read the value (startup.read) sends it back: for anyone else the answer
+  // must not depend on the value, or a wrong guess and the right one would answer differently
+  return refused && !(mayRead && v && viewable(v) && value === valueOf(v, current)) ? refused : null;
 }
 
 /** What is wrong with `value` for the variable, or null when its rules allow it. */

@@ -63,12 +63,12 @@ function answerFor(access: ServerAccess, view: StartupView, blueprint: Blueprint
 }
 
 /** `variables.<KEY>` → what is wrong, for every given key that may not be set or breaks its rules. */
-function problemsOf(blueprint: Blueprint, given: Record<string, string>, current: Record<string, string>): Record<string, string> {
+function problemsOf(blueprint: Blueprint, given: Record<string, string>, current: Record<string, string>, mayRead: boolean): Record<string, string> {
   const byKey = new Map((blueprint.variables ?? []).map((v) => [v.key, v]));
   const fields: Record<string, string> = {};
   for (const [key, value] of Object.entries(given)) {
     const v = byKey.get(key);
-    const problem = userMayNotGive(v, value, current, 'is not a startup variable of this server') ?? variableProblem(v!, value);
+    const problem = userMayNotGive(v, value, current, 'is not a startup variable of this server', mayRead) ?? variableProblem(v!, value);
     if (problem) fields[`variables.${key}`] = problem;
   }
   return fields;
@@ -94,7 +94,7 @@ export class StartupService {
     const { server: current, access } = await this.servers.access(a, serverId);
     demand(access, 'startup.update');
     const { variables: asked } = parseInput(updateStartupInput, input);
-    const fields = problemsOf(current.blueprint, asked, current.variables);
+    const fields = problemsOf(current.blueprint, asked, current.variables, may(access, 'startup.read'));
     if (Object.keys(fields).length) throw AppError.validation(fields, 'Some startup variables cannot take these values: correct the fields named in details.fields and save again.');
     // what a record read and sent back repeats is no change
     const byKey = new Map((current.blueprint.variables ?? []).map((v) => [v.key, v]));

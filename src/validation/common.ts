@@ -66,9 +66,27 @@ export const isUuid = (s: string): boolean => uuid.safeParse(s).success;
 
 /** Parses `input` or throws a 422 AppError. A non-object body is a 422 too (REST answers 400 earlier). */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
+  const proto = protoKeyPath(input);
+  if (proto) throw AppError.validation({ [proto]: 'is not a field or variable name: "__proto__" names none' });
   const r = schema.safeParse(input ?? {});
   if (!r.success) throw fromZodError(r.error);
   return r.data;
+}
+
+/**
+ * Where a JSON input holds an own `__proto__` key (JSON.parse makes one; zod, as any copy of an
+ * object, drops it without a word, so `{ "variables": { "__proto__": "x" } }` was a 200 that set
+ * nothing), as a field path; null when it holds none. Nested objects are looked into a few levels
+ * deep, as far as inputs go.
+ */
+function protoKeyPath(value: unknown, path = '', depth = 0): string | null {
+  if (!value || typeof value !== 'object' || depth > 6) return null;
+  if (!Array.isArray(value) && Object.hasOwn(value, '__proto__')) return path ? `${path}.__proto__` : '__proto__';
+  for (const [key, child] of Object.entries(value)) {
+    const found = protoKeyPath(child, path ? `${path}.${key}` : key, depth + 1);
+    if (found) return found;
+  }
+  return null;
 }
 
 /** Path ids: an id that is not a UUID cannot exist, so it is a 404 rather than a 422. */
