@@ -27,7 +27,7 @@ export function mapConfigFiles(files: unknown, warnings: ImportWarning[]): Confi
 
 /** Whether a value writes the server's port (then the blueprint needs SERVER_PORT). */
 export function usesPort(files: ConfigFile[]): boolean {
-  return files.some((f) => Object.values(f.find).some((v) => /\{\{\s*server\.build\.default\.port\s*\}\}/.test(v)));
+  return files.some((f) => Object.values(f.find).some((v) => /\{\{\s*(?:server\.build\.default\.port|(?:server\.build\.)?env\.SERVER_PORT)\s*\}\}/.test(v)));
 }
 
 function mapFile(name: string, entry: unknown, warnings: ImportWarning[]): ConfigFile | null {
@@ -37,7 +37,8 @@ function mapFile(name: string, entry: unknown, warnings: ImportWarning[]): Confi
   if (!isObject(entry) || typeof entry.parser !== 'string' || !isObject(entry.find)) {
     throw new EggError({ [field]: 'must be an object with `parser` (a string) and `find` (an object of key → value)' });
   }
-  const parser = entry.parser.trim().toLowerCase();
+  // Wings reads `yml` as `yaml`
+  const parser = entry.parser.trim().toLowerCase().replace(/^yml$/, 'yaml');
   if (!(CONFIG_PARSERS as readonly string[]).includes(parser)) {
     warnings.push({ field: `${field}.parser`, message: `the parser "${entry.parser.slice(0, 50)}" is not supported: ${name} is not changed at start` });
     return null;

@@ -5,6 +5,7 @@
  * egg-config-files.ts), its rules strings are parsed, its regular expressions compiled (never run on
  * its text).
  */
+import { constants as osConstants } from 'node:os';
 import type { BlueprintVariable } from '../entities/Blueprint.js';
 import { EggError, type ImportWarning } from './egg-errors.js';
 import type { InstallShell } from '../shared/node-protocol.js';
@@ -89,19 +90,41 @@ function withPort(variables: BlueprintVariable[], configFiles: ConfigFile[], sta
   return [...variables, port];
 }
 
-/** `^C` is SIGINT; anything else is a line written to the server's standard input. */
+/**
+ * `^C` is SIGINT; `^` and a signal's name (`^SIGTERM`, `^TERM`) is that signal, as Pterodactyl turns
+ * it into one; anything else is a line written to the server's standard input (`^D`, `^Z` and `^\\`
+ * as the agent reads them).
+ */
 export function mapStop(stop: string): string {
   const s = stop.trim();
-  return s.toUpperCase() === '^C' ? 'SIGINT' : s;
+  if (s.toUpperCase() === '^C') return 'SIGINT';
+  const named = /^\^(?:SIG)?([A-Za-z][A-Za-z0-9]+)$/i.exec(s);
+  const signal = named ? `SIG${named[1]!.toUpperCase()}` : null;
+  return signal && signal in osConstants.signals ? signal : s;
 }
 
-/** `done` (one string or a list) matches as plain text anywhere in a line, as in Pterodactyl. */
+/**
+ * `done` (one string or a list): an entry matches as plain text anywhere in a line, as in Pterodactyl;
+ * one that starts with `regex:` is a pattern, as Wings reads it.
+ */
 export function mapReady(done: string | string[] | null | undefined): string | null {
   const list = (Array.isArray(done) ? done : [done ?? '']).filter((d) => d !== '');
   if (!list.length) return null;
-  const pattern = list.map(escapeRegExp).join('|');
+  const parts = list.map((d) => (d.startsWith('regex:') ? { regex: true, source: readyPattern(d.slice('regex:'.length)) } : { regex: false, source: escapeRegExp(d) }));
+  // a pattern joined with others keeps its own alternatives to itself
+  const pattern = parts.length === 1 ? parts[0]!.source : parts.map((p) => (p.regex ? `(?:${p.source})` : p.source)).join('|');
   if (pattern.length > 255) throw new EggError({ 'config.startup.done': 'the ready patterns are longer than 255 characters together' });
   return pattern;
+}
+
+/** A `regex:` entry's pattern, once it compiles here (Wings' Go patterns and JavaScript's agree on what eggs use). */
+function readyPattern(source: string): string {
+  try {
+    new RegExp(source);
+  } catch (err) {
+    throw new EggError({ 'config.startup.done': `"regex:${source.slice(0, 80)}" is not a pattern this panel can read (${(err as Error).message}): write it as plain text or as a JavaScript regular expression` });
+  }
+  return source;
 }
 
 function escapeRegExp(s: string): string {

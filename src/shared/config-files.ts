@@ -30,11 +30,13 @@ const PLACEHOLDER_RE = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
 /** The value of one allowed placeholder name, or null when the name is not allowed. */
 function resolveName(name: string, values: PlaceholderValues): string | null {
-  if (name === 'server.build.default.port') return values.port;
-  if (name === 'server.build.default.ip') return values.ip;
-  if (name === 'server.build.memory') return values.memory;
-  const env = /^(?:server\.build\.env|env)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(name);
-  if (env) return Object.hasOwn(values.env, env[1]!) ? values.env[env[1]!]! : '';
+  // the environment's names of the port, address and memory are those values, as in Wings (the
+  // server's environment leaves out the reserved SERVER_MEMORY, and may lack SERVER_IP)
+  const key = /^(?:server\.build\.env|env)\.([A-Za-z_][A-Za-z0-9_]*)$/.exec(name)?.[1];
+  if (name === 'server.build.default.port' || key === 'SERVER_PORT') return values.port;
+  if (name === 'server.build.default.ip' || key === 'SERVER_IP') return values.ip;
+  if (name === 'server.build.memory' || key === 'SERVER_MEMORY') return values.memory;
+  if (key) return Object.hasOwn(values.env, key) ? values.env[key]! : '';
   return null;
 }
 
