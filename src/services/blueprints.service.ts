@@ -120,9 +120,16 @@ export class BlueprintsService {
   private async importParsed(actor: Actor | null, input: unknown): Promise<ImportedBlueprint> {
     const egg = parseInput(eggSchema, input);
     const draft: { blueprint: BlueprintDraft; warnings: ImportWarning[] } = eggInput(() => eggToBlueprint(egg));
-    const key = await this.freeKey(slugOf(draft.blueprint.name));
-    const blueprint = await this.insert(actor, { key, ...draft.blueprint }, 'blueprint:import', { warnings: draft.warnings.length });
-    return { blueprint, warnings: draft.warnings };
+    // imports of one egg at once may pick the same free key: the one that loses takes the next
+    for (let attempt = 1; ; attempt++) {
+      const key = await this.freeKey(slugOf(draft.blueprint.name));
+      try {
+        const blueprint = await this.insert(actor, { key, ...draft.blueprint }, 'blueprint:import', { warnings: draft.warnings.length });
+        return { blueprint, warnings: draft.warnings };
+      } catch (err) {
+        if (attempt >= IMPORT_KEY_ATTEMPTS || !(err instanceof AppError && err.code === 'ALREADY_EXISTS')) throw err;
+      }
+    }
   }
 
   private async insert(actor: Actor | null, values: Omit<Blueprint, 'id' | 'builtin' | 'createdAt' | 'updatedAt'>, event: string, extra: Record<string, unknown> = {}): Promise<Blueprint> {
@@ -155,6 +162,9 @@ export class BlueprintsService {
     }
   }
 }
+
+/** How often an import looks for a free key again when another import took the one it found. */
+const IMPORT_KEY_ATTEMPTS = 10;
 
 /** `step`'s result; an EggError is the 422 it names. */
 function eggInput<T>(step: () => T): T {
