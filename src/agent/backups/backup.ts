@@ -14,12 +14,14 @@
  *   the backup's contents already is left as it is. Folders, links (their targets as they were) and
  *   modes follow; `truncate` first deletes what the backup does not have (names that are not UTF-8
  *   text included: a backup never has one), and without it such names are left as they are.
- * - Streaming: a `.tar.gz` made on the fly from the manifest and the stored files.
+ * - Streaming: a `.tar.gz` made on the fly from the manifest and the stored files, its member names
+ *   the stored paths as they are (tar-stream, not archiver: archiver rewrites names).
  */
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
-import archiver from 'archiver';
+import { createGzip } from 'node:zlib';
+import { pack as tarPack, type Pack as TarPack } from 'tar-stream';
 import { AgentError } from '../errors';
 import type { WalkEntry } from '../filesystem/protocol';
 import { answerError, type ServerFiles } from '../filesystem/server-files';
@@ -63,15 +65,25 @@ async function* walk(files: ServerFiles, server: Server, untext?: 'skip' | 'remo
   if (!ended) throw new AgentError(500, 'INTERNAL_ERROR', 'Reading the server\u2019s files was cut off.');
 }
 
-async function readSmall(files: ServerFiles, server: Server, path: string): Promise<string | null> {
-  const { res, body } = await files.ask(server, { op: 'read', path, maxBytes: 64 * 1024 });
+const IGNORE_MAX = 64 * 1024;
+
+/**
+ * The lines of `.hostpanelignore` at the server's root; none when there is no such file. One the node
+ * cannot use (too large, unreadable, a folder...) fails the backup, naming it: leaving it out silently
+ * would back up what the user asked to leave out.
+ */
+async function ignoreFileLines(files: ServerFiles, server: Server): Promise<string[]> {
+  const name = IGNORE_FILE.slice(1);
+  const { res, body } = await files.ask(server, { op: 'read', path: IGNORE_FILE, maxBytes: IGNORE_MAX });
   if (!res.ok) {
     body.destroy();
-    return null;
+    if (res.code === 'NOT_FOUND') return [];
+    if (res.code === 'FILE_TOO_LARGE') throw new AgentError(422, 'VALIDATION_ERROR', `${name} is larger than 64 KiB: shorten it (or give the patterns in the backup's request), then back up again.`);
+    throw new AgentError(422, 'VALIDATION_ERROR', `${name} cannot be read (${res.message}): fix it or delete it, then back up again.`);
   }
   const chunks: Buffer[] = [];
   for await (const c of body) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks).toString('utf8').split(/\r?\n/);
 }
 
 /**
@@ -129,7 +141,7 @@ export async function makeBackup(o: {
 }): Promise<Manifest> {
   const serverId = o.server.spec.id;
   await o.store.begin(serverId, o.id);
-  const patterns = o.ignored.length ? o.ignored : ((await readSmall(o.files, o.server, IGNORE_FILE)) ?? '').split(/\r?\n/);
+  const patterns = o.ignored.length ? o.ignored : await ignoreFileLines(o.files, o.server);
   const matcher = new IgnoreMatcher(patterns);
   const previous = (await o.store.manifests(serverId)).pop();
   const known = new Map((previous?.entries ?? []).filter((e) => e.type === 'file').map((e) => [e.path, e]));
@@ -226,6 +238,15 @@ async function restoreFile(store: BackupStore, files: ServerFiles, server: Serve
 
 /** Puts the server's files back as the backup has them; `progress` hears how many of its files are back so far. */
 export async function restoreBackup(o: { files: ServerFiles; store: BackupStore; server: Server; manifest: Manifest; truncate: boolean; progress?: (filesBack: number) => void }): Promise<void> {
+  try {
+    await restoreAll(o);
+  } finally {
+    // what it deleted and wrote, whether it ended or failed: the next write measures the disk again
+    o.files.changed(o.server);
+  }
+}
+
+async function restoreAll(o: Parameters<typeof restoreBackup>[0]): Promise<void> {
   const { files, server, manifest } = o;
   const wanted = new Map(manifest.entries.map((e) => [e.path, e]));
   // what is in the way: entries of another type, and with `truncate` everything the backup lacks
@@ -258,6 +279,8 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
     if (made) modes.set(d.path, made);
   }
   for (let i = 0; i < remove.length; i += 500) await ask(files, server, { op: 'delete', paths: remove.slice(i, i + 500), missingOk: true });
+  // the disk budget measures again before the first write: what the deletes freed is room for the backup's files
+  if (remove.length || o.truncate) files.changed(server);
   let back = 0;
   for (const e of manifest.entries) {
     if (e.type === 'directory') {
@@ -276,46 +299,58 @@ export async function restoreBackup(o: { files: ServerFiles; store: BackupStore;
   for (const e of [...manifest.entries].reverse()) {
     if (e.type !== 'symlink' && modes.get(e.path) !== octal(e.mode)) await ask(files, server, { op: 'chmod', path: e.path, mode: e.mode });
   }
-  files.changed(server);
-}
-
-/** Appends one entry of the backup to the archive; returns the stored copy it reads, if any. */
-function appendEntry(archive: archiver.Archiver, store: BackupStore, serverId: string, e: ManifestEntry): Readable | null {
-  const name = e.path.slice(1);
-  const date = new Date(e.mtimeMs);
-  if (e.type === 'directory') archive.append('', { name: `${name}/`, type: 'directory', mode: e.mode, date } as archiver.EntryData);
-  // (archiver's symlink() dates a link at the download's time: two downloads would differ)
-  else if (e.type === 'symlink') archive.append('', { name, type: 'symlink', linkname: e.target ?? '', mode: e.mode, date } as archiver.EntryData);
-  else {
-    const blob = store.readBlob(serverId, e.sha256!);
-    blob.on('error', (err) => archive.destroy(err));
-    archive.append(blob, { name, mode: e.mode, date });
-    return blob;
-  }
-  return null;
 }
 
 /**
- * Appends the backup's entries one after the other, each once the one before it is in the archive:
- * archiver starts reading a stream as soon as it is given, so a stored file is opened only when its
- * turn comes (a backup of 25,000 files took 25,000 descriptors at once). The stored file being read
- * when the archive is cut off is closed with it.
+ * The entry's member name: its path as stored, less the leading `/`, and nothing else changed (a
+ * backslash or a leading `word:` are parts of a Linux name, not separators or drive letters). A name
+ * with `..` (or `.`, or an empty part) as a whole part cannot come from a real file name: refused.
  */
-function appendInTurn(archive: archiver.Archiver, store: BackupStore, manifest: Manifest): void {
-  const entries = manifest.entries.values();
-  let open: Readable | null = null;
-  const next = (): void => {
-    const { value: e, done } = entries.next();
-    if (!done) {
-      open = appendEntry(archive, store, manifest.serverId, e);
-      return;
-    }
-    archive.off('entry', next);
-    archive.finalize().catch((err: Error) => archive.destroy(err));
-  };
-  archive.on('entry', next);
-  archive.once('close', () => open?.destroy());
-  next();
+function memberName(e: ManifestEntry): string {
+  const name = e.path.slice(1);
+  if (!e.path.startsWith('/') || name.split('/').some((part) => part === '' || part === '.' || part === '..')) {
+    throw new AgentError(422, 'BACKUP_CORRUPT', `The backup lists a name that cannot be a file’s (${JSON.stringify(e.path)}): it cannot be downloaded. Make a new backup.`);
+  }
+  return name;
+}
+
+/**
+ * Packs the backup's entries one after the other, each once the one before it is in the archive: a
+ * stored file is opened only when its turn comes (a backup of 25,000 files took 25,000 descriptors at
+ * once), and streamed (its size is the manifest's: a stored copy of another size fails the archive).
+ * Names are written as stored (tar-stream writes a pax header for a long or non-ASCII one); every
+ * entry has the backed-up date, so two downloads of one backup are the same bytes. `closed` says the
+ * archive is gone (the download cut off): the stored file being read is closed with it.
+ */
+async function packEntries(pack: TarPack, store: BackupStore, manifest: Manifest, closed: () => boolean): Promise<void> {
+  for (const e of manifest.entries) {
+    if (closed()) return;
+    const name = memberName(e);
+    const base = { mode: e.mode, mtime: new Date(e.mtimeMs) };
+    if (e.type === 'directory') await packed(pack, { ...base, name: `${name}/`, type: 'directory' });
+    // (a link as a link, never followed: its target as the server had it)
+    else if (e.type === 'symlink') await packed(pack, { ...base, name, type: 'symlink', linkname: e.target ?? '' });
+    else await packed(pack, { ...base, name, type: 'file', size: e.size }, store.readBlob(manifest.serverId, e.sha256!));
+  }
+  if (!closed()) pack.finalize();
+}
+
+/** Adds one entry (with `blob` its contents) to the pack; resolves once it is in, rejects when it cannot be. */
+function packed(pack: TarPack, header: Parameters<TarPack['entry']>[0], blob?: Readable): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
+    // a folder or a link: no body
+    if (!blob) return void sink.end(null);
+    blob.on('error', (err) => {
+      sink.destroy(err);
+      reject(err);
+    });
+    // (its failure, a size other than the manifest's included, is the pack's: see backupArchive)
+    sink.on('error', reject);
+    // the pack gone (the download cut off), the stored file is closed with it
+    sink.on('close', () => blob.destroy());
+    blob.pipe(sink as unknown as NodeJS.WritableStream);
+  });
 }
 
 /**
@@ -329,7 +364,17 @@ export async function backupArchive(store: BackupStore, manifest: Manifest): Pro
     const e = files.find((f) => f.sha256 === missing)!;
     throw new AgentError(422, 'INVALID_STATE', `The backup\u2019s copy of ${e.path} is missing: this backup cannot be downloaded or restored whole. Make a new backup.`);
   }
-  const archive = archiver('tar', { gzip: true, gzipOptions: { level: 6 } });
-  appendInTurn(archive, store, manifest);
-  return archive;
+  // a name the archive could not hold as it is: refused before anything is sent
+  for (const e of manifest.entries) memberName(e);
+  const pack = tarPack();
+  const gzip = createGzip({ level: 6 });
+  // the download cut off or failed: the pack (and the stored file it reads) goes with it
+  gzip.once('close', () => pack.destroy());
+  pack.on('error', (err: Error) => gzip.destroy(err));
+  pack.pipe(gzip);
+  packEntries(pack, store, manifest, () => gzip.destroyed).catch((err: Error) => {
+    pack.destroy(err);
+    gzip.destroy(err);
+  });
+  return gzip;
 }

@@ -29,7 +29,9 @@ export class DiskBudget {
   private measured = 0;
   private measuredAt = 0;
   private held = 0;
-  private measuring: Promise<number> | null = null;
+  /** counts invalidate(): a measurement started before the last one does not count as fresh */
+  private generation = 0;
+  private measuring: { generation: number; usage: Promise<number> } | null = null;
 
   constructor(
     private readonly dir: string,
@@ -38,9 +40,18 @@ export class DiskBudget {
 
   private async usage(): Promise<number> {
     if (Date.now() - this.measuredAt < MEASURE_EVERY_MS) return this.measured;
-    this.measuring ??= serverDiskUsage(this.dir, true).finally(() => (this.measuring = null));
-    this.measured = await this.measuring;
-    this.measuredAt = Date.now();
+    const generation = this.generation;
+    // one started before the last invalidate() may not see what changed since: a new one then
+    if (this.measuring?.generation !== generation) {
+      const m: { generation: number; usage: Promise<number> } = { generation, usage: serverDiskUsage(this.dir, true) };
+      void m.usage.finally(() => this.measuring === m && (this.measuring = null)).catch(() => undefined);
+      this.measuring = m;
+    }
+    const measured = await this.measuring.usage;
+    if (generation === this.generation) {
+      this.measured = measured;
+      this.measuredAt = Date.now();
+    } else if (this.measuredAt === 0) this.measured = measured;
     return this.measured;
   }
 
@@ -99,6 +110,7 @@ export class DiskBudget {
 
   /** Forgets the measurement (after deletes, archives and other changes of many files). */
   invalidate(): void {
+    this.generation += 1;
     this.measuredAt = 0;
   }
 }
