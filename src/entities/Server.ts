@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { OptionalProps, Entity, Enum, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
+import { BigIntType, OptionalProps, Entity, Enum, Index, ManyToOne, PrimaryKey, Property } from '@mikro-orm/core';
 import type { ServerRecord } from '../services/records.js';
 import type { ServerStatus } from '../shared/node-protocol.js';
 import { SERVER_STATUSES } from '../shared/node-protocol.js';
@@ -14,7 +14,7 @@ import { User } from './User.js';
 @Index({ properties: ['node'] })
 @Index({ properties: ['status'] })
 export class Server implements ServerRecord {
-  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount' | 'specRevision' | 'ownerId' | 'nodeId' | 'blueprintId' | 'backupLimit';
+  [OptionalProps]?: 'createdAt' | 'updatedAt' | 'description' | 'status' | 'variables' | 'autoRestart' | 'lastExitCode' | 'lastCrashAt' | 'lastStopReason' | 'crashCount' | 'specRevision' | 'statusSeq' | 'ownerId' | 'nodeId' | 'blueprintId' | 'backupLimit';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -52,6 +52,13 @@ export class Server implements ServerRecord {
 
   @Enum({ items: [...SERVER_STATUSES], type: 'string' })
   status: ServerStatus = 'installing';
+
+  /**
+   * The node's number of the recorded status (ServerStateEvent.seq): a status from the node is
+   * recorded only over a lower one (null: none known, as from agents that predate it). Not in any output.
+   */
+  @Property({ type: new BigIntType('number'), nullable: true })
+  statusSeq: number | null = null;
 
   @Property({ type: 'json' })
   variables: Record<string, string> = {};

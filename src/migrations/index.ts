@@ -12,6 +12,7 @@ import { Migration20261127010000ConfigFiles } from './Migration20261127010000Con
 import { Migration20261128000000BackupDeleting } from './Migration20261128000000BackupDeleting.js';
 import { Migration20261129000000NodeNonces } from './Migration20261129000000NodeNonces.js';
 import { Migration20261129010000ScheduleRunAlive } from './Migration20261129010000ScheduleRunAlive.js';
+import { Migration20261129020000StatusSeq } from './Migration20261129020000StatusSeq.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
 export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
@@ -27,4 +28,5 @@ export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261128000000BackupDeleting', class: Migration20261128000000BackupDeleting },
   { name: 'Migration20261129000000NodeNonces', class: Migration20261129000000NodeNonces },
   { name: 'Migration20261129010000ScheduleRunAlive', class: Migration20261129010000ScheduleRunAlive },
+  { name: 'Migration20261129020000StatusSeq', class: Migration20261129020000StatusSeq },
 ];

@@ -14,6 +14,7 @@ import { isUuid, parseInput } from '../validation/common.js';
 import { User } from '../entities/User.js';
 import { Activity } from '../entities/Activity.js';
 import type { ActivityRecorder } from './activity.service.js';
+import { isNewerStatus, newerStatusWhere } from './status-order.js';
 
 const log = childLogger('node-agent');
 
@@ -23,6 +24,8 @@ const stateEvent = z.object({
   at: z.string(),
   exitCode: z.number().int().nullable().optional(),
   reason: z.string().max(32).optional(),
+  /** The node's number of the status (ServerStateEvent.seq); absent from agents that predate it. */
+  seq: z.number().int().nonnegative().optional(),
 });
 
 const reportText = z.string().max(4096);
@@ -195,6 +198,10 @@ export class NodeAgentService {
    * Applies state changes in order and records the console actions reported with them. Unknown
    * servers (deleted meanwhile) and servers of other nodes are skipped; malformed events are left out
    * and named in a VALIDATION_ERROR thrown once the others are applied.
+   *
+   * A status with its number (`seq`) is recorded only over a lower number or none: a power action's
+   * answer (PowerService.powerServer) may have recorded a newer status than the queued events that
+   * arrive after it. How a process ended (exit code, reason, crashes) is recorded whatever the number.
    */
   async applyEvents(node: Node, input: unknown): Promise<number> {
     const { taken: events, refused } = takeEvents(parseInput(eventsInput, input).events);
@@ -213,10 +220,16 @@ export class NodeAgentService {
       if ('kind' in e && (e.kind === 'backup' || e.kind === 'restore') && servers.has(e.serverId)) await this.backupListener?.(e);
     }
     let applied = 0;
+    /** The newest numbered status of each server in this batch, written once the rest is flushed. */
+    const numbered = new Map<string, { status: ServerStatus; seq: number }>();
     for (const e of events) {
       const server = servers.get(e.serverId);
       if (!server || 'kind' in e) continue;
-      server.status = e.status;
+      if (e.seq === undefined) server.status = e.status;
+      else {
+        const newest = numbered.get(server.id)?.seq ?? server.statusSeq;
+        if (isNewerStatus(newest, e.seq)) numbered.set(server.id, { status: e.status, seq: e.seq });
+      }
       if (e.exitCode !== undefined) server.lastExitCode = e.exitCode;
       if (e.reason) server.lastStopReason = e.reason;
       if ((e.reason === 'crashed' || e.reason === 'memory_limit') && !sameCrash(server, e.at)) {
@@ -229,6 +242,10 @@ export class NodeAgentService {
     node.status = 'online';
     node.lastSeenAt = new Date();
     await this.em.flush();
+    // compared in the update itself: a power action's answer may record a newer status meanwhile
+    for (const [id, { status, seq }] of numbered) {
+      await this.em.nativeUpdate(Server, newerStatusWhere(id, seq), { status, statusSeq: seq, updatedAt: new Date() });
+    }
     return applied;
   }
 

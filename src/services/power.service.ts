@@ -27,6 +27,7 @@ import type { Actor } from './actor.js';
 import { requireActor, requireAdmin } from './actor.js';
 import type { ServersService } from './servers.service.js';
 import type { ActivityRecorder } from './activity.service.js';
+import { newerStatusWhere } from './status-order.js';
 
 const powerInput = z.object({ action: z.enum(POWER_ACTIONS as [PowerAction, ...PowerAction[]], { message: 'must be start, stop, restart or kill' }) });
 
@@ -85,16 +86,18 @@ export class PowerService {
    *
    * The answer is the node's status when it answered; its event queue (NodeAgentService.applyEvents,
    * another request) may have recorded a later one before the answer got here (`running` before the
-   * start's `starting`). So the answer is written only where the row still has the status read before
-   * the call, and the server returned (a managed entity, so that no later flush writes a stale status)
-   * is re-read: it is what is recorded.
+   * start's `starting`), and may bring earlier ones after it (the start's `starting` after its answer
+   * `running`). So an answer with its status's number (`statusSeq`) is written only over a lower
+   * number or none, as the events are; one without (an agent that predates it) only where the row
+   * still has the status read before the call. The server returned (a managed entity, so that no
+   * later flush writes a stale status) is re-read: it is what is recorded.
    */
   async powerServer(server: Server, action: PowerAction, by: ActedBy): Promise<Server> {
     if (server.status === 'installing' && action !== 'kill') {
       throw AppError.invalidState('The server is still installing.');
     }
     const read = server.status;
-    const state = await this.agents.call<{ status: ServerStatus; exitCode?: number | null; reason?: string | null }>(
+    const state = await this.agents.call<{ status: ServerStatus; exitCode?: number | null; reason?: string | null; statusSeq?: number }>(
       server.node,
       'POST',
       `/api/servers/${server.id}/power`,
@@ -102,14 +105,17 @@ export class PowerService {
       POWER_TIMEOUT_MS,
     );
     await this.activity.record({ event: `server:power.${action}`, serverId: server.id, actor: by.actor, ...(by.properties ? { properties: by.properties } : {}) });
-    if (state?.status && state.status !== read) {
-      const answer: Partial<Pick<Server, 'status' | 'lastStopReason' | 'lastExitCode' | 'updatedAt'>> = { status: state.status, updatedAt: new Date() };
+    const seq = typeof state?.statusSeq === 'number' && Number.isSafeInteger(state.statusSeq) && state.statusSeq >= 0 ? state.statusSeq : null;
+    if (state?.status && (state.status !== read || seq !== null)) {
+      const answer: Partial<Pick<Server, 'status' | 'statusSeq' | 'lastStopReason' | 'lastExitCode' | 'updatedAt'>> = { status: state.status, updatedAt: new Date() };
       // A kill answers once the process is gone: record how it ended now, not only when the event lands.
       if (state.status === 'offline' && state.reason) {
         answer.lastStopReason = state.reason;
         if (state.exitCode !== undefined) answer.lastExitCode = state.exitCode;
       }
-      const written = await this.em.nativeUpdate(Server, { id: server.id, status: read }, answer);
+      if (seq !== null) answer.statusSeq = seq;
+      const where = seq !== null ? newerStatusWhere(server.id, seq) : { id: server.id, status: read };
+      const written = await this.em.nativeUpdate(Server, where, answer);
       if (!written) log.debug({ serverId: server.id, action, answered: state.status }, 'the status changed while the node answered: the newer one stands');
       // the entity (and its unit of work's snapshot) as recorded; a server deleted meanwhile is returned as it was
       await this.em.refresh(server);

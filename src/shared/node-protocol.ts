@@ -170,6 +170,13 @@ export interface ServerStateEvent {
   exitCode?: number | null;
   /** Why the process ended: 'stopped' | 'killed' | 'crashed' | 'memory_limit' | 'disk_limit' | 'install_failed' | 'agent_restart' | 'not_isolated' (install refused) | 'program_missing' (the startup command's program is not on the node). */
   reason?: string;
+  /**
+   * The number of this status: strictly increasing on the node, across its restarts (the agent's
+   * ServerState.statusSeq of the answers to power actions is the same count). The panel records a
+   * status only over one with a lower number, so a queued event that arrives after a power action's
+   * answer cannot put an older status back. Absent from agents that predate it (then applied as sent).
+   */
+  seq?: number;
 }
 
 /** Files one SFTP activity report names at most (the rest are counted): the agent sends no more, the panel takes no more. */

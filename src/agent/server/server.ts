@@ -20,6 +20,7 @@ import { InstallRun, openInstallLog, removeInstallLog } from './install';
 import { requestStop } from './power';
 import { removeInBackground } from './removal';
 import { ResourceMonitor, type ServerStats } from './monitor';
+import { nextStatusSeq } from './status-seq';
 import { firstMatchWithin, PATTERN_BUDGET_MS, PatternTimeout } from '../../shared/bounded-regex';
 
 const log = childLogger('agent');
@@ -82,6 +83,8 @@ export interface ServerState {
   reason: string | null;
   startedAt: string | null;
   stats: ServerStats;
+  /** The number of the status reported (see ServerStateEvent.seq): the panel records it only over a lower one. */
+  statusSeq: number;
 }
 
 /** The install-time warning of a node without private mount namespaces (see sandbox.ts). */
@@ -118,6 +121,8 @@ function compileReady(ready: string | null): RegExp | null {
 export class Server extends EventEmitter {
   spec: ServerSpec;
   status: ServerStatus = 'offline';
+  /** The number of the current status (status-seq.ts), given with every change and announce. */
+  statusSeq: number = nextStatusSeq();
   exitCode: number | null = null;
   reason: string | null = null;
   startedAt: Date | null = null;
@@ -261,6 +266,7 @@ export class Server extends EventEmitter {
       reason: this.reason,
       startedAt: this.startedAt ? this.startedAt.toISOString() : null,
       stats: this.monitor.snapshot(this.startedAt),
+      statusSeq: this.statusSeq,
     };
   }
 
@@ -324,9 +330,10 @@ export class Server extends EventEmitter {
   private setStatus(status: ServerStatus, extra: { exitCode?: number | null; reason?: string | null } = {}): void {
     const changed = status !== this.status;
     this.status = status;
+    this.statusSeq = nextStatusSeq();
     if ('exitCode' in extra) this.exitCode = extra.exitCode ?? null;
     if ('reason' in extra) this.reason = extra.reason ?? null;
-    const event: ServerStateEvent = { serverId: this.spec.id, status, at: new Date().toISOString() };
+    const event: ServerStateEvent = { serverId: this.spec.id, status, at: new Date().toISOString(), seq: this.statusSeq };
     if ('exitCode' in extra) event.exitCode = extra.exitCode ?? null;
     if (extra.reason) event.reason = extra.reason;
     if (changed) this.systemLine(`Server marked as ${status}...`);
@@ -341,7 +348,8 @@ export class Server extends EventEmitter {
    * would count a crash twice.
    */
   announce(reason?: string): void {
-    const event: ServerStateEvent = { serverId: this.spec.id, status: this.status, at: new Date().toISOString() };
+    this.statusSeq = nextStatusSeq();
+    const event: ServerStateEvent = { serverId: this.spec.id, status: this.status, at: new Date().toISOString(), seq: this.statusSeq };
     if (reason) event.reason = reason;
     else if (this.unreportedStop) {
       if (this.reason) event.reason = this.reason;
