@@ -9,6 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable } from 'node:stream';
+import { exactly } from '../../src/agent/filesystem/tar-gz';
 import { installWorker } from '../../src/agent/filesystem/workers';
 import { signRequest, STREAMED_BODY } from '../../src/shared/node-protocol';
 import { createServer, newId, specFor, startHarness, type Harness } from './helpers';
@@ -84,6 +86,28 @@ test('a folder compressed to .tar.gz and decompressed again comes back whole, it
   expect(execFileSync('tar', ['tzf', path.join(serverDir(), 'world/two.tar.gz')]).toString().split('\n').filter(Boolean).sort()).toEqual(['level.dat', 'region/', 'region/r.0.0.mca']);
   expect((await h.request('POST', files('/compress'), { paths: ['/world'], destination: '/backup.tar.gz' })).body.error.code).toBe('ALREADY_EXISTS');
   await h.request('POST', files('/delete'), { paths: ['/world', '/backup.tar.gz'] });
+});
+
+test('compress names each member exactly as its file', async () => {
+  await h.request('POST', files('/directory'), { path: '/names' });
+  const names = ['back\\slash', 'minecraft:stone.json', 'stone.json', '..\\..\\evil.txt'];
+  for (const [i, name] of names.entries()) expect(await put(`/names/${name}`, Buffer.from(`file ${i}`))).toBe(201);
+  const c = await h.request('POST', files('/compress'), { paths: ['/names'], destination: '/names.tar.gz' });
+  expect(c.status).toBe(201);
+  // archiver made 'names/back/slash', dropped 'minecraft:' (two members 'names/stone.json') and made
+  // 'names/../../evil.txt' of one file's name
+  const listed = execFileSync('tar', ['--quoting-style=literal', '-tzf', path.join(serverDir(), 'names.tar.gz')]).toString().split('\n').filter(Boolean).sort();
+  expect(listed).toEqual(['names/', ...names.map((n) => `names/${n}`)].sort());
+  const out = path.join(work, 'names-out');
+  execFileSync('mkdir', ['-p', out]);
+  execFileSync('tar', ['xzf', path.join(serverDir(), 'names.tar.gz'), '-C', out]);
+  for (const [i, name] of names.entries()) expect(readFileSync(path.join(out, 'names', name), 'utf8')).toBe(`file ${i}`);
+  await h.request('POST', files('/delete'), { paths: ['/names', '/names.tar.gz'] });
+});
+
+test('a file that shrinks while it is compressed is filled with zeros to the size its member announced', async () => {
+  const out = Buffer.concat(await exactly(Readable.from([Buffer.from('abc')]), 70_000).toArray());
+  expect([out.length, out.subarray(0, 3).toString(), out.subarray(3).every((b) => b === 0)]).toEqual([70_000, 'abc', true]);
 });
 
 test('zips and tars made by other tools decompress into the destination, which is made when missing', async () => {

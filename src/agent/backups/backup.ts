@@ -20,11 +20,10 @@
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import { Transform, type Readable } from 'node:stream';
-import { createGzip } from 'node:zlib';
-import { pack as tarPack, type Pack as TarPack } from 'tar-stream';
 import { AgentError } from '../errors';
 import type { WalkEntry } from '../filesystem/protocol';
 import { answerError, type ServerFiles } from '../filesystem/server-files';
+import { addTarEntry, tarGz, type TarPack } from '../filesystem/tar-gz';
 import type { Server } from '../server/server';
 import { BATCH, IgnoreMatcher } from './ignored';
 import type { BackupStore, Manifest, ManifestEntry } from './store';
@@ -327,30 +326,12 @@ async function packEntries(pack: TarPack, store: BackupStore, manifest: Manifest
     if (closed()) return;
     const name = memberName(e);
     const base = { mode: e.mode, mtime: new Date(e.mtimeMs) };
-    if (e.type === 'directory') await packed(pack, { ...base, name: `${name}/`, type: 'directory' });
+    if (e.type === 'directory') await addTarEntry(pack, { ...base, name: `${name}/`, type: 'directory' });
     // (a link as a link, never followed: its target as the server had it)
-    else if (e.type === 'symlink') await packed(pack, { ...base, name, type: 'symlink', linkname: e.target ?? '' });
-    else await packed(pack, { ...base, name, type: 'file', size: e.size }, store.readBlob(manifest.serverId, e.sha256!));
+    else if (e.type === 'symlink') await addTarEntry(pack, { ...base, name, type: 'symlink', linkname: e.target ?? '' });
+    else await addTarEntry(pack, { ...base, name, type: 'file', size: e.size }, store.readBlob(manifest.serverId, e.sha256!));
   }
   if (!closed()) pack.finalize();
-}
-
-/** Adds one entry (with `blob` its contents) to the pack; resolves once it is in, rejects when it cannot be. */
-function packed(pack: TarPack, header: Parameters<TarPack['entry']>[0], blob?: Readable): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    const sink = pack.entry(header, (err) => (err ? reject(err) : resolve()));
-    // a folder or a link: no body
-    if (!blob) return void sink.end(null);
-    blob.on('error', (err) => {
-      sink.destroy(err);
-      reject(err);
-    });
-    // (its failure, a size other than the manifest's included, is the pack's: see backupArchive)
-    sink.on('error', reject);
-    // the pack gone (the download cut off), the stored file is closed with it
-    sink.on('close', () => blob.destroy());
-    blob.pipe(sink as unknown as NodeJS.WritableStream);
-  });
 }
 
 /**
@@ -366,12 +347,8 @@ export async function backupArchive(store: BackupStore, manifest: Manifest): Pro
   }
   // a name the archive could not hold as it is: refused before anything is sent
   for (const e of manifest.entries) memberName(e);
-  const pack = tarPack();
-  const gzip = createGzip({ level: 6 });
   // the download cut off or failed: the pack (and the stored file it reads) goes with it
-  gzip.once('close', () => pack.destroy());
-  pack.on('error', (err: Error) => gzip.destroy(err));
-  pack.pipe(gzip);
+  const { pack, gzip } = tarGz();
   packEntries(pack, store, manifest, () => gzip.destroyed).catch((err: Error) => {
     pack.destroy(err);
     gzip.destroy(err);

@@ -9,16 +9,16 @@
  * each entry again (the server's processes may change the archive between the passes) and counting the
  * bytes; when it fails, what it made is removed.
  *
- * Compressing writes a .tar.gz (archiver) of files opened through the jail, atomically, within the
+ * Compressing writes a .tar.gz (tar-gz.ts: members named as the files are) of files opened through
+ * the jail, each read up to the size it had when opened, atomically, within the
  * disk limit.
  */
 import type { Stats } from 'node:fs';
 import { ENTRY_BYTES, footprint } from './footprint';
-import { Readable } from 'node:stream';
-import archiver from 'archiver';
 import { AgentError } from '../errors';
 import { invalidArchive, formatOf, readEntries, type ArchiveEntry } from './archive-entries';
 import { alreadyExists, diskLimit, type Entry, type Jail } from './jail';
+import { addTarEntry, exactly, tarGz, type TarPack } from './tar-gz';
 import { commonParent, displayPath, nameProblem } from './paths';
 
 /** What an entry without contents (a folder, a link) is counted as on disk, as the disk measurement does. */
@@ -235,52 +235,42 @@ export async function compress(jail: Jail, paths: readonly (readonly string[])[]
   if (await jail.stat(target).catch((e) => (e instanceof AgentError && e.status === 404 ? null : Promise.reject(e)))) throw alreadyExists(displayPath(target));
   const roots = paths.some((p) => !p.length) ? (await jail.list([], 1, 1_000_000)).items.map((i) => [i.name]) : paths;
   const base = commonParent(roots);
-  const archive = archiver('tar', { gzip: true, gzipOptions: { level: 6 } });
-  // archiver's errors reach the write through the stream (and each entry's wait through addEntry)
-  archive.on('error', () => undefined);
-  const writing = jail.writeFile(target, archive as unknown as AsyncIterable<Buffer>, allowance);
+  const { pack, gzip } = tarGz();
+  const writing = jail.writeFile(target, gzip, allowance);
   // a failed write (the disk limit) stops the archive, and the entry it was taking
   let stop!: (err: unknown) => void;
   const stopped = new Promise<never>((_, reject) => (stop = reject));
   stopped.catch(() => undefined);
   writing.catch((err) => {
     stop(err);
-    archive.destroy();
+    pack.destroy();
   });
   try {
-    for (const p of roots) await jail.walk(p, (parts, st) => addEntry(jail, archive, parts, parts.slice(base.length).join('/'), st, stopped));
-    await Promise.race([archive.finalize(), stopped]);
+    for (const p of roots) await jail.walk(p, (parts, st) => Promise.race([addWalked(jail, pack, parts, parts.slice(base.length).join('/'), st), stopped]));
+    pack.finalize();
   } catch (err) {
     // the write fails too (its temporary file removed): a half archive is never renamed into place
-    archive.destroy(err as Error);
+    gzip.destroy(err as Error);
     const writeError = await writing.then(() => null, (e: unknown) => e);
     throw writeError instanceof AgentError ? writeError : err;
   }
   return (await writing).entry;
 }
 
-/** Appends one walked entry and waits until archiver has taken it (one open file at a time). */
-async function addEntry(jail: Jail, archive: archiver.Archiver, parts: string[], name: string, st: Stats, stopped: Promise<never>): Promise<void> {
-  const mode = st.mode & 0o777;
-  let source: Buffer | Readable;
-  if (st.isDirectory()) source = Buffer.alloc(0);
-  else if (st.isFile()) source = (await jail.openFile(parts)).handle.createReadStream({ autoClose: true });
-  else if (!st.isSymbolicLink()) return; // sockets, fifos and devices are left out
-  let onEntry!: () => void;
-  let onError!: (err: Error) => void;
-  const taken = new Promise<void>((resolve, reject) => {
-    onEntry = resolve;
-    onError = reject;
-    archive.once('entry', onEntry);
-    archive.once('error', onError);
-  });
+/**
+ * Adds one walked entry to the archive, named as it is, and waits until it is in (one open file at a
+ * time). A file is read as opened, up to the size it had then (see `exactly`).
+ */
+async function addWalked(jail: Jail, pack: TarPack, parts: string[], name: string, st: Stats): Promise<void> {
+  const header = { mode: st.mode & 0o777, mtime: st.mtime };
+  if (st.isDirectory()) return addTarEntry(pack, { ...header, name: `${name}/`, type: 'directory' });
+  if (st.isSymbolicLink()) return addTarEntry(pack, { ...header, name, type: 'symlink', linkname: await jail.readlink(parts) });
+  if (!st.isFile()) return; // sockets, fifos and devices are left out
+  const { handle, size } = await jail.openFile(parts);
   try {
-    if (st.isSymbolicLink()) archive.symlink(name, await jail.readlink(parts), mode);
-    else archive.append(source!, { name: st.isDirectory() ? name + '/' : name, mode, date: st.mtime });
-    await Promise.race([taken, stopped]);
+    const body = size ? exactly(handle.createReadStream({ start: 0, end: size - 1, autoClose: false }), size) : undefined;
+    await addTarEntry(pack, { ...header, name, type: 'file', size }, body);
   } finally {
-    archive.off('entry', onEntry);
-    archive.off('error', onError);
-    if (source! instanceof Readable) source.destroy();
+    await handle.close().catch(() => undefined);
   }
 }

@@ -66,12 +66,12 @@ export function compiledSourceDir(): string {
 /** The modules the worker loads, relative to src: nothing else of the agent (no secrets). */
 const WORKER_FILES = [
   'agent/errors.js',
-  ...['worker', 'jail', 'paths', 'protocol', 'reach', 'footprint', 'archives', 'archive-entries'].map((m) => `agent/filesystem/${m}.js`),
+  ...['worker', 'jail', 'paths', 'protocol', 'reach', 'footprint', 'archives', 'archive-entries', 'tar-gz'].map((m) => `agent/filesystem/${m}.js`),
   'shared/scopes.js',
   'shared/file-denylist.js',
 ];
 /** The packages the worker loads (with what they depend on). */
-const WORKER_PACKAGES = ['tar', 'yauzl', 'archiver', 'ignore'];
+const WORKER_PACKAGES = ['tar', 'yauzl', 'tar-stream', 'ignore'];
 
 /** The folder of package `name` as Node finds it from `from` (its node_modules, then its parents'). */
 function packageDir(name: string, from: string): string {
