@@ -232,7 +232,11 @@ export class SftpSession {
   }
 
   private async stat(id: number, raw: string, follow: boolean): Promise<void> {
-    const path = this.allowed('file.read', raw);
+    await this.attrsAt(id, this.allowed('file.read', raw), follow);
+  }
+
+  /** Answers the attributes of `path`, whose key the caller has shown (by path, or by the handle opened on it). */
+  private async attrsAt(id: number, path: string, follow: boolean): Promise<void> {
     const entry = await this.entry(path, follow);
     if (!entry) throw new AgentError(404, 'NOT_FOUND', `${path} does not exist.`);
     this.sftp.attrs(id, attrsOf(entry));
@@ -367,11 +371,7 @@ export class SftpSession {
    */
   private async fstat(id: number, h: Buffer): Promise<void> {
     const file = this.handle(h);
-    if (!(file instanceof WriteHandle)) {
-      const entry = await this.entry(file.path, true);
-      if (!entry) throw new AgentError(404, 'NOT_FOUND', `${file.path} does not exist.`);
-      return void this.sftp.attrs(id, attrsOf(entry));
-    }
+    if (!(file instanceof WriteHandle)) return this.attrsAt(id, file.path, true);
     const now = Math.floor(Date.now() / 1000);
     this.sftp.attrs(id, { mode: TYPE_BITS.file | (file.mode ?? 0o644), uid: 0, gid: 0, size: file.written, atime: now, mtime: now });
   }
