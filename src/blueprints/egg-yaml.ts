@@ -1,6 +1,6 @@
 /**
  * An egg in YAML (Pelican exports eggs as YAML too) as the object the egg schema checks. The text is
- * bounded like a JSON body (1 MiB), aliases are bounded (`maxAliasCount`: no "billion laughs"), flow
+ * bounded like a JSON body (1 MiB of UTF-8), aliases are bounded (`maxAliasCount`: no "billion laughs"), flow
  * collections (`[`, `{`) nested deeper than 64 are refused before parsing (the parser recurses on
  * them: 100 000 `{` exhaust its memory), so are texts of more than 20,000 tokens (the largest egg we
  * know has about 1,300; the parser takes tens of microseconds a token, on the panel's event loop), a
@@ -20,7 +20,7 @@ export const MAX_EGG_TOKENS = 20_000;
 
 export function parseEggYaml(text: unknown): unknown {
   if (typeof text !== 'string' || text.trim() === '') throw new EggError({ egg: 'must be an egg in YAML' });
-  if (text.length > MAX_EGG_YAML) throw new EggError({ egg: 'must be at most 1 MiB' });
+  if (Buffer.byteLength(text) > MAX_EGG_YAML) throw new EggError({ egg: 'must be at most 1 MiB' });
   const shape = lexedShape(text);
   if (shape === 'deep') throw new EggError({ egg: `is not valid YAML: flow collections ([…], {…}) nested deeper than ${MAX_FLOW_DEPTH}` });
   if (shape === 'long') throw new EggError({ egg: `has more than ${MAX_EGG_TOKENS.toLocaleString('en')} YAML tokens (keys, values, punctuation): an egg has a few thousand at most; check that this is the egg's file` });

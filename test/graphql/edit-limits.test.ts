@@ -139,6 +139,10 @@ test('importBlueprintYaml over 1 MiB is VALIDATION_ERROR fields.egg (docs/bluepr
     code: 'VALIDATION_ERROR',
     fields: { egg: 'must be at most 1 MiB' },
   });
+  // the limit counts bytes: 400,000 '€' are 1.2 MB of UTF-8 in 400,000 characters
+  const wide = 'meta:\n  version: PTDL_v2\nname: wide\ndescription: "' + '\u20ac'.repeat(400_000) + '"\n';
+  const w = await gql(p, 'mutation($e: String!) { importBlueprintYaml(egg: $e) { blueprint { id } } }', { e: wide }, { token: admin.token });
+  expect({ code: w.body.errors?.[0]?.extensions?.code, fields: w.body.errors?.[0]?.extensions?.details?.fields }).toEqual({ code: 'VALIDATION_ERROR', fields: { egg: 'must be at most 1 MiB' } });
 }, 60_000);
 
 test('a credential ended just after a re-check read it: its socket is closed with 4401 within 5 s of that read (docs/api.md)', async () => {
