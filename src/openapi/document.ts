@@ -123,7 +123,7 @@ const binary = (types: string[]) => Object.fromEntries(types.map((t) => [t, { sc
 const jsonRef = (schema: { $ref: string }) => ({ 'application/json': { schema } });
 
 const COMPONENT_RESPONSES: Record<Status | 429 | 500, { name: string; description: string }> = {
-  400: { name: 'BadRequest', description: 'BAD_REQUEST: malformed JSON, a body that is not a JSON object, a Content-Type that is not JSON, or a body over 1 MiB.' },
+  400: { name: 'BadRequest', description: 'BAD_REQUEST: malformed JSON, a body that is not a JSON object, a Content-Type that is not JSON, a body over 1 MiB, or a path parameter that is not valid percent-encoding.' },
   401: { name: 'Unauthorized', description: 'UNAUTHORIZED: missing, malformed, unknown, revoked or expired credentials.' },
   403: { name: 'Forbidden', description: 'FORBIDDEN: authenticated but not allowed (role), or a cookie-authenticated write from another origin (CSRF).' },
   404: { name: 'NotFound', description: "NOT_FOUND: unknown id (an id that is not a UUID too), or another user's server." },
@@ -268,7 +268,7 @@ const OPERATIONS: Operation[] = [
     operationId: 'signOut',
     tag: 'Auth',
     summary: 'Sign out',
-    description: 'Ends the current session at once and clears the cookie. With an API token nothing is ended (revoke it under /users/me/api-tokens).',
+    description: 'Ends the credential it is sent with, at once, and clears the cookie: a session is signed out, and an API token is revoked (as DELETE /users/me/api-tokens/{id} does; a script that only wants to leave should not call this with its token).',
     auth: 'user',
     success: { status: 204, description: 'Signed out.' },
     errors: { 400: '', 401: '', 403: '' },
@@ -841,6 +841,8 @@ function register(registry: OpenAPIRegistry, op: Operation): void {
   // Any request but a GET may carry a body, and a body that is not a JSON object is refused
   // (src/http/body.ts), whether or not the operation reads one.
   if (op.method !== 'get') errors[400] ??= '';
+  // A path parameter with a broken percent-escape (`%ZZ`) is refused before any route (src/http/errors.ts).
+  if (op.path.includes('{')) errors[400] ??= 'BAD_REQUEST: a path parameter that is not valid percent-encoding (`%ZZ`).';
   // Any write authenticated by the cookie may meet the CSRF check.
   if (op.method !== 'get') errors[403] = errors[403] ? `${errors[403]} Or a cookie-authenticated write from another origin (CSRF).` : '';
   for (const [status, text] of Object.entries(errors)) responses[status] = errorResponse(Number(status) as Status, text);

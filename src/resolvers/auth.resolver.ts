@@ -25,7 +25,7 @@ export class AuthResolver {
     return signedIn(ctx, await ctx.services.auth.signin(given(input), { ip: clientAddress(ctx.req) }));
   }
 
-  @Mutation(() => Boolean, { description: 'POST /auth/signout: ends the current session at once and clears the cookie. Always true.' })
+  @Mutation(() => Boolean, { description: 'POST /auth/signout: ends the credential it is sent with at once (a session is signed out, an API token revoked) and clears the cookie. Always true.' })
   async signOut(@Ctx() ctx: GraphQLContext): Promise<boolean> {
     await ctx.services.auth.signout(ctx.actor);
     ctx.res?.clearCookie(SESSION_COOKIE, { path: '/' });

@@ -22,7 +22,7 @@ export const intParam = (name: string, def: number, min: number, max: number | u
     .meta({ type: 'integer', minimum: min, ...(max === undefined ? {} : { maximum: max }), default: def, description });
 
 export const paginationQuery = z.object({
-  page: intParam('page', 1, 1, undefined, 'Page number, from 1. A page past the end returns `data: []` with the true `meta.total`. Anything but a plain integer ≥ 1 is a 422.'),
+  page: intParam('page', 1, 1, Number.MAX_SAFE_INTEGER, 'Page number, from 1 to 9007199254740991 (2^53 − 1, the largest integer a JSON number carries exactly, so that `meta.page` gives it back as sent). A page past the end returns `data: []` with the true `meta.total`. Anything else (0, `abc`, `1.5`, a larger number) is a 422.'),
   limit: intParam('limit', 20, 1, 100, 'Items per page, 1..100. Anything else (0, 101, `abc`, `1.5`) is a 422.'),
 });
 
