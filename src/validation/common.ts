@@ -89,8 +89,12 @@ function protoKeyPath(value: unknown, path = '', depth = 0): string | null {
   return null;
 }
 
-/** Path ids: an id that is not a UUID cannot exist, so it is a 404 rather than a 422. */
+/**
+ * Path ids: an id that is not a UUID cannot exist, so it is a 404 rather than a 422. A UUID is one
+ * value in either case: it comes back in the lower case the database writes, so that everything keyed
+ * by it (revocation, the console and activity channels, the node's routes) hears the same id.
+ */
 export function parseId(id: unknown, what: string): string {
   if (typeof id !== 'string' || !isUuid(id)) throw AppError.notFound(what);
-  return id;
+  return id.toLowerCase();
 }
