@@ -40,7 +40,7 @@ const command = z
   .refine(isWellFormed, UNICODE_MESSAGE);
 
 const common = {
-  offsetSeconds: z.number({ message: 'must be an integer' }).int('must be an integer').min(0).max(MAX_OFFSET_SECONDS, `must be from 0 to ${MAX_OFFSET_SECONDS}`).default(0)
+  offsetSeconds: z.number({ message: 'must be an integer' }).int('must be an integer').min(0, `must be from 0 to ${MAX_OFFSET_SECONDS}`).max(MAX_OFFSET_SECONDS, `must be from 0 to ${MAX_OFFSET_SECONDS}`).default(0)
     .meta({ description: 'Seconds to wait after the previous task (the first task: after the run starts).' }),
   continueOnFailure: z.boolean({ message: 'must be true or false' }).default(false)
     .meta({ description: 'Whether the next tasks run when this one fails.' }),

@@ -156,6 +156,13 @@ test('bad input is a 422 naming the field, and nothing is created', async () => 
     }
   }
   expect(await total()).toBe(before);
+  // an offset out of range names the range, below it as above it, over REST and GraphQL alike
+  for (const offsetSeconds of [-1, 901]) {
+    const input = { name: 'bad', cron: '30 4 * * *', tasks: [{ action: 'backup', offsetSeconds }] };
+    const r = await p.request('POST', S(idle), { token: owner.token, body: input });
+    const g = await gql(p, 'mutation($id: ID!, $i: CreateScheduleInput!) { createSchedule(serverId: $id, input: $i) { id } }', { id: idle, i: input }, { token: owner.token });
+    expect([r.body.error.details.fields['tasks.0.offsetSeconds'], g.body.errors?.[0]?.extensions.details.fields['tasks.0.offsetSeconds']]).toEqual(['must be from 0 to 900', 'must be from 0 to 900']);
+  }
   const s = await create(idle, {});
   expectFieldError(await p.request('PATCH', S(idle, `/${s.id}`), { token: owner.token, body: { cron: '*/5 * * * * *' } }), 'cron');
   expectFieldError(await p.request('PATCH', S(idle, `/${s.id}`), { token: owner.token, body: { timezone: 'Europe/Atlantis' } }), 'timezone');
