@@ -13,6 +13,10 @@ import type { ActedBy, PowerService } from '../services/power.service.js';
 import type { BackupsService } from '../services/backups.service.js';
 import { Backup } from '../entities/Backup.js';
 import { KILL_WAIT_MS, type PowerAction, type ServerStatus } from '../shared/node-protocol.js';
+import type { AccessService } from '../services/access.service.js';
+import { AppError } from '../errors.js';
+import { taskKeys } from '../permissions/keys.js';
+import { may } from '../permissions/policy.js';
 
 export const SERVER_DELETED = 'the server was deleted';
 
@@ -144,9 +148,26 @@ async function awaitStatus(em: () => EntityManager, serverId: string, action: Po
   );
 }
 
+/**
+ * A run started by a user acts for them (src/permissions/keys.ts taskKeys): each task needs their keys
+ * when it starts, not only when the run did, so a subuser removed or narrowed during a run stops
+ * acting at the next task. A cron run (no actor) acts for the schedule.
+ */
+async function demandStillHeld(access: AccessService, by: ActedBy, serverId: string, task: ScheduleTask): Promise<void> {
+  if (!by.actor) return;
+  const who = by.actor.user.email;
+  const a = await access.resolve(by.actor, serverId).catch((err: unknown) => {
+    if (err instanceof AppError && err.code === 'NOT_FOUND') throw new Error(`${who} started this run and no longer has access to this server`);
+    throw err;
+  });
+  const lacking = taskKeys(task).find((key) => !may(a, key));
+  if (lacking) throw new Error(`${who} started this run and no longer holds the "${lacking}" permission this task needs`);
+}
+
 /** `stopGraceSeconds`: the panel's STOP_GRACE_SECONDS (src/config.ts), the bound of a stop's wait. */
-export function taskPerformer(power: PowerService, backups: BackupsService, em: () => EntityManager, stopGraceSeconds: number): PerformTask {
+export function taskPerformer(power: PowerService, backups: BackupsService, access: AccessService, em: () => EntityManager, stopGraceSeconds: number): PerformTask {
   return async (serverId, task, by, wait, timezone) => {
+    await demandStillHeld(access, by, serverId, task);
     if (task.action === 'backup') return backupAndWait(backups, em, serverId, by, wait, timezone);
     const load = () => em().findOne(Server, { id: serverId }, { populate: ['node'], refresh: true });
     let server = await load();

@@ -56,6 +56,8 @@ export interface Services {
   sftp: SftpService;
   /** Transport to node agents (used by the agent routes to verify signatures). */
   agents: AgentClient;
+  /** What an actor holds on a server (the permission policy's input). */
+  access: AccessService;
   /**
    * Several gateway instances (REDIS_URL): the per-account sign-in throttle (API and SFTP) counts in
    * `redis`, shared by every instance of the platform (`namespace`), instead of in this process.
@@ -85,7 +87,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const sftp = new SftpService(orm, auth, access, activity, agents);
   users.onPasswordChanged((userId) => sftp.endSessions(userId));
   const backups = new BackupsService(orm, access, agents, activity, bus);
-  const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, () => orm.em, config.stopGraceSeconds), clock);
+  const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, access, () => orm.em, config.stopGraceSeconds), clock);
   const nodeAgent = new NodeAgentService(orm, activity);
   nodeAgent.onBackupReport((r) => backups.progress(r));
   return {
@@ -108,6 +110,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     nodeAgent,
     backups,
     agents,
+    access,
     lookup: new LookupService(orm),
     shareThrottles: (redis, namespace) => throttle.share(redis, namespace),
   };

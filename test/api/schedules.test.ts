@@ -309,7 +309,7 @@ test('a schedule whose server is deleted during a run: the runner goes on with t
   const other = await create(running, { cron: '* * * * *', tasks: [{ action: 'command', payload: { command: 'still-here' } }] });
   // a runner with its own clock: both schedules are due at the same instant
   const due = new Date(Math.max(Date.parse(gone.nextRunAt), Date.parse(other.nextRunAt)));
-  const runner = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, () => p.orm.em, 30), { now: () => due });
+  const runner = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, p.services.access, () => p.orm.em, 30), { now: () => due });
   expect(await runner.tick()).toBeGreaterThanOrEqual(2);
   expect((await p.request('DELETE', `/api/v1/servers/${doomed}`, { token: owner.token })).status).toBe(204);
   await runner.idle();
@@ -319,7 +319,7 @@ test('a schedule whose server is deleted during a run: the runner goes on with t
   await until(() => lines.includes('still-here'), 10_000, 'the other schedule\'s command');
   // and it goes on ticking: the next minute runs the other schedule again
   const later = new Date(due.getTime() + 60_000);
-  const next = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, () => p.orm.em, 30), { now: () => later });
+  const next = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, p.services.access, () => p.orm.em, 30), { now: () => later });
   await next.tick();
   await next.idle();
   expect((await p.request('GET', S(running, `/${other.id}/runs`), { token: owner.token })).body.meta.total).toBe(2);
@@ -335,7 +335,7 @@ test('stopping the runner cuts a backup task\'s wait short: it and the tasks aft
     let waiting!: () => void;
     const backupPending = new Promise<'waiting'>((r) => (waiting = () => r('waiting')));
     const due = new Date(Date.parse(s.nextRunAt));
-    const runner = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, () => p.orm.em, 30), {
+    const runner = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, p.services.access, () => p.orm.em, 30), {
       now: () => due,
       sleep: () => {
         waiting();

@@ -96,7 +96,7 @@ describe('the runner with a controllable clock', () => {
     expect(created.status).toBe(201);
     const id = created.body.data.id as string;
     let now = new Date(c.from);
-    const runner = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, () => p.orm.em, 30), { now: () => now });
+    const runner = new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, p.services.access, () => p.orm.em, 30), { now: () => now });
     // the schedule's first due run (computed from the real clock) is long past on this clock: recorded as skipped
     expect(await runner.tick()).toBe(1);
     for (; now.getTime() <= Date.parse(c.to); now = new Date(now.getTime() + STEP_MS)) await runner.tick();

@@ -30,7 +30,7 @@ afterAll(async () => {
   await a?.stop();
 });
 
-const runnerOf = (p: TestPlatform, now: () => Date) => new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, () => p.orm.em, 30), { now });
+const runnerOf = (p: TestPlatform, now: () => Date) => new ScheduleRunner(p.orm, p.services.activity, taskPerformer(p.services.power, p.services.backups, p.services.access, () => p.orm.em, 30), { now });
 
 test('two instances ticking together claim each due run once', async () => {
   const ids: string[] = [];
