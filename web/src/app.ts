@@ -23,11 +23,26 @@ export function guardLeaving(fn: () => boolean): () => void {
   };
 }
 
+/** Whether the page may leave the view shown: no guard, or the guard agrees (it may ask the user). */
+export function mayLeave(): boolean {
+  return !leaveGuard || leaveGuard();
+}
+
+/**
+ * Where the current entry stands in the tab's history (kept in its history.state, 0 for one without):
+ * Back and Forward can tell how far they went, to come back when the user stays on the page.
+ */
+export function entryIndex(): number {
+  const idx = (history.state as { idx?: unknown } | null)?.idx;
+  return typeof idx === 'number' ? idx : 0;
+}
+
 export function navigate(path: string, opts: { replace?: boolean } = {}): void {
-  if (leaveGuard && !leaveGuard()) return;
+  if (!mayLeave()) return;
   if (path !== location.pathname + location.search) {
-    if (opts.replace) history.replaceState(null, '', path);
-    else history.pushState(null, '', path);
+    const at = entryIndex();
+    if (opts.replace) history.replaceState({ idx: at }, '', path);
+    else history.pushState({ idx: at + 1 }, '', path);
   }
   onNavigate?.();
 }

@@ -3,7 +3,7 @@
  * Plain TypeScript + DOM; GraphQL over HTTP and graphql-ws (see api.ts).
  */
 import { ApiError, describe, gql, onConnectionState, resetLive, setUnauthorizedHandler } from './api';
-import { isAdmin, link, navigate, setNavigateHandler, state, type Cleanup, type View } from './app';
+import { entryIndex, isAdmin, link, mayLeave, navigate, setNavigateHandler, state, type Cleanup, type View } from './app';
 import { clear, h } from './dom';
 import { M_SIGN_OUT, Q_ME, type User } from './queries';
 import { adminView } from './views/admin';
@@ -43,6 +43,11 @@ const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin
 
 let cleanup: Cleanup | void;
 let firstRender = true;
+/** The address of the view shown and where its entry stands in the history (to come back to when the user stays on it after Back). */
+let shownUrl = location.pathname + location.search + location.hash;
+let shownIndex = entryIndex();
+/** the popstate of going back to the entry shown, after the user chose to stay: not a navigation */
+let returning = false;
 
 function renderNav(): void {
   clear(nav);
@@ -104,6 +109,7 @@ async function signOut(): Promise<void> {
 function render(): void {
   cleanup?.();
   cleanup = undefined;
+  rendered();
   const path = location.pathname;
   let match = routes.find((r) => r.pattern.test(path));
   if (!match) {
@@ -117,12 +123,13 @@ function render(): void {
   if (match.auth && !state.user) {
     // the whole address, query included (a folder's `?path=`), to come back to after signing in
     const next = path === '/' && !location.search ? '' : `?next=${encodeURIComponent(path + location.search)}`;
-    history.replaceState(null, '', `/sign-in${next}`);
+    history.replaceState(history.state, '', `/sign-in${next}`);
     match = routes[0]!;
   } else if (!match.auth && state.user) {
-    history.replaceState(null, '', '/');
+    history.replaceState(history.state, '', '/');
     match = routes[1]!;
   }
+  rendered();
   if (match.admin && !isAdmin()) {
     renderNav();
     clear(main);
@@ -136,6 +143,12 @@ function render(): void {
   const params = (match.pattern.exec(location.pathname)?.groups ?? {}) as Record<string, string>;
   cleanup = match.view(main, params);
   focusHeading();
+}
+
+/** Notes the address of the view being shown. */
+function rendered(): void {
+  shownUrl = location.pathname + location.search + location.hash;
+  shownIndex = entryIndex();
 }
 
 /** After a navigation, move focus to the new view's heading so keyboard and screen-reader users land on it. */
@@ -167,7 +180,23 @@ document.addEventListener('click', (e) => {
   e.preventDefault();
   navigate(url.pathname + url.search);
 });
-window.addEventListener('popstate', render);
+// Back and Forward ask the view's leave guard as in-page links do (unsaved editor changes): when the
+// user stays, the history goes back to the entry of the view still shown (its address in the bar)
+window.addEventListener('popstate', () => {
+  if (returning) {
+    returning = false;
+    if (location.pathname + location.search + location.hash === shownUrl) return;
+  }
+  if (mayLeave()) return render();
+  const delta = entryIndex() - shownIndex;
+  if (delta !== 0) {
+    returning = true;
+    history.go(-delta);
+  } else {
+    history.pushState({ idx: entryIndex() + 1 }, '', shownUrl);
+    shownIndex = entryIndex();
+  }
+});
 
 async function boot(): Promise<void> {
   try {

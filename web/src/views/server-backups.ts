@@ -29,7 +29,8 @@ export const serverBackupsView: View = (main, params) => {
   let disposed = false;
   let stop: (() => void) | null = null;
 
-  const run = async (what: string, query: string, vars: Record<string, unknown>): Promise<void> => {
+  /** Runs an action on the server's backups: whether it was done (else the refusal is shown). */
+  const run = async (what: string, query: string, vars: Record<string, unknown>): Promise<boolean> => {
     // an earlier action's failure is not left over the result of this one
     msg.clear();
     try {
@@ -37,8 +38,10 @@ export const serverBackupsView: View = (main, params) => {
       const b = Object.values(d)[0];
       if (b && typeof b === 'object') show(b);
       announce(`${what}: done`);
+      return true;
     } catch (err) {
       msg.error(`${what} failed: ${describe(err)}`);
+      return false;
     }
   };
 
@@ -62,7 +65,9 @@ export const serverBackupsView: View = (main, params) => {
       if (!b.locked)
         button('Delete', 'Delete', () => {
           if (!confirm(`Delete the backup "${b.name}"? This cannot be undone.`)) return;
-          void run('Delete', M_DELETE_BACKUP, { backupId: b.id }).then(() => {
+          // the row goes only once the backup is gone: a refused delete leaves it listed under the refusal
+          void run('Delete', M_DELETE_BACKUP, { backupId: b.id }).then((done) => {
+            if (!done) return;
             rows.get(b.id)?.remove();
             rows.delete(b.id);
           });
@@ -100,15 +105,24 @@ export const serverBackupsView: View = (main, params) => {
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       const patterns = ignored.value.split(',').map((s) => s.trim()).filter(Boolean);
-      void run('Backup', M_CREATE_BACKUP, { input: { ...(name.value.trim() ? { name: name.value.trim() } : {}), ...(patterns.length ? { ignored: patterns } : {}) } }).then(() => (name.value = ''));
+      // the name typed is kept when the backup is refused (at the limit, say), to try again
+      void run('Backup', M_CREATE_BACKUP, { input: { ...(name.value.trim() ? { name: name.value.trim() } : {}), ...(patterns.length ? { ignored: patterns } : {}) } }).then((done) => {
+        if (done) name.value = '';
+      });
     });
     return form;
   }
 
   void (async () => {
     const server = await openServerSection(serverId, 'backups', 'Backups', title, msg, () => disposed);
-    if (!server) return;
+    if (!server || disposed) return;
     permissions = server.permissions;
+    // an address kept from before the key was taken away: say so, with no empty table under a
+    // "Live updates stopped" that hid that nothing could be loaded
+    if (!can(permissions, 'backup.read')) {
+      msg.error('Could not load the backups: You need the "backup.read" permission on this server; ask its owner.');
+      return;
+    }
     const table = h('table', { className: 'backups' }, h('caption', { className: 'visually-hidden' }, 'Backups, newest first'), h('thead', null, h('tr', null, h('th', null, 'Name'), h('th', null, 'Made'), h('th', null, 'State'), h('th', null, h('span', { className: 'visually-hidden' }, 'Actions')))), body);
     main.append(h('section', { className: 'card' }, can(permissions, 'backup.create') ? createForm() : '', table));
     const live = new LiveMerge<Backup>();

@@ -47,6 +47,7 @@ export const serverFilesView: View = (main, params) => {
   const b = new FileBrowser(params.id!, folderFromUrl(), msg);
   const editor = new EditorPanel(b);
   b.row = (e) => fileRow(b, e, (file) => void editor.open(file));
+  b.renamed = (from, to) => editor.renamed(from, to);
   const title = h('h1', null, 'Files');
   main.append(h('p', { className: 'crumbs' }, link('/', '← Servers')), title, msg.el);
 

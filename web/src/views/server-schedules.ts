@@ -7,7 +7,7 @@
 import { Cron } from 'croner';
 import { describe, gql } from '../api';
 import { link, type View } from '../app';
-import { announce, clear, field, h, messageBox } from '../dom';
+import { announce, clear, field, h, id, messageBox } from '../dom';
 import { showRefusal } from './field-errors';
 import { can, openServerSection } from './server-tabs';
 
@@ -45,6 +45,8 @@ const M_CREATE = `mutation($serverId: ID!, $input: CreateScheduleInput!) { creat
 const M_UPDATE = `mutation($serverId: ID!, $scheduleId: ID!, $input: UpdateScheduleInput!) { updateSchedule(serverId: $serverId, scheduleId: $scheduleId, input: $input) { ${FIELDS} } }`;
 const M_DELETE = `mutation($serverId: ID!, $scheduleId: ID!) { deleteSchedule(serverId: $serverId, scheduleId: $scheduleId) }`;
 const M_RUN = `mutation($serverId: ID!, $scheduleId: ID!) { runSchedule(serverId: $serverId, scheduleId: $scheduleId) { id status } }`;
+/** How often the history of a schedule is loaded again while one of its runs shown is running. */
+const RUNS_POLL_MS = 1500;
 
 /** The next `n` runs of `cron` in `timezone`, as that zone's wall-clock times; or why there are none. */
 export function preview(cron: string, timezone: string, n = 5): string[] | string {
@@ -95,6 +97,8 @@ export const serverSchedulesView: View = (main, params) => {
   const list = h('div', { className: 'schedules' });
   let permissions: readonly string[] = [];
   let disposed = false;
+  /** the timers loading run histories again (cleared when the view is left) */
+  const timers = new Set<ReturnType<typeof setTimeout>>();
 
   async function load(): Promise<void> {
     try {
@@ -129,8 +133,18 @@ export const serverSchedulesView: View = (main, params) => {
       actions.append(b);
     };
     if (can(permissions, 'schedule.update')) {
-      button('Run now', () => void gql(M_RUN, { serverId, scheduleId: s.id }).then(() => (announce(`${s.name} started`), setTimeout(() => void loadRuns(), 1000)), (err) => msg.error(`Could not run it: ${describe(err)}`)));
-      button('Edit', () => el.replaceWith(form(s)));
+      // the history is loaded now and again while the run is running (see loadRuns), until it ends
+      button('Run now', () => void gql(M_RUN, { serverId, scheduleId: s.id }).then(() => (announce(`${s.name} started`), void loadRuns()), (err) => msg.error(`Could not run it: ${describe(err)}`)));
+      button('Edit', () => {
+        // Cancel puts this card back as it was (its history loaded again), nothing saved
+        const editor = form(s, () => {
+          editor.replaceWith(el);
+          void loadRuns();
+          el.querySelector<HTMLButtonElement>(`button[aria-label="${CSS.escape(`Edit ${s.name}`)}"]`)?.focus();
+        });
+        el.replaceWith(editor);
+        editor.querySelector<HTMLInputElement>('input[name=name]')?.focus();
+      });
     }
     if (can(permissions, 'schedule.delete'))
       button('Delete', () => {
@@ -138,12 +152,39 @@ export const serverSchedulesView: View = (main, params) => {
         void gql(M_DELETE, { serverId, scheduleId: s.id }).then(() => el.remove(), (err) => msg.error(`Could not delete it: ${describe(err)}`));
       });
     el.append(actions);
-    const loadRuns = async () => {
+    /** whether a run shown is running; the pending reload of the history */
+    let running = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    /**
+     * Loads the history; while a run shown is running, loads it again every RUNS_POLL_MS (there is no
+     * subscription of runs), until none is, the card is replaced (edited, or the list loaded again) or
+     * the view is left.
+     */
+    const loadRuns = async (): Promise<void> => {
       const d = await gql<{ scheduleRuns: { items: Run[] } }>(Q_RUNS, { serverId, scheduleId: s.id }).catch(() => null);
-      if (!d) return;
+      if (disposed) return;
+      if (d) {
+        running = d.scheduleRuns.items.some((r) => r.status === 'running');
+        showRuns(d.scheduleRuns.items);
+      }
+      if (timer !== undefined) {
+        clearTimeout(timer);
+        timers.delete(timer);
+        timer = undefined;
+      }
+      if (!running || !el.isConnected) return;
+      const t = setTimeout(() => {
+        timers.delete(t);
+        if (timer === t) timer = undefined;
+        void loadRuns();
+      }, RUNS_POLL_MS);
+      timer = t;
+      timers.add(t);
+    };
+    const showRuns = (items: Run[]) => {
       clear(runs);
-      if (!d.scheduleRuns.items.length) runs.append(h('li', { className: 'muted' }, 'Not run yet.'));
-      for (const r of d.scheduleRuns.items)
+      if (!items.length) runs.append(h('li', { className: 'muted' }, 'Not run yet.'));
+      for (const r of items)
         runs.append(
           h('li', { 'data-status': r.status }, `${new Date(r.startedAt).toLocaleString()} · ${r.trigger} · ${r.status}`, r.tasks.some((t) => t.error) ? h('span', { className: 'muted' }, ` (${r.tasks.filter((t) => t.error).map((t) => `#${t.sequence}: ${t.error}`).join('; ')})`) : ''),
         );
@@ -152,10 +193,13 @@ export const serverSchedulesView: View = (main, params) => {
     return el;
   }
 
-  function form(s?: Schedule): HTMLElement {
-    const name = h('input', { id: 'schedule-name', name: 'name', required: true, maxLength: 100, value: s?.name ?? '' });
-    const cron = h('input', { id: 'schedule-cron', name: 'cron', required: true, value: s?.cron ?? '0 4 * * *' });
-    const timezone = h('input', { id: 'schedule-timezone', name: 'timezone', value: s?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC' });
+  /** The New schedule form, or the Edit form of `s` (with a Cancel calling `cancel`). */
+  function form(s?: Schedule, cancel?: () => void): HTMLElement {
+    // each form has ids of its own (an Edit form shown with the New schedule form: each label points at its own field)
+    const ids = s ? (f: string) => id(`schedule-${f}`) : (f: string) => `schedule-${f}`;
+    const name = h('input', { id: ids('name'), name: 'name', required: true, maxLength: 100, value: s?.name ?? '' });
+    const cron = h('input', { id: ids('cron'), name: 'cron', required: true, value: s?.cron ?? '0 4 * * *' });
+    const timezone = h('input', { id: ids('timezone'), name: 'timezone', value: s?.timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC' });
     const enabled = h('input', { type: 'checkbox', checked: s?.enabled ?? true });
     const online = h('input', { type: 'checkbox', checked: s?.onlyWhenOnline ?? false });
     const next = h('ul', { className: 'next-runs', 'aria-label': 'Next five runs', 'aria-live': 'polite' });
@@ -171,10 +215,18 @@ export const serverSchedulesView: View = (main, params) => {
     for (const t of s?.tasks ?? [{ action: 'command', payload: { command: '' }, offsetSeconds: 0, continueOnFailure: false } as Task]) addTask(t);
     const add = h('button', { type: 'button', className: 'btn btn-quiet' }, 'Add a task');
     add.addEventListener('click', () => addTask({ action: 'command', payload: {}, offsetSeconds: 0, continueOnFailure: false }));
+    const cancelButton = cancel
+      ? h('button', { type: 'button', className: 'btn btn-quiet' }, 'Cancel')
+      : null;
+    cancelButton?.addEventListener('click', () => {
+      // its refusal goes with it
+      msg.clear();
+      cancel!();
+    });
     const fields = { name: field('Name', name), cron: field('Cron (minute hour day month weekday)', cron), timezone: field('Time zone', timezone) };
     const el = h(
       'form',
-      { className: 'card', 'aria-label': s ? `Edit ${s.name}` : 'New schedule' },
+      { className: 'card schedule-form', 'aria-label': s ? `Edit ${s.name}` : 'New schedule' },
       h('h2', null, s ? `Edit ${s.name}` : 'New schedule'),
       fields.name.wrap,
       fields.cron.wrap,
@@ -186,7 +238,7 @@ export const serverSchedulesView: View = (main, params) => {
       h('h3', null, 'Tasks, in order'),
       tasks,
       add,
-      h('div', { className: 'toolbar' }, h('button', { type: 'submit', className: 'btn' }, s ? 'Save' : 'Create schedule')),
+      h('div', { className: 'toolbar' }, h('button', { type: 'submit', className: 'btn' }, s ? 'Save' : 'Create schedule'), cancelButton),
     );
     el.addEventListener('submit', (e) => {
       e.preventDefault();
@@ -219,5 +271,7 @@ export const serverSchedulesView: View = (main, params) => {
 
   return () => {
     disposed = true;
+    for (const t of timers) clearTimeout(t);
+    timers.clear();
   };
 };

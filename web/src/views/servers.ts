@@ -124,7 +124,7 @@ export const serversView: View = (main) => {
     for (const s of items) list.append(serverCard(s, subs));
     pager.append(...pagerButtons(page, Math.ceil(total / PAGE_SIZE), (p) => {
       page = p;
-      history.replaceState(null, '', p === 1 ? '/' : `/?page=${p}`);
+      history.replaceState(history.state, '', p === 1 ? '/' : `/?page=${p}`);
       void load();
     }));
   }

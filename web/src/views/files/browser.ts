@@ -25,6 +25,8 @@ export class FileBrowser {
   permissions: readonly string[] = [];
   /** makes a row of the listing (set by the view: rows open the editor) */
   row: (e: FileEntry) => HTMLTableRowElement = () => h('tr');
+  /** told of an entry renamed (or moved) from `from` to `to` (set by the view: the editor follows it) */
+  renamed: (from: string, to: string) => void = () => undefined;
 
   constructor(
     readonly serverId: string,
@@ -92,14 +94,28 @@ export class FileBrowser {
     this.more.hidden = true;
   }
 
-  /** Runs a mutation of this server, says `done` and lists the folder again. */
-  async run(query: string, vars: Record<string, unknown>, done: string): Promise<void> {
+  /** Runs a mutation of this server, says `done` and lists the folder again: its result, or null when refused. */
+  async run<T = Record<string, unknown>>(query: string, vars: Record<string, unknown>, done: string): Promise<T | null> {
     try {
-      await gql(query, { serverId: this.serverId, ...vars });
+      const d = await gql<T>(query, { serverId: this.serverId, ...vars });
       this.msg.info(done);
       await this.load();
+      return d;
     } catch (err) {
       this.fail('That did not work')(err);
+      return null;
+    }
+  }
+
+  /** Shows `e` anew in its row, when it is listed (its size and time after a save), its tick kept. */
+  update(e: FileEntry): void {
+    for (const old of [...this.body.rows]) {
+      if (old.dataset.path !== e.path) continue;
+      const ticked = old.querySelector<HTMLInputElement>('input[type=checkbox]')?.checked ?? false;
+      const row = this.row(e);
+      const box = row.querySelector<HTMLInputElement>('input[type=checkbox]');
+      if (box) box.checked = ticked;
+      old.replaceWith(row);
     }
   }
 

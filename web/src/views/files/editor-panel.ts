@@ -1,7 +1,8 @@
 /**
  * The editor panel of the file browser: opens a text file in CodeMirror (the editor module is loaded
  * on demand), saves it with Save or Ctrl-S, read-only without file.update. Unsaved changes are not
- * dropped without asking: on Close, on opening another file, on leaving the page.
+ * dropped without asking: on Close, on opening another file, on leaving the page. A rename of the open
+ * file is followed; a save shows the file's new size and time in its row.
  */
 import { ApiError, gql } from '../../api';
 import { clear, h } from '../../dom';
@@ -13,6 +14,8 @@ import type { Editor } from './editor';
 export class EditorPanel {
   readonly el = h('section', { className: 'card file-editor', hidden: true, 'aria-label': 'Editor' });
   private editor: Editor | null = null;
+  /** the editor module, once loaded */
+  private module: typeof import('./editor') | null = null;
   /** the file open in the editor, and its text as last loaded or saved */
   private file: FileEntry | null = null;
   private savedText = '';
@@ -59,27 +62,50 @@ export class EditorPanel {
     if (text === null || this.b.disposed) return;
     const module = await this.editorModule(e);
     if (!module || this.b.disposed) return;
+    this.mount(module, e, text, null);
+  }
+
+  /** Shows `e` in a new editor holding `text`; `savedText` its text as last saved (null: `text`). */
+  private mount(module: typeof import('./editor'), e: FileEntry, text: string, savedText: string | null): void {
     this.dispose();
     const holder = h('div', { className: 'editor-holder' });
     const saved = h('span', { className: 'muted', role: 'status' });
     const writable = can(this.b.permissions, 'file.update');
-    const save = () => void this.save(e, saved);
+    const save = () => void this.save(saved);
     const primary = writable ? h('button', { type: 'button', className: 'btn btn-primary', onclick: save }, 'Save') : h('span', { className: 'muted' }, 'Read only');
     const closeButton = h('button', { type: 'button', className: 'btn', onclick: () => this.close() }, 'Close');
     this.el.append(h('div', { className: 'page-head' }, h('h2', null, e.path), h('div', { className: 'actions' }, primary, closeButton, saved)), holder);
     this.el.hidden = false;
     this.editor = module.createEditor(holder, e.name, text, writable ? save : null);
+    this.module = module;
     this.file = e;
-    this.savedText = this.editor.text();
+    this.savedText = savedText ?? this.editor.text();
     window.addEventListener('beforeunload', this.warnOnUnload);
   }
 
-  private async save(e: FileEntry, saved: HTMLElement): Promise<void> {
+  /**
+   * The entry at `from` was renamed (or moved) to `to`: when it is the open file, or a folder holding
+   * it, the editor follows it (its unsaved changes kept), so that Save writes the file under its new
+   * name and not a new file under the old one.
+   */
+  renamed(from: string, to: string): void {
+    const e = this.file;
+    if (!e || !this.editor || !this.module || !(e.path === from || e.path.startsWith(`${from}/`))) return;
+    const path = to + e.path.slice(from.length);
+    const moved: FileEntry = { ...e, path, name: path.slice(path.lastIndexOf('/') + 1) };
+    this.mount(this.module, moved, this.editor.text(), this.savedText);
+  }
+
+  private async save(saved: HTMLElement): Promise<void> {
+    const e = this.file;
+    if (!e || !this.editor) return;
     try {
-      const contents = this.editor!.text();
-      await gql(M_WRITE_FILE, { serverId: this.b.serverId, path: e.path, contents });
+      const contents = this.editor.text();
+      const d = await gql<{ writeFile: FileEntry }>(M_WRITE_FILE, { serverId: this.b.serverId, path: e.path, contents });
       if (this.file === e) this.savedText = contents;
       saved.textContent = `Saved at ${new Date().toLocaleTimeString()}.`;
+      // its row shows its new size and time
+      if (!this.b.disposed) this.b.update(d.writeFile);
     } catch (err) {
       saved.textContent = '';
       this.b.fail(`Could not save ${e.name}`)(err);

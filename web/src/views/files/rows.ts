@@ -17,7 +17,9 @@ function sizeText(e: FileEntry): string {
 async function rename(b: FileBrowser, e: FileEntry): Promise<void> {
   const to = prompt(`New name or path for ${e.name}`, e.name);
   if (!to || to === e.name) return;
-  await b.run(M_RENAME_FILE, { from: e.path, to: to.startsWith('/') ? to : join(parentOf(e.path), to) }, `Renamed ${e.name}.`);
+  const d = await b.run<{ renameFile: FileEntry }>(M_RENAME_FILE, { from: e.path, to: to.startsWith('/') ? to : join(parentOf(e.path), to) }, `Renamed ${e.name}.`);
+  // the file open in the editor (or a folder holding it) follows: Save writes under the new name
+  if (d) b.renamed(e.path, d.renameFile.path);
 }
 
 /** Deletes `paths` once the user confirms. */

@@ -68,7 +68,13 @@ function searchForm(b: FileBrowser): HTMLFormElement {
 export function fileToolbar(b: FileBrowser, upload: (files: File[]) => Promise<void>): HTMLElement {
   const bar = h('div', { className: 'toolbar file-toolbar' });
   if (can(b.permissions, 'file.create')) {
-    const picked = (ev: Event) => void upload([...((ev.target as HTMLInputElement).files ?? [])]);
+    const picked = (ev: Event) => {
+      const input = ev.target as HTMLInputElement;
+      const files = [...(input.files ?? [])];
+      // emptied after each pick: picking the same file again (changed since, or after a failed upload) uploads it again
+      input.value = '';
+      void upload(files);
+    };
     bar.append(
       h('button', { type: 'button', className: 'btn', onclick: () => void newFolder(b) }, 'New folder'),
       h('label', { className: 'btn', for: 'upload-input' }, 'Upload files'),
