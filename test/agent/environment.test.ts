@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import fc from 'fast-check';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -108,6 +109,32 @@ describe('small pieces', () => {
     m.push(euro.subarray(0, 1));
     m.push(euro.subarray(1));
     expect(multi).toEqual(['€']);
+  });
+
+  test('line splitter, any text in any chunks: a line of the cap or less arrives whole (the CR of CRLF not counted); a cut line is well-formed', () => {
+    const max = 8;
+    const piece = fc.constantFrom('a', 'é', '😀', '\r', '\n', '\r\n');
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 6 }), (parts, cutsAt) => {
+        const bytes = Buffer.from(parts.join('') + '\n');
+        const cuts = [...new Set(cutsAt.map((c) => c % (bytes.length + 1)))].sort((a, b) => a - b);
+        const lines: string[] = [];
+        const s = new LineSplitter((l) => lines.push(l), max);
+        let from = 0;
+        for (const c of [...cuts, bytes.length]) {
+          s.push(bytes.subarray(from, c));
+          from = c;
+        }
+        s.end();
+        const expected = (parts.join('') + '\n').split('\n').slice(0, -1).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
+        expect(lines).toHaveLength(expected.length);
+        lines.forEach((line, i) => {
+          expect(line.isWellFormed()).toBe(true);
+          if (expected[i]!.length <= max) expect(line).toBe(expected[i]);
+          else expect(line).toBe(expected[i]!.slice(0, line.length - ' …[truncated]'.length) + ' …[truncated]');
+        });
+      }),
+    );
   });
 
   test('ring buffer keeps the last N', () => {

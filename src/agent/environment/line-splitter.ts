@@ -1,6 +1,7 @@
 /**
- * Splits a byte stream into text lines. A line longer than `maxLen` characters is cut at `maxLen`
- * (marked with a trailing " …[truncated]") and the rest of it, up to the next newline, is discarded,
+ * Splits a byte stream into text lines. A line longer than `maxLen` characters (UTF-16 units, the
+ * CR of a CRLF end not counted) is cut at `maxLen`, never inside a surrogate pair (marked with a
+ * trailing " …[truncated]") and the rest of it, up to the next newline, is discarded,
  * so a process that never prints a newline cannot make the agent buffer without bound.
  */
 export class LineSplitter {
@@ -40,8 +41,9 @@ export class LineSplitter {
       return;
     }
     this.partial += piece;
-    if (this.partial.length > this.maxLen) {
-      this.emit(this.partial.slice(0, this.maxLen) + ' …[truncated]');
+    // the CR of a CRLF line end is not the line's: a line of maxLen characters and its CR is whole
+    if (this.partial.length > this.maxLen + (this.partial.endsWith('\r') ? 1 : 0)) {
+      this.emit(cut(this.partial, this.maxLen) + ' …[truncated]');
       this.partial = '';
       this.discarding = !complete;
       return;
@@ -55,4 +57,10 @@ export class LineSplitter {
   private emit(line: string): void {
     this.onLine(line.endsWith('\r') ? line.slice(0, -1) : line);
   }
+}
+
+/** The first `max` UTF-16 units of `text`, one fewer when the last would be half of a surrogate pair. */
+function cut(text: string, max: number): string {
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
