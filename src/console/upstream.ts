@@ -102,9 +102,10 @@ export class UpstreamFeed {
       return;
     }
     if (msg.type === 'token_expiring' || msg.type === 'token_expired') {
-      // Renew halfway to the expiry, and no earlier than 30 s before it: with a short token lifetime
-      // (CONSOLE_TOKEN_TTL_SECONDS ≤ 60) the node says "expiring" as soon as a token is accepted, and
-      // renewing at once each time was a loop of renewals as fast as the round trips went.
+      // Renew halfway to the expiry, and no earlier than 30 s before it: this agent says "expiring"
+      // halfway through a short token's life at the earliest, but a node running an older agent says
+      // it as soon as a short token (CONSOLE_TOKEN_TTL_SECONDS ≤ 60) is accepted, and renewing at once
+      // each time would renew in a loop as fast as the round trips go.
       const left = Date.parse(msg.data?.expiresAt) - Date.now();
       const delay = msg.type === 'token_expired' || !(left > 0) ? 0 : Math.max(left / 2, left - 30_000);
       if (this.renewal) clearTimeout(this.renewal);

@@ -63,7 +63,7 @@ export interface ConsoleOptions {
   inboundPerSecond: number;
   /** inbound frame size limit (default 64 KiB) */
   maxPayload: number;
-  /** seconds before `exp` when `token_expiring` is sent (default 60) */
+  /** seconds before `exp` when `token_expiring` is sent (default 60), at most half of what is left of the token's life */
   expiringLeadSeconds: number;
   /** console sockets one user may have open at once (WS_MAX_CONNECTIONS_PER_USER; default 20) */
   maxPerUser?: number;
@@ -328,8 +328,11 @@ class ConsoleSession implements BatchReader {
     if (this.expiringTimer) clearTimeout(this.expiringTimer);
     if (this.expiredTimer) clearTimeout(this.expiredTimer);
     const now = Date.now();
-    const expiringIn = (exp - this.opts.expiringLeadSeconds) * 1000 - now;
     const expiredIn = exp * 1000 - now;
+    // the lead before `exp`, and no earlier than halfway through the token's life from now: a token of
+    // a lifetime shorter than twice the lead (CONSOLE_TOKEN_TTL_SECONDS ≤ 120) would be "expiring" as
+    // soon as it is accepted, and a client renewing on it would renew in a loop
+    const expiringIn = Math.max(expiredIn - this.opts.expiringLeadSeconds * 1000, expiredIn / 2);
     this.expiringTimer = setTimeout(() => this.send('token_expiring', { expiresAt: new Date(exp * 1000).toISOString() }), Math.max(0, expiringIn));
     this.expiredTimer = setTimeout(() => this.onExpired(), Math.max(0, expiredIn));
   }
