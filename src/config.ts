@@ -103,7 +103,8 @@ const envSchema = z.object({
   WS_MAX_SUBSCRIPTIONS_PER_USER: int(100, 1, 1_000_000),
   WS_MAX_ANONYMOUS_PER_ADDRESS: int(10, 1, 100_000),
   /** PostgreSQL port used for the embedded database. */
-  EMBEDDED_PG_PORT: int(54329, 1024, 65535),
+  // 5432 is a system PostgreSQL's port: the embedded one beside it would fail to start, or meet it
+  EMBEDDED_PG_PORT: int(54329, 1024, 65535).refine((port) => port !== 5432, 'must not be 5432, the port of a system PostgreSQL: leave it unset (54329) or pick another'),
   MASTER_KEY: z.string().optional(),
   /** Who may create servers from blueprints that run a command the user chooses (the "Shell command" one). */
   USER_COMMAND_BLUEPRINTS: z.enum(['everyone', 'admins'], { message: 'must be everyone or admins' }).default('everyone'),
