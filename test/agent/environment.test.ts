@@ -8,6 +8,7 @@ import { buildArgv, splitTemplate, TemplateError } from '../../src/agent/environ
 import { childEnv, templateVariablesFor } from '../../src/agent/environment/env';
 import { variableNameProblem } from '../../src/shared/variable-names';
 import { LineSplitter } from '../../src/agent/environment/line-splitter';
+import { isWellFormed } from '../../src/validation/common';
 import { ConsoleBuffer } from '../../src/agent/server/console-buffer';
 import { FloodNotices, TokenBucket } from '../../src/agent/server/line-budget';
 import { parseStop } from '../../src/agent/server/power';
@@ -129,7 +130,7 @@ describe('small pieces', () => {
         const expected = (parts.join('') + '\n').split('\n').slice(0, -1).map((l) => (l.endsWith('\r') ? l.slice(0, -1) : l));
         expect(lines).toHaveLength(expected.length);
         lines.forEach((line, i) => {
-          expect(line.isWellFormed()).toBe(true);
+          expect(isWellFormed(line)).toBe(true);
           if (expected[i]!.length <= max) expect(line).toBe(expected[i]);
           else expect(line).toBe(expected[i]!.slice(0, line.length - ' …[truncated]'.length) + ' …[truncated]');
         });

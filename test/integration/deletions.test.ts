@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { connectSftp } from '../support/sftp-client.js';
 import { ConsoleClient } from '../support/console-client.js';
-import { blueprintsByKey, createNode, expectError, localNodeId, waitForStatus } from '../support/fixtures.js';
+import { blueprintsByKey, createLocalShellServer, createNode, expectError, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -36,12 +36,7 @@ afterAll(async () => {
   await p?.stop();
 }, 60_000);
 
-async function makeServer(name: string, command = 'echo ready; exec sleep 600'): Promise<string> {
-  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name, nodeId, blueprintId: bps['shell-command'].id, memory: 128, cpu: 50, disk: 256, variables: { COMMAND: command } } });
-  expect(r.status).toBe(201);
-  await waitForStatus(p, owner.token, r.body.data.id, 'offline');
-  return r.body.data.id;
-}
+const makeServer = (name: string, command = 'echo ready; exec sleep 600'): Promise<string> => createLocalShellServer(p, admin.token, owner.token, name, command);
 
 test('deleting a server ends a subuser\u2019s console socket and GraphQL subscription, removes its schedules, and leaves lists, stats and the activity log readable', async () => {
   const id = await makeServer('doomed');

@@ -3,23 +3,20 @@
  * narrowed during the run stops acting at the next task (docs/schedules.md), and nothing more is sent
  * in their name.
  */
-import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
+import { createLocalShellServer, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { sleep, until } from '../support/wait.js';
 
 jest.setTimeout(90_000);
 
 let p: TestPlatform;
+let admin: { token: string };
 let owner: { token: string; user: any; email: string; password: string };
-let nodeId: string;
-let bps: Record<string, any>;
 
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0 });
-  const admin = await p.admin();
+  admin = await p.admin();
   owner = await p.newUser('owner');
-  nodeId = await localNodeId(p, admin.token);
-  bps = await blueprintsByKey(p, owner.token);
 }, 90_000);
 afterAll(async () => {
   await p?.stop();
@@ -34,12 +31,7 @@ async function endedRun(serverId: string, scheduleId: string): Promise<any> {
   }, 30_000, 'the run to end');
 }
 
-async function makeServer(name: string, command = 'echo ready; exec sleep 600'): Promise<string> {
-  const r = await p.request('POST', '/api/v1/servers', { token: owner.token, body: { name, nodeId, blueprintId: bps['shell-command'].id, memory: 128, cpu: 50, disk: 256, variables: { COMMAND: command } } });
-  expect(r.status).toBe(201);
-  await waitForStatus(p, owner.token, r.body.data.id, 'offline');
-  return r.body.data.id;
-}
+const makeServer = (name: string, command = 'echo ready; exec sleep 600'): Promise<string> => createLocalShellServer(p, admin.token, owner.token, name, command);
 
 test('a removed subuser\u2019s manual schedule run does not go on acting in their name after the removal', async () => {
   const id = await makeServer('sched-sub', 'echo ready; exec cat');

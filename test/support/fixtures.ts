@@ -54,6 +54,16 @@ export async function createLocalDemoServer(p: TestPlatform, adminToken: string,
   return r.body.data.id;
 }
 
+/** A shell-command server of `ownerToken`'s user on the local node running `command`, installed (offline); its id. */
+export async function createLocalShellServer(p: TestPlatform, adminToken: string, ownerToken: string, name: string, command: string): Promise<string> {
+  const [nodeId, blueprints] = await Promise.all([localNodeId(p, adminToken), blueprintsByKey(p, ownerToken)]);
+  const body = { name, nodeId, blueprintId: blueprints['shell-command'].id, memory: 128, cpu: 50, disk: 256, variables: { COMMAND: command } };
+  const r = await p.request('POST', '/api/v1/servers', { token: ownerToken, body });
+  if (r.status !== 201) throw new Error(`server create failed: ${r.status} ${r.text}`);
+  await waitForStatus(p, ownerToken, r.body.data.id, 'offline');
+  return r.body.data.id;
+}
+
 /**
  * A demo-game server of `ownerToken`'s user on a node registered with no agent behind it (a server
  * that exists as records only: schedules and their runs, tasks that never reach a node); its id.
