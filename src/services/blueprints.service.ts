@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { eggToBlueprint, type BlueprintDraft, type ImportWarning } from '../blueprints/egg.js';
@@ -73,12 +74,18 @@ export class BlueprintsService {
     requireAdmin(actor);
     const { id: blueprintId } = await this.editable(id, 'changed');
     const data = parseInput(updateBlueprintInput, input);
-    const fields = Object.keys(data).filter((k) => (data as Record<string, unknown>)[k] !== undefined);
+    const sent = Object.keys(data).filter((k) => (data as Record<string, unknown>)[k] !== undefined);
     try {
       return await this.em.transactional(async (em) => {
         const blueprint = await em.findOne(Blueprint, { id: blueprintId }, { refresh: true });
         if (!blueprint) throw AppError.notFound('Blueprint'); // deleted meanwhile
+        // the entry names the fields that changed, not every field a whole form sent back
+        // (compared as values: the database gives a JSON object's keys back in its own order)
+        const stored = (b: Blueprint) => sent.map((k) => structuredClone((b as unknown as Record<string, unknown>)[k]));
+        const before = stored(blueprint);
         applyUpdate(blueprint, data);
+        const after = stored(blueprint);
+        const fields = sent.filter((_, i) => !isDeepStrictEqual(before[i], after[i]));
         await this.activity.record({ event: 'blueprint:update', actor, properties: { blueprintId, key: blueprint.key, fields } }, em);
         return blueprint;
       });
