@@ -155,13 +155,12 @@ async function awaitStatus(em: () => EntityManager, serverId: string, action: Po
  */
 async function demandStillHeld(access: AccessService, by: ActedBy, serverId: string, task: ScheduleTask): Promise<void> {
   if (!by.actor) return;
-  const who = by.actor.user.email;
   const a = await access.resolve(by.actor, serverId).catch((err: unknown) => {
-    if (err instanceof AppError && err.code === 'NOT_FOUND') throw new Error(`${who} started this run and no longer has access to this server`);
+    if (err instanceof AppError && err.code === 'NOT_FOUND') throw new Error('whoever started this run no longer has access to this server');
     throw err;
   });
   const lacking = taskKeys(task).find((key) => !may(a, key));
-  if (lacking) throw new Error(`${who} started this run and no longer holds the "${lacking}" permission this task needs`);
+  if (lacking) throw new Error(`whoever started this run no longer holds the "${lacking}" permission this task needs`);
 }
 
 /** `stopGraceSeconds`: the panel's STOP_GRACE_SECONDS (src/config.ts), the bound of a stop's wait. */
