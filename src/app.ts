@@ -32,6 +32,7 @@ import { backupRoutes } from './rest/backups.routes.js';
 import { startupRoutes } from './rest/startup.routes.js';
 import { powerRoutes } from './rest/power.routes.js';
 import type { Services } from './services/index.js';
+import { parseQuery } from './http/query.js';
 
 export interface AppDeps {
   config: Config;
@@ -51,7 +52,7 @@ export function createApp(deps: AppDeps): Express {
   // no ETag on API answers: a request with If-None-Match would get a 304, which CONTRACT §1 does not
   // list (the web page's files keep theirs: express.static makes its own)
   app.set('etag', false);
-  app.set('query parser', 'simple');
+  app.set('query parser', parseQuery);
   app.use(
     helmet({
       contentSecurityPolicy: {

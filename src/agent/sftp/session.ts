@@ -33,6 +33,7 @@ export const MAX_READ_BYTES = 256 * 1024;
 const TYPE_BITS = { file: 0o100000, directory: 0o040000, symlink: 0o120000, other: 0 } as const;
 
 const denied = (message: string): AgentError => new AgentError(403, 'FORBIDDEN', message);
+const NOT_UTF8 = 'The path is not valid UTF-8 (or holds U+FFFD, which SFTP cannot tell apart from such bytes): set your SFTP client to UTF-8, or rename the file in the file manager.';
 /** The requests that only list (file.read): the deny-list does not apply to them. */
 const LISTING: ReadonlySet<FileRequest['op']> = new Set(['list', 'stat', 'readlink']);
 
@@ -147,6 +148,9 @@ export class SftpSession {
 
   /** The normalised path, once the caller holds `key` there and (beyond listing) the deny-list allows it; throws FORBIDDEN. */
   private allowed(key: PermissionKey, raw: string): string {
+    // ssh2 reads a request's path as UTF-8 and turns bytes that are not into U+FFFD: two names that
+    // differ in such bytes would be one file here (the second upload over the first)
+    if (raw.includes('\uFFFD')) throw new AgentError(422, 'INVALID_PATH', NOT_UTF8);
     const path = displayPath(pathComponents(raw));
     if (!may(this.access, key, path)) {
       if (this.access.keys.has(key)) throw denied(`Your access to this server is limited to ${this.access.paths.join(', ')}.`);
