@@ -259,3 +259,27 @@ test('rename of a folder onto an existing empty folder is refused both ways (ALR
   const names = (await list('/')).map((e) => e.name).filter((n) => /^e\d$/.test(n));
   expect({ rest: [rest.status, rest.body.error?.code], sftp: sftp.slice(0, 5), names }).toEqual({ rest: [422, 'ALREADY_EXISTS'], sftp: 'error', names: ['e1', 'e2', 'e3', 'e4'] });
 });
+
+test('a subuser limited to a folder: relative paths are under the home realpath(".") answers, for every request', async () => {
+  const u = await p.newUser('relative');
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions: ['file.sftp', 'file.read', 'file.read-content', 'file.create', 'file.update', 'file.delete'], paths: ['/data'] } })).status).toBe(201);
+  const c = await connect(u.email, u.password);
+  expect(await c.realpath('.')).toBe('/data');
+  expect(await c.realpath('rel.txt')).toBe('/data/rel.txt');
+  expect((await c.readFile('f.txt')).toString()).toBe('f\n');
+  expect((await c.stat('f.txt')).isFile()).toBe(true);
+  await c.writeFile('rel.txt', 'relative\n');
+  await c.mkdir('sub');
+  await c.rename('rel.txt', 'sub/moved.txt');
+  await c.chmod('sub/moved.txt', 0o600);
+  expect((await c.readdir('sub')).map((e) => e.filename)).toEqual(['moved.txt']);
+  expect((await p.request('GET', F('/contents', { path: '/data/sub/moved.txt' }), { token: owner.token })).text).toBe('relative\n');
+  await c.unlink('sub/moved.txt');
+  await c.rmdir('sub');
+  expect((await list('/data')).map((e) => e.name)).toEqual(expect.not.arrayContaining(['sub', 'rel.txt']));
+  expect((await list('/')).map((e) => e.name)).toEqual(expect.not.arrayContaining(['sub', 'rel.txt']));
+  // the owner's home is the root
+  const o = await connect(owner.email, owner.password);
+  expect(await o.realpath('.')).toBe('/');
+  expect((await o.readFile('data/f.txt')).toString()).toBe('f\n');
+});

@@ -118,7 +118,7 @@ export class SftpSession {
     on('READ', (id, h: Buffer, offset: number, length: number) => this.read(id, h, offset, length));
     on('WRITE', (id, h: Buffer, offset: number, data: Buffer) => this.write(id, h, offset, data));
     on('CLOSE', (id, h: Buffer) => this.close(id, h));
-    on('MKDIR', (id, p: string) => this.simple(id, 'file.create', p, { op: 'mkdir', path: p }));
+    on('MKDIR', (id, p: string) => this.mkdir(id, p));
     on('RMDIR', (id, p: string) => this.remove(id, p, 'rmdir'));
     on('REMOVE', (id, p: string) => this.remove(id, p, 'unlink'));
     on('RENAME', (id, from: string, to: string) => this.rename(id, from, to));
@@ -146,12 +146,22 @@ export class SftpSession {
     this.sftp.status(id, code, message);
   }
 
-  /** The normalised path, once the caller holds `key` there and (beyond listing) the deny-list allows it; throws FORBIDDEN. */
-  private allowed(key: PermissionKey, raw: string): string {
+  /** A request's path from the root: a relative one is under the session's home (what `realpath('.')` answers). */
+  private absolute(raw: string): string {
+    return raw.startsWith('/') ? raw : `${this.access.paths[0] ?? ''}/${raw}`;
+  }
+
+  /** A request's path, normalised from the root; throws INVALID_PATH for one that cannot be a name. */
+  private pathOf(raw: string): string {
     // ssh2 reads a request's path as UTF-8 and turns bytes that are not into U+FFFD: two names that
     // differ in such bytes would be one file here (the second upload over the first)
     if (raw.includes('\uFFFD')) throw new AgentError(422, 'INVALID_PATH', NOT_UTF8);
-    const path = displayPath(pathComponents(raw));
+    return displayPath(pathComponents(this.absolute(raw)));
+  }
+
+  /** The normalised path, once the caller holds `key` there and (beyond listing) the deny-list allows it; throws FORBIDDEN. */
+  private allowed(key: PermissionKey, raw: string): string {
+    const path = this.pathOf(raw);
     if (!may(this.access, key, path)) {
       if (this.access.keys.has(key)) throw denied(`Your access to this server is limited to ${this.access.paths.join(', ')}.`);
       throw denied(`You need the "${key}" permission on this server; ask its owner.`);
@@ -224,10 +234,8 @@ export class SftpSession {
    * home: the root, or the first folder a scoped subuser may use.
    */
   private async realpath(id: number, raw: string): Promise<void> {
-    const home = this.access.paths[0] ?? '/';
     const parts: string[] = [];
-    const joined = raw.startsWith('/') ? raw : `${home}/${raw}`;
-    for (const part of joined.split('/')) {
+    for (const part of this.absolute(raw).split('/')) {
       if (part === '..') parts.pop();
       else if (part && part !== '.') parts.push(part);
     }
@@ -285,7 +293,7 @@ export class SftpSession {
     const server = await this.server();
     if (flags & OPEN_MODE.READ) throw new AgentError(422, 'INVALID_STATE', 'A file is opened for reading or for writing, not both.');
     if (flags & OPEN_MODE.APPEND) throw new AgentError(422, 'INVALID_STATE', 'Appending (resuming an upload) is not supported: upload the whole file again.');
-    const target = displayPath(pathComponents(raw));
+    const target = this.pathOf(raw);
     if (!may(this.access, 'file.create', target) && !may(this.access, 'file.update', target)) this.allowed('file.create', raw);
     const exists = await this.entry(target);
     if (exists && flags & OPEN_MODE.EXCL) throw new AgentError(422, 'ALREADY_EXISTS', `${raw} already exists.`);
@@ -339,6 +347,11 @@ export class SftpSession {
    * A link is a second way to reach where it leads: that place must be one the caller may make
    * things in (their folders) and not on the deny-list, as the link's own path must.
    */
+  private async mkdir(id: number, raw: string): Promise<void> {
+    const path = this.allowed('file.create', raw);
+    await this.simple(id, 'file.create', path, { op: 'mkdir', path });
+  }
+
   private async symlink(id: number, target: string, raw: string): Promise<void> {
     const link = this.allowed('file.create', raw);
     this.allowed('file.create', displayPath(linkDestination(pathComponents(link), target)));
