@@ -60,6 +60,8 @@ const sftpPaths = { via: z.literal('sftp'), count: fileCount, paths: z.array(rep
 const sftpProperties = {
   'server:file.upload': z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong),
   'server:file.delete': z.object(sftpPaths).strict().refine(listedChars, tooLong),
+  'server:file.create-directory': z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong),
+  'server:file.chmod': z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong),
   'server:file.rename': z
     .object({
       via: z.literal('sftp'),
@@ -76,7 +78,7 @@ const reportFields = { kind: z.literal('activity'), id: z.uuid().optional(), ser
 
 /**
  * A user's action on the node (src/shared/node-protocol.ts ConsoleActivityReport): a console command
- * or power action (texts), or SFTP's uploads, deletes and renames, typed as the file manager's
+ * or power action (texts), or SFTP's uploads, deletes, renames, new folders and mode changes, typed as the file manager's
  * entries of the same events (numbers as numbers, lists as arrays) and bounded.
  */
 const activityReport = z.union([
@@ -88,6 +90,8 @@ const activityReport = z.union([
   z.object({ ...reportFields, event: z.literal('server:file.upload'), properties: z.preprocess(legacySftpProperties(false), sftpProperties['server:file.upload']) }),
   z.object({ ...reportFields, event: z.literal('server:file.delete'), properties: z.preprocess(legacySftpProperties(false), sftpProperties['server:file.delete']) }),
   z.object({ ...reportFields, event: z.literal('server:file.rename'), properties: z.preprocess(legacySftpProperties(true), sftpProperties['server:file.rename']) }),
+  z.object({ ...reportFields, event: z.literal('server:file.create-directory'), properties: sftpProperties['server:file.create-directory'] }),
+  z.object({ ...reportFields, event: z.literal('server:file.chmod'), properties: sftpProperties['server:file.chmod'] }),
 ]);
 
 /** How a backup or a restore is getting on (src/shared/node-protocol.ts BackupReport, RestoreReport). */

@@ -283,3 +283,19 @@ test('a subuser limited to a folder: relative paths are under the home realpath(
   expect(await o.realpath('.')).toBe('/');
   expect((await o.readFile('data/f.txt')).toString()).toBe('f\n');
 });
+
+test('a folder made and a mode changed over SFTP are in the activity log, as the file manager\u2019s are', async () => {
+  const c = await connect(owner.email, owner.password);
+  await c.mkdir('/sftp-made');
+  expect((await put('/act.txt', 'x')).status).toBe(200);
+  await c.chmod('/act.txt', 0o600);
+  const entries = await until(async () => {
+    const r = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:file&limit=100`, { token: owner.token });
+    const sftp = r.body.data.filter((e: any) => e.properties.via === 'sftp' && ['/sftp-made', '/act.txt'].includes(e.properties.paths?.[0]));
+    return sftp.length >= 2 ? sftp : null;
+  }, 15_000, 'the SFTP entries');
+  expect(entries.map((e: any) => [e.event, e.properties.path, e.properties.count, e.actor?.id]).sort()).toEqual([
+    ['server:file.chmod', '/act.txt', 1, owner.user.id],
+    ['server:file.create-directory', '/sftp-made', 1, owner.user.id],
+  ]);
+});

@@ -1,13 +1,13 @@
 /**
- * The activity of one SFTP session, reported to the panel in batches: the uploads, deletes and
- * renames of a few seconds become one entry per kind (`server:file.upload` … with `via: sftp`), so
- * that copying a folder of a thousand files makes three entries, not a thousand.
+ * The activity of one SFTP session, reported to the panel in batches: the uploads, deletes, renames,
+ * new folders and mode changes of a few seconds become one entry per kind (`server:file.upload` …
+ * with `via: sftp`), so that copying a folder of a thousand files makes a few entries, not a thousand.
  *
  * The properties have the types of the file manager's entries of the same events
  * (src/services/files.service.ts): `count` a number and `paths` a list for uploads and deletes (as
  * the file manager's `server:file.delete`), `renames` a list of `{ from, to }` for renames; an entry
- * of a single file also has the file manager's own keys (`path` for an upload, `from` and `to` for a
- * rename), so that it reads like theirs.
+ * of a single file also has the file manager's own keys (`path`, or `from` and `to` for a rename;
+ * none for a delete), so that it reads like theirs.
  */
 import { randomUUID } from 'node:crypto';
 import { SFTP_REPORT_MAX_LISTED, type ActivityProperties, type ConsoleActivityReport } from '../../shared/node-protocol';
@@ -19,7 +19,8 @@ export const MAX_LISTED = SFTP_REPORT_MAX_LISTED;
 const MAX_LISTED_CHARS = 8_000;
 const MAX_PATH_CHARS = 4_096;
 
-export type SftpAction = 'upload' | 'delete' | 'rename';
+export type SftpAction = 'upload' | 'delete' | 'rename' | 'create-directory' | 'chmod';
+type PathAction = Exclude<SftpAction, 'rename'>;
 
 interface Rename {
   from: string;
@@ -35,7 +36,7 @@ export class SftpActivity {
     private readonly report: (r: ConsoleActivityReport) => void,
   ) {}
 
-  add(action: 'upload' | 'delete', path: string): void;
+  add(action: PathAction, path: string): void;
   add(action: 'rename', rename: Rename): void;
   add(action: SftpAction, item: string | Rename): void {
     const list = this.pending.get(action) ?? [];
@@ -70,9 +71,10 @@ function listed<T>(items: T[], chars: (item: T) => number): T[] {
   return out;
 }
 
-function pathProperties(action: 'upload' | 'delete', paths: string[]): ActivityProperties {
+function pathProperties(action: PathAction, paths: string[]): ActivityProperties {
   const properties: ActivityProperties = { via: 'sftp', count: paths.length, paths: listed(paths.map(cut), (p) => p.length) };
-  if (action === 'upload' && paths.length === 1) properties.path = cut(paths[0]!);
+  // the file manager's delete names its paths only; its other entries name the one path
+  if (action !== 'delete' && paths.length === 1) properties.path = cut(paths[0]!);
   return properties;
 }
 

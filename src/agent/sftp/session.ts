@@ -343,15 +343,16 @@ export class SftpSession {
     this.sftp.status(id, STATUS_CODE.OK);
   }
 
+  private async mkdir(id: number, raw: string): Promise<void> {
+    const path = this.allowed('file.create', raw);
+    await this.simple(id, 'file.create', path, { op: 'mkdir', path });
+    this.activity.add('create-directory', path);
+  }
+
   /**
    * A link is a second way to reach where it leads: that place must be one the caller may make
    * things in (their folders) and not on the deny-list, as the link's own path must.
    */
-  private async mkdir(id: number, raw: string): Promise<void> {
-    const path = this.allowed('file.create', raw);
-    await this.simple(id, 'file.create', path, { op: 'mkdir', path });
-  }
-
   private async symlink(id: number, target: string, raw: string): Promise<void> {
     const link = this.allowed('file.create', raw);
     this.allowed('file.create', displayPath(linkDestination(pathComponents(link), target)));
@@ -377,7 +378,10 @@ export class SftpSession {
   /** Permission bits only (never through a link); times, owners and sizes are left as they are. */
   private async setstat(id: number, raw: string, attrs: Attributes): Promise<void> {
     const path = this.allowed('file.update', raw);
-    if (typeof attrs.mode === 'number') await this.ask({ op: 'chmod', path, mode: attrs.mode & 0o777 });
+    if (typeof attrs.mode === 'number') {
+      await this.ask({ op: 'chmod', path, mode: attrs.mode & 0o777 });
+      this.activity.add('chmod', path);
+    }
     this.sftp.status(id, STATUS_CODE.OK);
   }
 
