@@ -57,11 +57,13 @@ function legacySftpProperties(rename: boolean) {
 }
 
 const sftpPaths = { via: z.literal('sftp'), count: fileCount, paths: z.array(reportText).max(MAX_LISTED) };
+/** An entry of paths that names its one path too when it has one (as the file manager's entry of it). */
+const sftpNamedPaths = z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong);
 const sftpProperties = {
-  'server:file.upload': z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong),
+  'server:file.upload': sftpNamedPaths,
   'server:file.delete': z.object(sftpPaths).strict().refine(listedChars, tooLong),
-  'server:file.create-directory': z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong),
-  'server:file.chmod': z.object({ ...sftpPaths, path: reportText.optional() }).strict().refine(listedChars, tooLong),
+  'server:file.create-directory': sftpNamedPaths,
+  'server:file.chmod': sftpNamedPaths,
   'server:file.rename': z
     .object({
       via: z.literal('sftp'),
@@ -78,8 +80,8 @@ const reportFields = { kind: z.literal('activity'), id: z.uuid().optional(), ser
 
 /**
  * A user's action on the node (src/shared/node-protocol.ts ConsoleActivityReport): a console command
- * or power action (texts), or SFTP's uploads, deletes, renames, new folders and mode changes, typed as the file manager's
- * entries of the same events (numbers as numbers, lists as arrays) and bounded.
+ * or power action (texts), or SFTP's uploads, deletes, renames, new folders and mode changes, typed
+ * as the file manager's entries of the same events (numbers as numbers, lists as arrays) and bounded.
  */
 const activityReport = z.union([
   z.object({

@@ -105,8 +105,12 @@ describe("the panel's intake of a node's reports", () => {
     const r = await send([
       report('server:file.delete', { via: 'sftp', count: 120, paths: ['/x/1', '/x/2'] }),
       report('server:file.rename', { via: 'sftp', count: 2, renames: [{ from: '/p', to: '/q' }, { from: '/s', to: '/t' }] }),
+      report('server:file.create-directory', { via: 'sftp', count: 1, paths: ['/new'], path: '/new' }),
+      report('server:file.chmod', { via: 'sftp', count: 3, paths: ['/m1', '/m2', '/m3'] }),
     ]);
     expect(r.status).toBe(204);
+    expect((await entriesOf(serverId, 'server:file.create-directory')).find((e) => e.properties.via === 'sftp')?.properties).toEqual({ via: 'sftp', count: 1, paths: ['/new'], path: '/new' });
+    expect((await entriesOf(serverId, 'server:file.chmod')).find((e) => e.properties.count === 3)?.properties).toEqual({ via: 'sftp', count: 3, paths: ['/m1', '/m2', '/m3'] });
     const del = (await entriesOf(serverId, 'server:file.delete')).find((e) => e.properties.count === 120);
     expect(del?.properties).toEqual({ via: 'sftp', count: 120, paths: ['/x/1', '/x/2'] });
     const ren = (await entriesOf(serverId, 'server:file.rename')).find((e) => e.properties.count === 2);
@@ -172,7 +176,7 @@ describe("the panel's intake of a node's reports", () => {
     ['a file report not from SFTP', 'server:file.delete', { via: 'console', count: 1, paths: ['/a'] }],
     ['a console report with a list', 'server:console.command', { command: ['say', 'hi'] }],
     ['a console report with a number', 'server:power.start', { count: 2 }],
-    ['an event the node does not report', 'server:file.chmod', { via: 'sftp', count: 1, paths: ['/a'] }],
+    ['an event the node does not report', 'server:file.compress', { via: 'sftp', count: 1, paths: ['/a'] }],
   ])('junk is refused: %s', async (_what, event, properties) => {
     const before = (await p.request('GET', `/api/v1/servers/${serverId}/activity?limit=100`, { token: owner.token })).body.data.length;
     const r = await send([report(event, properties)]);

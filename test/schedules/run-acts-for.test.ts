@@ -31,13 +31,15 @@ async function endedRun(serverId: string, scheduleId: string): Promise<any> {
   }, 30_000, 'the run to end');
 }
 
-const makeServer = (name: string, command = 'echo ready; exec sleep 600'): Promise<string> => createLocalShellServer(p, admin.token, owner.token, name, command);
-
-test('a removed subuser\u2019s manual schedule run does not go on acting in their name after the removal', async () => {
-  const id = await makeServer('sched-sub', 'echo ready; exec cat');
+/**
+ * A running server, a subuser holding the schedule keys and control.console, and a two-task schedule
+ * of theirs (`say one`, then `say two` 5 s later) that they have just run by hand.
+ */
+async function runStartedBySubuser(name: string): Promise<{ id: string; sub: Awaited<ReturnType<TestPlatform['newUser']>>; scheduleId: string }> {
+  const id = await createLocalShellServer(p, admin.token, owner.token, name, 'echo ready; exec cat');
   await p.request('POST', `/api/v1/servers/${id}/start`, { token: owner.token });
   await waitForStatus(p, owner.token, id, 'running');
-  const sub = await p.newUser('sched-sub');
+  const sub = await p.newUser(name);
   expect((await p.request('POST', `/api/v1/servers/${id}/subusers`, { token: owner.token, body: { email: sub.email, permissions: ['schedule.create', 'schedule.read', 'schedule.update', 'control.console'] } })).status).toBe(201);
   const s = await p.request('POST', `/api/v1/servers/${id}/schedules`, { token: sub.token, body: { name: 'two steps', cron: '0 0 1 1 *', enabled: false, tasks: [
     { action: 'command', payload: { command: 'say one' } },
@@ -46,39 +48,37 @@ test('a removed subuser\u2019s manual schedule run does not go on acting in thei
   expect(s.status).toBe(201);
   expect((await p.request('POST', `/api/v1/servers/${id}/schedules/${s.body.data.id}/run`, { token: sub.token })).status).toBeLessThan(300);
   await sleep(1000);
+  return { id, sub, scheduleId: s.body.data.id };
+}
+
+/** The console commands recorded as `userId`'s after `since`. */
+async function commandsOf(serverId: string, userId: string, since: number): Promise<unknown[]> {
+  const act = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:console.command&limit=100`, { token: owner.token });
+  return act.body.data.filter((e: any) => e.actor?.id === userId && Date.parse(e.createdAt) > since).map((e: any) => e.properties.command);
+}
+
+test('a removed subuser\u2019s manual schedule run does not go on acting in their name after the removal', async () => {
+  const { id, sub, scheduleId } = await runStartedBySubuser('sched-sub');
   expect((await p.request('DELETE', `/api/v1/servers/${id}/subusers/${sub.user.id}`, { token: owner.token })).status).toBe(204);
   const removedAt = Date.now();
-  const run = await endedRun(id, s.body.data.id);
-  const act = await p.request('GET', `/api/v1/servers/${id}/activity?event=server:console.command&limit=100`, { token: owner.token });
-  const afterRemoval = act.body.data.filter((e: any) => e.actor?.id === sub.user.id && Date.parse(e.createdAt) > removedAt);
+  const run = await endedRun(id, scheduleId);
+  const afterRemoval = await commandsOf(id, sub.user.id, removedAt);
   await p.request('DELETE', `/api/v1/servers/${id}`, { token: owner.token });
   expect(run.tasks.map((t: any) => [t.status, t.error])).toEqual([
     ['completed', null],
     ['failed', 'whoever started this run no longer has access to this server'],
   ]);
   expect(run.status).toBe('failed');
-  expect(afterRemoval.map((e: any) => e.properties)).toEqual([]);
+  expect(afterRemoval).toEqual([]);
 });
 
 test('a subuser whose control.console key is taken away mid-run: the run\u2019s later command task is not sent in their name', async () => {
-  const id = await makeServer('sched-narrow', 'echo ready; exec cat');
-  await p.request('POST', `/api/v1/servers/${id}/start`, { token: owner.token });
-  await waitForStatus(p, owner.token, id, 'running');
-  const sub = await p.newUser('sched-narrow');
-  expect((await p.request('POST', `/api/v1/servers/${id}/subusers`, { token: owner.token, body: { email: sub.email, permissions: ['schedule.create', 'schedule.read', 'schedule.update', 'control.console'] } })).status).toBe(201);
-  const s = await p.request('POST', `/api/v1/servers/${id}/schedules`, { token: sub.token, body: { name: 'two steps', cron: '0 0 1 1 *', enabled: false, tasks: [
-    { action: 'command', payload: { command: 'say one' } },
-    { action: 'command', payload: { command: 'say two' }, offsetSeconds: 5 },
-  ] } });
-  expect(s.status).toBe(201);
-  expect((await p.request('POST', `/api/v1/servers/${id}/schedules/${s.body.data.id}/run`, { token: sub.token })).status).toBeLessThan(300);
-  await sleep(1000);
+  const { id, sub, scheduleId } = await runStartedBySubuser('sched-narrow');
   expect((await p.request('PATCH', `/api/v1/servers/${id}/subusers/${sub.user.id}`, { token: owner.token, body: { permissions: ['schedule.read'] } })).status).toBe(200);
   const changedAt = Date.now();
-  const run = await endedRun(id, s.body.data.id);
-  const act = await p.request('GET', `/api/v1/servers/${id}/activity?event=server:console.command&limit=100`, { token: owner.token });
-  const afterChange = act.body.data.filter((e: any) => e.actor?.id === sub.user.id && Date.parse(e.createdAt) > changedAt);
+  const run = await endedRun(id, scheduleId);
+  const afterChange = await commandsOf(id, sub.user.id, changedAt);
   await p.request('DELETE', `/api/v1/servers/${id}`, { token: owner.token });
   expect(run.tasks[1]).toMatchObject({ status: 'failed', error: 'whoever started this run no longer holds the "control.console" permission this task needs' });
-  expect(afterChange.map((e: any) => e.properties.command)).toEqual([]);
+  expect(afterChange).toEqual([]);
 });
