@@ -4,21 +4,21 @@
  */
 import { createHash } from 'node:crypto';
 import { getIntrospectionQuery } from 'graphql';
-import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client, FormattedExecutionResult } from 'graphql-ws';
+import { trackedClients } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { expectData, expectGqlError, gql } from './gql.js';
 
 let p: TestPlatform;
 let token: string;
-const clients: Client[] = [];
+const clients = trackedClients();
 
 beforeAll(async () => {
   p = await startTestPlatform({ rateLimits: { general: 1000, auth: 4, admin: 1000 } });
   token = (await p.newUser()).token; // 1 of the 4 auth requests of this address
 });
 afterAll(async () => {
-  for (const c of clients) await c.dispose();
+  await clients.disposeAll();
   await p?.stop();
 });
 
@@ -68,16 +68,7 @@ describe('over HTTP', () => {
 });
 
 describe('over graphql-ws', () => {
-  function client(): Client {
-    const c = createClient({
-      url: p.url.replace(/^http/, 'ws') + '/graphql',
-      webSocketImpl: WebSocket,
-      retryAttempts: 0,
-      connectionParams: { authorization: `Bearer ${token}` },
-    });
-    clients.push(c);
-    return c;
-  }
+  const client = (): Client => clients.open(p.url, token);
   function run(c: Client, payload: { query: string; variables?: Record<string, unknown>; operationName?: string }): Promise<FormattedExecutionResult<any, any>> {
     return new Promise((resolve, reject) => {
       let result: FormattedExecutionResult<any, any> | undefined;

@@ -5,10 +5,9 @@
  * route stay at 1 MiB, importBlueprintYaml's 1 MiB is a VALIDATION_ERROR, and a socket is closed within
  * 5 s of its credential ending (docs/api.md).
  */
-import { createClient, type Client, type FormattedExecutionResult } from 'graphql-ws';
-import WebSocket from 'ws';
+import type { Client, FormattedExecutionResult } from 'graphql-ws';
 import { createLocalDemoServer } from '../support/fixtures.js';
-import { subscribe } from '../support/gql-ws.js';
+import { subscribe, trackedClients } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { sleep, until, within } from '../support/wait.js';
 import { gql } from './gql.js';
@@ -19,7 +18,7 @@ let admin: { token: string };
 let owner: { token: string };
 let serverId: string;
 let max: number;
-const clients: Client[] = [];
+const clients = trackedClients();
 
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
@@ -29,23 +28,18 @@ beforeAll(async () => {
   serverId = await createLocalDemoServer(p, admin.token, owner.token, 'limits');
 }, 120_000);
 afterAll(async () => {
-  for (const c of clients) await Promise.resolve(c.dispose()).catch(() => undefined);
+  await clients.disposeAll();
   await p?.stop();
 }, 60_000);
 
 function wsClient(token: string) {
   let closedWith: (code: number) => void = () => undefined;
   const closed = new Promise<number>((resolve) => (closedWith = resolve));
-  const c = createClient({
-    url: p.url.replace(/^http/, 'ws') + '/graphql',
-    webSocketImpl: WebSocket,
-    retryAttempts: 0,
+  const c = clients.open(p.url, token, {
     lazy: false,
-    connectionParams: { authorization: `Bearer ${token}` },
     on: { closed: (e) => closedWith((e as { code: number }).code) },
     onNonLazyError: () => undefined,
   });
-  clients.push(c);
   return { c, closed };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { Client } from 'graphql-ws';
 import { createLocalDemoServer, waitForStatus } from '../support/fixtures.js';
-import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
+import { subscribe, trackedClients, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gql } from './gql.js';
 import { until, sleep } from '../support/wait.js';
@@ -14,13 +14,9 @@ let p: TestPlatform;
 let owner: { token: string };
 let stranger: { token: string };
 let serverId: string;
-const clients: Client[] = [];
+const clients = trackedClients();
 
-function client(token: string): Client {
-  const c = gqlWsClient(p.url, token);
-  clients.push(c);
-  return c;
-}
+const client = (token: string): Client => clients.open(p.url, token);
 
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3 });
@@ -46,7 +42,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of clients) await c.dispose();
+  await clients.disposeAll();
   await p?.stop();
 }, 60_000);
 

@@ -3,20 +3,19 @@
  * short token lifetime the node says `token_expiring` as soon as a token is accepted, and the feed
  * used to renew at once, in a loop, relaying every renewal's auth_success as a status event.
  */
-import type { Client } from 'graphql-ws';
 import { createLocalDemoServer } from '../support/fixtures.js';
-import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { subscribe, trackedClients } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until, sleep } from '../support/wait.js';
 
 let p: TestPlatform;
-const clients: Client[] = [];
+const clients = trackedClients();
 
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0, stopGraceSeconds: 3, consoleTokenTtlSeconds: 10 });
 }, 60_000);
 afterAll(async () => {
-  for (const c of clients) await c.dispose();
+  await clients.disposeAll();
   await p?.stop();
 }, 60_000);
 
@@ -24,8 +23,7 @@ test('with 10 s console tokens, a feed outlives several renewals and relays one 
   const owner = await p.newUser('Owner');
   const id = await createLocalDemoServer(p, (await p.admin()).token, owner.token, 'renewed');
 
-  const c = gqlWsClient(p.url, owner.token);
-  clients.push(c);
+  const c = clients.open(p.url, owner.token);
   const statuses = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }', { id });
   await until(() => statuses.items.length > 0, 10_000, 'the first status');
   // two and a half token lifetimes: the feed must renew (else the node closes it) and stay quiet

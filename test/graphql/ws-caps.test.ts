@@ -4,17 +4,16 @@
  * freed again when its sockets close.
  */
 import net from 'node:net';
-import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
-import { subscribe, type Sub } from '../support/gql-ws.js';
+import { subscribe, trackedClients, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
 let p: TestPlatform;
 let wsUrl: string;
-const clients: Client[] = [];
+const clients = trackedClients();
 const sockets: WebSocket[] = [];
 
 beforeAll(async () => {
@@ -25,7 +24,7 @@ beforeAll(async () => {
   wsUrl = p.url.replace(/^http/, 'ws') + '/graphql';
 }, 60_000);
 afterAll(async () => {
-  for (const c of clients) await c.dispose();
+  await clients.disposeAll();
   for (const s of sockets) s.terminate();
   await p?.stop();
 }, 60_000);
@@ -36,12 +35,8 @@ function client(token: string) {
   const state = new Promise<'connected' | number>((resolve) => (settle = resolve));
   let closeCode: number | null = null;
   let closeReason = '';
-  const c = createClient({
-    url: wsUrl,
-    webSocketImpl: WebSocket,
-    retryAttempts: 0,
+  const c = clients.open(p.url, token, {
     lazy: false,
-    connectionParams: { authorization: `Bearer ${token}` },
     on: {
       connected: () => settle('connected'),
       closed: (e) => {
@@ -52,7 +47,6 @@ function client(token: string) {
     },
     onNonLazyError: () => undefined,
   });
-  clients.push(c);
   return { c, state, closed: () => ({ code: closeCode, reason: closeReason }) };
 }
 

@@ -3,18 +3,19 @@ import { createClient, type Client, type FormattedExecutionResult as ExecutionRe
 import WebSocket from 'ws';
 import { CREDENTIAL_RECHECK_MS } from '../../src/graphql/ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { trackedClients } from '../support/gql-ws.js';
 import { gql } from './gql.js';
 
 let p: TestPlatform;
 let wsUrl: string;
-const clients: Client[] = [];
+const clients = trackedClients();
 
 beforeAll(async () => {
   p = await startTestPlatform();
   wsUrl = p.url.replace(/^http/, 'ws') + '/graphql';
 });
 afterAll(async () => {
-  for (const c of clients) await c.dispose();
+  await clients.disposeAll();
   await p?.stop();
 });
 
@@ -27,16 +28,17 @@ function client(connectionParams?: Record<string, unknown>, headers?: Record<str
       super(address, protocols, headers ? { headers } : undefined);
     }
   }
-  const c = createClient({
-    url: wsUrl,
-    webSocketImpl: WS,
-    retryAttempts: 0,
-    lazy: false,
-    ...(connectionParams ? { connectionParams } : {}),
-    on: { closed: (e) => closedWith((e as { code: number }).code) },
-    onNonLazyError: () => undefined,
-  });
-  clients.push(c);
+  const c = clients.track(
+    createClient({
+      url: wsUrl,
+      webSocketImpl: WS,
+      retryAttempts: 0,
+      lazy: false,
+      ...(connectionParams ? { connectionParams } : {}),
+      on: { closed: (e) => closedWith((e as { code: number }).code) },
+      onNonLazyError: () => undefined,
+    }),
+  );
   return { c, closed };
 }
 

@@ -7,7 +7,7 @@
 import type { Client } from 'graphql-ws';
 import { ConsoleClient } from '../support/console-client.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
-import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { subscribe, trackedClients } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 import { gql } from '../graphql/gql.js';
@@ -15,7 +15,7 @@ import { gql } from '../graphql/gql.js';
 let p: TestPlatform;
 let owner: { token: string };
 let serverId: string;
-const clients: Client[] = [];
+const clients = trackedClients();
 
 beforeAll(async () => {
   p = await startTestPlatform({ localAgent: true, agentPort: 0 });
@@ -25,15 +25,11 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  for (const c of clients) await Promise.resolve(c.dispose()).catch(() => undefined);
+  await clients.disposeAll();
   await p?.stop();
 }, 60_000);
 
-function open(token: string): Client {
-  const c = gqlWsClient(p.url, token);
-  clients.push(c);
-  return c;
-}
+const open = (token: string): Client => clients.open(p.url, token);
 
 test('REST accepts the upper-case spelling of a server id as the same server', async () => {
   const r = await p.request('GET', `/api/v1/servers/${serverId.toUpperCase()}`, { token: owner.token });

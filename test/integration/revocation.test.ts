@@ -3,10 +3,9 @@
  * their GraphQL console subscription ended with FORBIDDEN and their node console socket closed
  * (4403) within a second; their console token issued before the change is refused afterwards.
  */
-import type { Client } from 'graphql-ws';
 import { ConsoleClient } from '../support/console-client.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
-import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { subscribe, trackedClients } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -14,7 +13,7 @@ let p: TestPlatform;
 let owner: { token: string };
 let friend: { token: string; user: any; email: string };
 let serverId: string;
-const clients: Client[] = [];
+const clients = trackedClients();
 const sockets: ConsoleClient[] = [];
 
 beforeAll(async () => {
@@ -26,7 +25,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const c of clients) await c.dispose();
+  await clients.disposeAll();
   for (const s of sockets) s.ws.terminate();
   await p?.stop();
 }, 60_000);
@@ -46,8 +45,7 @@ async function openConsole(): Promise<{ socket: ConsoleClient; token: string; ur
 
 test('removing keys ends the live subscription and closes the console socket within a second', async () => {
   await share(['websocket.connect', 'control.console']);
-  const c = gqlWsClient(p.url, friend.token);
-  clients.push(c);
+  const c = clients.open(p.url, friend.token);
   const sub = subscribe(c, 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }', { id: serverId });
   await until(() => p.services.console.hub.subscriberCount(serverId) === 1, 10_000, 'the subscription to start');
   const { socket, token, url } = await openConsole();

@@ -1,7 +1,7 @@
 /** Every GraphQL subscription of a server ends when the subscriber loses its key, their credential ends (token deleted, signed out) or the server is deleted (CONTRACT §9: within 1 s). */
 import type { Client } from 'graphql-ws';
 import { createLocalDemoServer } from '../support/fixtures.js';
-import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
+import { subscribe, trackedClients, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -9,7 +9,7 @@ let p: TestPlatform;
 let admin: string;
 let owner: { token: string; user: any; email: string; password: string };
 let serverId: string;
-const clients: Client[] = [];
+const clients = trackedClients();
 
 const SUBS: Record<string, string> = {
   consoleOutput: 'subscription($id: ID!) { consoleOutput(serverId: $id) { line } }',
@@ -28,15 +28,11 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  for (const c of clients) await Promise.resolve(c.dispose()).catch(() => undefined);
+  await clients.disposeAll();
   await p?.stop();
 }, 60_000);
 
-function open(token: string): Client {
-  const c = gqlWsClient(p.url, token);
-  clients.push(c);
-  return c;
-}
+const open = (token: string): Client => clients.open(p.url, token);
 
 function all(c: Client, id: string): Record<string, Sub> {
   return Object.fromEntries(Object.entries(SUBS).map(([k, q]) => [k, subscribe(c, q, { id })]));
@@ -74,6 +70,17 @@ test('a subuser losing keys one by one: each subscription ends with its key', as
   expect((await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${friend.user.id}`, { token: owner.token })).status).toBe(204);
   await settle();
   expect(state(subs).serverBackups).toBe('ended FORBIDDEN');
+}, 60_000);
+
+test('removing a subuser who holds every key ends all their subscriptions at once', async () => {
+  const friend = await p.newUser('Removed');
+  expect((await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['websocket.connect', 'activity.read', 'backup.read'] } })).status).toBe(201);
+  const subs = all(open(friend.token), serverId);
+  await settle();
+  expect(Object.values(state(subs))).toEqual(Array(6).fill('live'));
+  expect((await p.request('DELETE', `/api/v1/servers/${serverId}/subusers/${friend.user.id}`, { token: owner.token })).status).toBe(204);
+  await settle();
+  expect(state(subs)).toEqual(Object.fromEntries(Object.keys(SUBS).map((k) => [k, expect.stringMatching(/^ended/)])));
 }, 60_000);
 
 test('a revoked API token closes all its subscriptions', async () => {

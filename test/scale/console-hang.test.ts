@@ -13,7 +13,7 @@ import type { Client } from 'graphql-ws';
 import Redis from 'ioredis';
 import type { RunningAgent } from '../../src/agent/index.js';
 import { ConsoleClient } from '../support/console-client.js';
-import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
+import { subscribe, trackedClients, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { redisOnly } from '../support/redis-only.js';
 import { HoldingProxy } from '../support/redis-proxy.js';
@@ -43,7 +43,9 @@ describeRedis('a console feed handed over while Redis hangs', () => {
   let serverId: string;
   let game: ConsoleClient;
   let holding = false;
-  const clients: Client[] = [];
+  const clients = trackedClients();
+  let ca: Client;
+  let cb: Client;
 
   beforeAll(async () => {
     await proxy.open();
@@ -63,13 +65,14 @@ describeRedis('a console feed handed over while Redis hangs', () => {
     await until(async () => (await status()) === 'running', 20_000, 'the server to run');
     const ticket = (await a.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: admin.token })).body.data;
     game = await ConsoleClient.connect(ticket.socket, ticket.token);
-    clients.push(gqlWsClient(a.url, admin.token), gqlWsClient(b.url, admin.token));
+    ca = clients.open(a.url, admin.token);
+    cb = clients.open(b.url, admin.token);
     await redis.connect();
   }, 90_000);
   afterAll(async () => {
     if (holding) proxy.release();
     game?.close();
-    for (const c of clients) await c.dispose();
+    await clients.disposeAll();
     redis.disconnect();
     await agent?.close();
     await b?.stop();
@@ -79,7 +82,6 @@ describeRedis('a console feed handed over while Redis hangs', () => {
   }, 60_000);
 
   test('a later subscriber gets each line of the hang once, one by one and in batches', async () => {
-    const [ca, cb] = clients as [Client, Client];
     const say = (text: string) => game.send({ type: 'command', data: `say ${text}` });
     const onA = subscribe(ca, LINES, { id: serverId });
     await until(() => a.services.console.hub.upstreamCount === 1, 10_000, 'A to hold the feed');

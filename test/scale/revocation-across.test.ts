@@ -6,10 +6,9 @@
  * REDIS_URL.
  */
 import { randomBytes } from 'node:crypto';
-import type { Client } from 'graphql-ws';
 import Redis from 'ioredis';
 import { blueprintsByKey, createNode } from '../support/fixtures.js';
-import { gqlWsClient, subscribe, type Sub } from '../support/gql-ws.js';
+import { subscribe, trackedClients, type Sub } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { redisOnly } from '../support/redis-only.js';
 import { CuttableProxy } from '../support/redis-proxy.js';
@@ -26,7 +25,7 @@ describeRedis('revocation across two gateway instances', () => {
   let a: TestPlatform;
   let b: TestPlatform;
   let nodeId: string;
-  const clients: Client[] = [];
+  const clients = trackedClients();
 
   beforeAll(async () => {
     await proxyA.open();
@@ -38,7 +37,7 @@ describeRedis('revocation across two gateway instances', () => {
     nodeId = (await createNode(a, (await a.admin()).token)).id;
   }, 60_000);
   afterAll(async () => {
-    for (const c of clients) await c.dispose();
+    await clients.disposeAll();
     await b?.stop();
     await a?.stop();
     await proxyA.close();
@@ -53,9 +52,8 @@ describeRedis('revocation across two gateway instances', () => {
     const server = (await a.request('POST', '/api/v1/servers', { token: owner.token, body: { name, nodeId, blueprintId: bp, memory: 64, cpu: 10, disk: 128 } })).body.data;
     const body = { email: friend.email, permissions: ['websocket.connect', 'activity.read'] };
     expect((await a.request('POST', `/api/v1/servers/${server.id}/subusers`, { token: owner.token, body })).status).toBe(201);
-    const onB = gqlWsClient(b.url, friend.token);
-    const ownerOnB = gqlWsClient(b.url, owner.token);
-    clients.push(onB, ownerOnB);
+    const onB = clients.open(b.url, friend.token);
+    const ownerOnB = clients.open(b.url, owner.token);
     const friendSubs = [subscribe(onB, STATUS, { id: server.id }), subscribe(onB, ACTIVITY, { id: server.id })];
     const ownerFeed = subscribe(ownerOnB, ACTIVITY, { id: server.id });
     await until(() => friendSubs[0]!.items.length > 0 && b.services.console.hub.subscriberCount(server.id) === 1, 10_000, 'the subscriptions on B');

@@ -1,14 +1,41 @@
 /** graphql-ws clients for the tests: a real WebSocket to a panel's /graphql, and recorded subscriptions. */
-import { createClient, type Client } from 'graphql-ws';
+import { createClient, type Client, type ClientOptions } from 'graphql-ws';
 import WebSocket from 'ws';
 
-export function gqlWsClient(panelUrl: string, token: string): Client {
+/** A client of `token` on `panelUrl`'s /graphql without retries; `options` go over these defaults. */
+export function gqlWsClient(panelUrl: string, token: string, options: Partial<ClientOptions> = {}): Client {
   return createClient({
     url: panelUrl.replace(/^http/, 'ws') + '/graphql',
     webSocketImpl: WebSocket,
     retryAttempts: 0,
     connectionParams: { authorization: `Bearer ${token}` },
+    ...options,
   });
+}
+
+export interface TrackedClients {
+  /** A gqlWsClient, disposed by disposeAll. */
+  open(panelUrl: string, token: string, options?: Partial<ClientOptions>): Client;
+  /** Keeps a client made elsewhere (e.g. a raw createClient), to be disposed by disposeAll. */
+  track(c: Client): Client;
+  /** Disposes every client kept so far, ignoring failures of a client already gone, and forgets them. */
+  disposeAll(): Promise<void>;
+}
+
+/** The graphql-ws clients of a test file, for an afterEach/afterAll to dispose all at once. */
+export function trackedClients(): TrackedClients {
+  const clients: Client[] = [];
+  const track = (c: Client): Client => {
+    clients.push(c);
+    return c;
+  };
+  return {
+    open: (panelUrl, token, options) => track(gqlWsClient(panelUrl, token, options)),
+    track,
+    disposeAll: async () => {
+      for (const c of clients.splice(0)) await Promise.resolve(c.dispose()).catch(() => undefined);
+    },
+  };
 }
 
 export interface Sub {
