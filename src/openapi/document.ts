@@ -16,7 +16,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { createApiTokenInput, signinInput, signupInput, updateMeInput } from '../validation/auth.js';
 import { adminUsersQuery } from '../validation/admin.js';
-import { createNodeInput } from '../validation/nodes.js';
+import { createNodeInput, updateNodeInput } from '../validation/nodes.js';
 import { createBlueprintInput, updateBlueprintInput } from '../validation/blueprints.js';
 import { eggSchema } from '../blueprints/egg-schema.js';
 import { YAML_TYPES } from '../http/body.js';
@@ -642,6 +642,26 @@ const OPERATIONS: Operation[] = [
     errors: { 401: '', 403: 'FORBIDDEN: administrators only.', 404: '' },
   },
   {
+    method: 'patch',
+    path: '/nodes/{id}',
+    operationId: 'updateNode',
+    tag: 'Nodes',
+    summary: 'Change a node',
+    description:
+      'Any field of the create body; the others keep their value. The panel calls the agent at the new address from the next call on. Memory and disk cannot go below what the node\'s servers have allocated. Records `node:update` with the names of the fields that changed (none when nothing changed).',
+    auth: 'admin',
+    pathId: 'Node',
+    body: updateNodeInput,
+    success: { status: 200, description: 'The node.', schema: envelope(NodeSchema) },
+    errors: {
+      400: '',
+      401: '',
+      403: 'FORBIDDEN: administrators only.',
+      404: '',
+      422: 'VALIDATION_ERROR, ALREADY_EXISTS: another node has this name, or INVALID_STATE: memory or disk below what the node\'s servers have allocated (`details.allocated`), or the name or address of the node "local" run inside the panel.',
+    },
+  },
+  {
     method: 'delete',
     path: '/nodes/{id}',
     operationId: 'deleteNode',
@@ -808,6 +828,7 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [createServerInput, createServerInput.meta({ id: 'CreateServerInput' })],
   [updateServerInput, updateServerInput.meta({ id: 'UpdateServerInput' })],
   [createNodeInput, createNodeInput.meta({ id: 'CreateNodeInput' })],
+  [updateNodeInput, updateNodeInput.meta({ id: 'UpdateNodeInput' })],
   [createBlueprintInput, createBlueprintInput.meta({ id: 'CreateBlueprintInput' })],
   [updateBlueprintInput, updateBlueprintInput.meta({ id: 'UpdateBlueprintInput' })],
   [eggSchema, eggSchema.meta({ id: 'PterodactylEgg' })],

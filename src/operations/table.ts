@@ -95,6 +95,7 @@ const ROWS: Row[] = [
   ['GET', '/nodes', ['nodes'], 'admin'],
   ['POST', '/nodes', ['createNode'], 'admin'],
   ['GET', '/nodes/:id', ['node'], 'admin'],
+  ['PATCH', '/nodes/:id', ['updateNode'], 'admin'],
   ['DELETE', '/nodes/:id', ['deleteNode'], 'admin'],
   ['GET', '/nodes/:id/stats', ['nodeStats'], 'admin'],
   ['GET', '/blueprints', ['blueprints'], 'user'],

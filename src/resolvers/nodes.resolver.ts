@@ -1,13 +1,13 @@
 /**
  * The GraphQL twin of the REST nodes resource and POST /admin/nodes/:id/token (administrators only;
- * every field here is in the `admin` rate-limit bucket, see src/graphql/buckets.ts).
+ * each field spends its REST twin's rate-limit bucket: src/operations/table.ts, src/graphql/buckets.ts).
  */
 import { Arg, Ctx, FieldResolver, ID, Int, Mutation, Query, Resolver, Root } from 'type-graphql';
 import type { Node } from '../entities/Node.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { requireAdmin } from '../services/actor.js';
 import type { Allocation } from '../services/servers.service.js';
-import { AllocationType, CreateNodeInput, NodeChoicePage, NodePage, NodeTokenType, NodeType, RegisteredNode } from '../schema/node.js';
+import { AllocationType, CreateNodeInput, NodeChoicePage, NodePage, NodeTokenType, NodeType, RegisteredNode, UpdateNodeInput } from '../schema/node.js';
 import { given } from './util.js';
 import { parsePagination } from '../validation/pagination.js';
 
@@ -46,6 +46,13 @@ export class NodesResolver {
     const v = await ctx.services.nodes.create(ctx.actor, given(input));
     ctx.loaders.allocation.prime(v.node.id, v.allocated);
     return { node: v.node, token: v.token };
+  }
+
+  @Mutation(() => NodeType, { description: 'PATCH /nodes/:id (administrators only): renames, moves or resizes a node; memory and disk not below what its servers have allocated (INVALID_STATE).' })
+  async updateNode(@Arg('id', () => ID) id: string, @Arg('input', () => UpdateNodeInput) input: UpdateNodeInput, @Ctx() ctx: GraphQLContext): Promise<Node> {
+    const v = await ctx.services.nodes.update(ctx.actor, id, given(input, { keepNull: ['cpuCores'] }));
+    ctx.loaders.allocation.prime(v.node.id, v.allocated);
+    return v.node;
   }
 
   @Mutation(() => Boolean, { description: 'DELETE /nodes/:id (administrators only). NODE_HAS_SERVERS while servers remain. Always true.' })

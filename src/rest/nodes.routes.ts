@@ -13,6 +13,7 @@ export function nodesRoutes(services: Services): Router {
     sendData(res, { ...presentNode(view), token: token.token }, 201);
   });
   r.get('/:id', async (req, res) => sendData(res, presentNode(await services.nodes.get(req.actor ?? null, req.params.id))));
+  r.patch('/:id', async (req, res) => sendData(res, presentNode(await services.nodes.update(req.actor ?? null, req.params.id, req.body))));
   r.delete('/:id', async (req, res) => {
     await services.nodes.remove(req.actor ?? null, req.params.id);
     sendNoContent(res);

@@ -126,3 +126,27 @@ export class CreateNodeInput {
   @Field(() => Int, { nullable: true })
   cpuCores?: number;
 }
+
+@InputType('UpdateNodeInput', { description: 'PATCH /nodes/:id: the fields to change (any of CreateNodeInput\'s); the others keep their value.' })
+export class UpdateNodeInput {
+  @Field({ nullable: true })
+  name?: string;
+
+  @Field({ nullable: true, description: 'Hostname or IP address of the node agent.' })
+  fqdn?: string;
+
+  @Field(() => Int, { nullable: true, description: 'Agent port.' })
+  port?: number;
+
+  @Field(() => NodeScheme, { nullable: true })
+  scheme?: string;
+
+  @Field(() => Int, { nullable: true, description: 'Allocatable memory, MiB (≥ 64); not below what the node\'s servers have allocated.' })
+  memory?: number;
+
+  @Field(() => Int, { nullable: true, description: 'Allocatable disk, MiB (≥ 128); not below what the node\'s servers have allocated.' })
+  disk?: number;
+
+  @Field(() => Int, { nullable: true, description: 'null: the agent\'s heartbeat fills it in again.' })
+  cpuCores?: number | null;
+}

@@ -1,5 +1,5 @@
 import { ForeignKeyConstraintViolationException, LockMode, UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { MikroORM } from '@mikro-orm/postgresql';
+import type { EntityManager, MikroORM } from '@mikro-orm/postgresql';
 import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import { AppError } from '../errors.js';
@@ -8,7 +8,7 @@ import { LOCAL_NODE_NAME } from '../nodes/local-node.js';
 import { issueNodeToken } from '../nodes/node-token.js';
 import type { MasterKey } from '../security/master-key.js';
 import { parseId, parseInput } from '../validation/common.js';
-import { createNodeInput } from '../validation/nodes.js';
+import { createNodeInput, updateNodeInput, type UpdateNodeInput } from '../validation/nodes.js';
 import type { Paginated } from '../validation/pagination.js';
 import type { Actor } from './actor.js';
 import type { ActivityRecorder } from './activity.service.js';
@@ -90,8 +90,7 @@ export class NodesService {
   async create(actor: Actor | null, input: unknown): Promise<NodeView & { token: IssuedNodeToken }> {
     requireAdmin(actor);
     const data = parseInput(createNodeInput, input);
-    const taken = () => AppError.alreadyExists('name', 'A node with this name already exists.');
-    if (await this.em.count(Node, { name: data.name })) throw taken();
+    if (await this.em.count(Node, { name: data.name })) throw nameTaken();
     let created: { node: Node; token: IssuedNodeToken };
     try {
       created = await this.em.transactional(async (tx) => {
@@ -109,12 +108,41 @@ export class NodesService {
         return { node, token: { token, nodeId: node.id, createdAt } };
       });
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw taken();
+      if (err instanceof UniqueConstraintViolationException) throw nameTaken();
       throw err;
     }
     const { node, token } = created;
     log.info({ nodeId: node.id, name: node.name }, 'node registered');
     return { node, allocated: { memory: 0, disk: 0 }, token };
+  }
+
+  /**
+   * Changes a node's name, address or capacity. Memory or disk below what its servers have allocated
+   * is 422 INVALID_STATE, checked with the node row locked (the lock server creation and resizes
+   * take), so no server lands in between. Records `node:update` naming the fields that changed (none
+   * changed: no entry). The agent client reads the address from the node row at every call.
+   */
+  async update(actor: Actor | null, id: string, input: unknown): Promise<NodeView> {
+    requireAdmin(actor);
+    const nodeId = (await this.find(id)).id;
+    const data = parseInput(updateNodeInput, input);
+    try {
+      return await this.em.transactional(async (em) => {
+        const node = await em.findOne(Node, { id: nodeId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
+        if (!node) throw AppError.notFound('Node'); // deleted meanwhile
+        const fields = changedFields(node, data);
+        if (this.runsInPanel(node)) assertKeepsAddress(fields);
+        if (fields.includes('name') && (await em.count(Node, { name: data.name, id: { $ne: nodeId } }))) throw nameTaken();
+        const allocated = (await this.allocations([nodeId], em)).get(nodeId) ?? { memory: 0, disk: 0 };
+        assertHoldsAllocated(node, data, allocated);
+        em.assign(node, Object.fromEntries(fields.map((k) => [k, data[k]])));
+        if (fields.length) await this.activity.record({ event: 'node:update', actor, properties: { nodeId, fields } }, em);
+        return { node, allocated };
+      });
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) throw nameTaken();
+      throw err;
+    }
   }
 
   /** Removes a node; 422 NODE_HAS_SERVERS while servers remain on it. */
@@ -146,7 +174,7 @@ export class NodesService {
   async rotateToken(actor: Actor | null, id: string): Promise<IssuedNodeToken> {
     requireAdmin(actor);
     const node = await this.find(id);
-    if (this.localAgent && node.name === LOCAL_NODE_NAME) {
+    if (this.runsInPanel(node)) {
       throw AppError.invalidState(`The node "${LOCAL_NODE_NAME}" runs inside the panel (LOCAL_AGENT), which renews its token at every start: restart the panel to renew it.`);
     }
     const issued = await this.issueToken(node.id);
@@ -166,17 +194,22 @@ export class NodesService {
     return { token, nodeId: node.id, createdAt };
   }
 
+  /** The node whose agent runs inside the panel (LOCAL_AGENT): found by its name, its address set at every start. */
+  private runsInPanel(node: Node): boolean {
+    return this.localAgent && node.name === LOCAL_NODE_NAME;
+  }
+
   private async find(id: unknown): Promise<Node> {
     const node = await this.em.findOne(Node, { id: parseId(id, 'Node') });
     if (!node) throw AppError.notFound('Node');
     return node;
   }
 
-  /** Allocated memory/disk per node id. */
-  async allocations(nodeIds: string[]): Promise<Map<string, Allocation>> {
+  /** Allocated memory/disk per node id (read through `em`: a transaction's, when given). */
+  async allocations(nodeIds: string[], em: EntityManager = this.em): Promise<Map<string, Allocation>> {
     const out = new Map<string, Allocation>();
     if (!nodeIds.length) return out;
-    const rows = await this.em.execute<{ node_id: string; memory: string; disk: string }[]>(
+    const rows = await em.execute<{ node_id: string; memory: string; disk: string }[]>(
       `select "node_id", coalesce(sum("memory"), 0)::bigint as "memory", coalesce(sum("disk"), 0)::bigint as "disk"
          from "servers" where "node_id" in (${nodeIds.map(() => '?').join(', ')}) group by "node_id"`,
       nodeIds,
@@ -184,6 +217,38 @@ export class NodesService {
     for (const r of rows) out.set(r.node_id, { memory: Number(r.memory), disk: Number(r.disk) });
     return out;
   }
+}
+
+function nameTaken() {
+  return AppError.alreadyExists('name', 'A node with this name already exists.');
+}
+
+/** The fields of `data` whose value differs from the node's. */
+function changedFields(node: Node, data: UpdateNodeInput): (keyof UpdateNodeInput)[] {
+  return (Object.keys(data) as (keyof UpdateNodeInput)[]).filter((k) => data[k] !== undefined && data[k] !== node[k]);
+}
+
+/** The node "local" is found by its name and gets its address at every start: neither may change. */
+function assertKeepsAddress(fields: string[]): void {
+  const fixed = fields.filter((k) => ['name', 'fqdn', 'port', 'scheme'].includes(k));
+  if (fixed.length) {
+    const message = `The node "${LOCAL_NODE_NAME}" runs inside the panel (LOCAL_AGENT), which finds it by its name and sets its address at every start: its ${fixed.join(', ')} cannot change.`;
+    throw AppError.invalidState(message, { fields: Object.fromEntries(fixed.map((k) => [k, 'cannot change on the node the panel runs'])) });
+  }
+}
+
+/**
+ * 422 INVALID_STATE when memory or disk would go down below what the node's servers have allocated
+ * (`details.fields` names each, `details.allocated` gives both figures). Server creation checks the
+ * same sum against the node's figures (servers.service assertFits).
+ */
+function assertHoldsAllocated(node: Node, data: UpdateNodeInput, allocated: Allocation): void {
+  const fields: Record<string, string> = {};
+  for (const k of ['memory', 'disk'] as const) {
+    const want = data[k];
+    if (want !== undefined && want < node[k] && want < allocated[k]) fields[k] = `The servers on this node have ${allocated[k]} MiB of ${k} allocated; delete or shrink them first (or set ${k} to at least ${allocated[k]}).`;
+  }
+  if (Object.keys(fields).length) throw AppError.invalidState(Object.values(fields).join(' '), { fields, allocated });
 }
 
 function hasServers(count: number) {

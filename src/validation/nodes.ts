@@ -36,3 +36,14 @@ export const createNodeInput = z.object({
   cpuCores: int(1, 4096).nullable().optional().meta({ description: "CPU cores of the machine; bounds a server's cpu (cores × 100). Reported by the agent when absent." }),
 });
 export type CreateNodeInput = z.output<typeof createNodeInput>;
+
+const { port, scheme } = createNodeInput.shape;
+
+/**
+ * `PATCH /nodes/:id`: the fields of the create body with its rules, each optional and without a
+ * default (an absent field keeps its value). `cpuCores: null` lets the agent's heartbeat fill it in.
+ */
+export const updateNodeInput = createNodeInput
+  .extend({ port: port.unwrap().meta(port.meta() ?? {}), scheme: scheme.unwrap().meta(scheme.meta() ?? {}) })
+  .partial();
+export type UpdateNodeInput = z.output<typeof updateNodeInput>;

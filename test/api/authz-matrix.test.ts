@@ -135,6 +135,7 @@ const ROWS: Row[] = [
     call: () => ({ body: { name: `n ${uniq()}`, fqdn: '127.0.0.1', port: 1, memory: 1024, disk: 1024 } }),
   },
   { method: 'GET', route: '/nodes/:id', expect: [401, 403, 403, 200], call: () => ({ id: otherNodeId }) },
+  { method: 'PATCH', route: '/nodes/:id', expect: [401, 403, 403, 200], call: () => ({ id: otherNodeId, body: { memory: 1_000_001 } }) },
   {
     method: 'DELETE',
     route: '/nodes/:id',

@@ -109,6 +109,10 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('GET', '/api/v1/nodes', { token: user.token }), 403, 'list nodes by user');
     expectStatus(await p.request('GET', `/api/v1/nodes/${nodeId}`, { token: admin }), 200, 'get node');
     expectStatus(await p.request('GET', '/api/v1/nodes/00000000-0000-4000-8000-000000000000', { token: admin }), 404, 'get unknown node');
+    expectStatus(await p.request('PATCH', `/api/v1/nodes/${nodeId}`, { token: admin, body: { memory: 1_000_000, disk: 10_000_000 } }), 200, 'change node');
+    expectStatus(await p.request('PATCH', `/api/v1/nodes/${nodeId}`, { token: admin, body: { port: 0 } }), 422, 'change node: bad port');
+    expectStatus(await p.request('PATCH', `/api/v1/nodes/${nodeId}`, { token: user.token, body: { memory: 2048 } }), 403, 'change node by user');
+    expectStatus(await p.request('PATCH', '/api/v1/nodes/00000000-0000-4000-8000-000000000000', { token: admin, body: { memory: 2048 } }), 404, 'change unknown node');
     expectStatus(await p.request('GET', `/api/v1/nodes/${nodeId}/stats`, { token: admin }), 200, 'node stats (unreachable: online false)');
     expectStatus(await p.request('GET', `/api/v1/nodes/${nodeId}/stats`, { token: user.token }), 403, 'node stats by user');
     const list = await p.request('GET', '/api/v1/blueprints?limit=100', { token: user.token });
