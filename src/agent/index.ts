@@ -26,6 +26,7 @@ import { FailureCounter } from './http/failures';
 import { FileWorkers, installWorker } from './filesystem/workers';
 import { ConsoleGateway } from './http/console';
 import { startSftp, type SftpInfo } from './sftp';
+import { HANG_UP_REASONS } from './sftp/server';
 import { Backups } from './backups';
 import { BackupStore } from './backups/store';
 
@@ -235,7 +236,20 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
   const backups = new Backups(backupStore, serverFiles, (e) => panel.enqueue(e));
   await backups.recover();
   panel.start();
-  const api = createApiHandler({ nodeId: opts.nodeId, nodeKey, nonces: new NonceCache(), manager, system, files, backups, failures: new FailureCounter(), revoke: (serverId, userId, at) => gateway.revoke(serverId, userId, at) + (sftp?.server.revoke(userId, serverId) ?? 0), revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0, bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000 });
+  const api = createApiHandler({
+    nodeId: opts.nodeId,
+    nodeKey,
+    nonces: new NonceCache(),
+    manager,
+    system,
+    files,
+    backups,
+    failures: new FailureCounter(),
+    revoke: (serverId, userId, at) => gateway.revoke(serverId, userId, at) + (sftp?.server.revoke(userId, serverId) ?? 0),
+    revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0,
+    revokeUser: (userId, at) => gateway.revoke(null, userId, at) + (sftp?.server.revoke(userId, undefined, HANG_UP_REASONS.accountChanged) ?? 0),
+    bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000,
+  });
   const gateway = new ConsoleGateway({
     revocations,
     maxPerUser: opts.wsMaxConnectionsPerUser ?? 20,

@@ -154,30 +154,37 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
   /**
    * A connection lives as long as its credential: signing out, revoking the API token, a password
    * change that ends the session, or its expiry closes it with 4401 within 5 s (a check every CREDENTIAL_RECHECK_MS, then the read),
-   * on whichever gateway instance holds it (the check reads the database). The connections of one
-   * credential (a dashboard's many tabs, one integration's many sockets) share one check. A failed
-   * check (database unreachable) keeps them and tries again next time.
+   * on whichever gateway instance holds it (the check reads the database). A change an administrator
+   * makes to the account (src/services/accounts.service.ts: deleted, its password set, its
+   * administrator role taken away) is announced on the bus and checked at once; a connection opened
+   * as an administrator closes with 4403 once the account is one no longer (what it watched may have
+   * been other users' servers). The connections of one credential (a dashboard's many tabs, one
+   * integration's many sockets) share one check. A failed check (database unreachable) keeps them
+   * and tries again next time.
    */
-  const watched = new Map<string, { sockets: Set<WebSocket>; timer: NodeJS.Timeout }>();
+  const watched = new Map<string, { userId: string; sockets: Map<WebSocket, { admin: boolean }>; timer: NodeJS.Timeout }>();
   const recheck = (secret: string) => {
     const entry = watched.get(secret);
     if (!entry) return;
     authenticate(secret).then(
       (still) => {
-        if (still) return;
-        for (const socket of entry.sockets) if (socket.readyState === socket.OPEN) socket.close(WS_UNAUTHORIZED, 'Your credentials are no longer valid');
+        for (const [socket, opened] of entry.sockets) {
+          if (socket.readyState !== socket.OPEN) continue;
+          if (!still) socket.close(WS_UNAUTHORIZED, 'Your credentials are no longer valid');
+          else if (opened.admin && still.user.role !== 'admin') socket.close(WS_FORBIDDEN, 'Your account is no longer an administrator: connect again');
+        }
       },
       (err: unknown) => log.warn({ err }, 'could not re-check a GraphQL connection\'s credential; trying again later'),
     );
   };
-  const watchCredential = (socket: WebSocket, secret: string) => {
+  const watchCredential = (socket: WebSocket, secret: string, actor: Actor) => {
     let entry = watched.get(secret);
     if (!entry) {
       const timer = setInterval(() => recheck(secret), CREDENTIAL_RECHECK_MS);
       timer.unref();
-      watched.set(secret, (entry = { sockets: new Set(), timer }));
+      watched.set(secret, (entry = { userId: actor.user.id, sockets: new Map(), timer }));
     }
-    entry.sockets.add(socket);
+    entry.sockets.set(socket, { admin: actor.user.role === 'admin' });
     socket.once('close', () => {
       entry.sockets.delete(socket);
       if (entry.sockets.size) return;
@@ -185,6 +192,11 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       watched.delete(secret);
     });
   };
+  // an account change on any instance (no user: any account's may have been missed) re-checks its connections now
+  const accountWatch = services.accounts.watch((userId) => {
+    for (const [secret, entry] of watched) if (userId === undefined || entry.userId === userId) recheck(secret);
+  });
+  accountWatch.catch((err: unknown) => log.warn({ err }, 'could not listen for account changes: GraphQL connections see them at their next periodic check'));
 
   /** Runs one operation: fresh ORM context, re-authentication, rate limit, then graphql execute/subscribe. */
   const run = (kind: 'execute' | 'subscribe') => async (args: ExecutionArgs) =>
@@ -226,7 +238,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         anonymousSlots.get(req)?.();
         (ctx.extra as ConnExtra).secret = found.secret;
         (ctx.extra as ConnExtra).actor = actor;
-        watchCredential(ctx.extra.socket, found.secret);
+        watchCredential(ctx.extra.socket, found.secret, actor);
         allowMessagesUpTo(ctx.extra.socket, maxMessageBytes);
         if (deps.largeBodies && maxMessageBytes > ANONYMOUS_MESSAGE_BYTES) {
           budgetLargeMessages(ctx.extra.socket, actor.user.id, deps.largeBodies, ANONYMOUS_MESSAGE_BYTES, maxMessageBytes);
@@ -291,6 +303,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
   return {
     async close() {
       httpServer.off('upgrade', onUpgrade);
+      await accountWatch.then((stop) => stop()).catch(() => undefined);
       for (const client of wss.clients) client.close(1001, 'Server shutting down');
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));

@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { createApiTokenInput, signinInput, signupInput, updateMeInput } from '../validation/auth.js';
-import { adminUsersQuery } from '../validation/admin.js';
+import { adminUpdateUserInput, adminUsersQuery } from '../validation/admin.js';
 import { createNodeInput, updateNodeInput } from '../validation/nodes.js';
 import { createBlueprintInput, updateBlueprintInput } from '../validation/blueprints.js';
 import { eggSchema } from '../blueprints/egg-schema.js';
@@ -721,6 +721,44 @@ const OPERATIONS: Operation[] = [
   },
   {
     method: 'get',
+    path: '/admin/users/{id}',
+    operationId: 'getUser',
+    tag: 'Admin',
+    summary: 'Get a user',
+    auth: 'admin',
+    pathId: 'User',
+    success: { status: 200, description: 'The user.', schema: envelope(UserSchema) },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '' },
+  },
+  {
+    method: 'patch',
+    path: '/admin/users/{id}',
+    operationId: 'updateUser',
+    tag: 'Admin',
+    summary: "Change a user's name, email, password or role",
+    description:
+      "No current password is asked. Setting a password ends all of the account's sessions and SFTP sessions (its API tokens stay). Taking the role `admin` away takes effect at the next request, and closes at once the account's GraphQL sockets (4403), console sockets and SFTP sessions: what they watched may have been other users' servers. The last administrator keeps the role (422 INVALID_STATE). Recorded as `admin:user.update` with the names of the fields that changed.",
+    auth: 'admin',
+    pathId: 'User',
+    body: adminUpdateUserInput,
+    success: { status: 200, description: 'The user.', schema: envelope(UserSchema) },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '', 422: 'VALIDATION_ERROR, ALREADY_EXISTS: the email is taken, or INVALID_STATE: the last administrator.' },
+  },
+  {
+    method: 'delete',
+    path: '/admin/users/{id}',
+    operationId: 'deleteUser',
+    tag: 'Admin',
+    summary: 'Delete a user',
+    description:
+      "Deletes the account with its sessions, API tokens and shared access: its GraphQL sockets, console sockets and SFTP sessions close at once. An account that still owns servers is not deleted (delete its servers first: their files are on the nodes), nor your own account, nor the last administrator (422 INVALID_STATE). Its activity entries stay, with its email as it was. Recorded as `admin:user.delete`.",
+    auth: 'admin',
+    pathId: 'User',
+    success: { status: 204, description: 'Deleted.' },
+    errors: { 400: '', 401: '', 403: 'FORBIDDEN: administrators only.', 404: '', 422: 'INVALID_STATE: your own account, the last administrator, or it owns servers (`details.servers`: how many).' },
+  },
+  {
+    method: 'get',
     path: '/admin/stats',
     operationId: 'getPlatformStats',
     tag: 'Admin',
@@ -829,6 +867,7 @@ const BODIES = new Map<z.ZodType, z.ZodType>([
   [updateServerInput, updateServerInput.meta({ id: 'UpdateServerInput' })],
   [createNodeInput, createNodeInput.meta({ id: 'CreateNodeInput' })],
   [updateNodeInput, updateNodeInput.meta({ id: 'UpdateNodeInput' })],
+  [adminUpdateUserInput, adminUpdateUserInput.meta({ id: 'UpdateUserInput' })],
   [createBlueprintInput, createBlueprintInput.meta({ id: 'CreateBlueprintInput' })],
   [updateBlueprintInput, updateBlueprintInput.meta({ id: 'UpdateBlueprintInput' })],
   [eggSchema, eggSchema.meta({ id: 'PterodactylEgg' })],

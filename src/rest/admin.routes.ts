@@ -9,6 +9,12 @@ import { parseAdminUsersQuery } from '../validation/admin.js';
 export function adminRoutes(services: Services): Router {
   const r = Router();
   r.get('/users', async (req, res) => sendList(res, await services.admin.users(req.actor ?? null, parseAdminUsersQuery(req.query)), presentUser));
+  r.get('/users/:id', async (req, res) => sendData(res, presentUser(await services.accounts.get(req.actor ?? null, req.params.id))));
+  r.patch('/users/:id', async (req, res) => sendData(res, presentUser(await services.accounts.update(req.actor ?? null, req.params.id, req.body))));
+  r.delete('/users/:id', async (req, res) => {
+    await services.accounts.remove(req.actor ?? null, req.params.id);
+    sendNoContent(res);
+  });
   r.get('/stats', async (req, res) => sendData(res, await services.admin.stats(req.actor ?? null)));
   r.post('/nodes/:id/token', async (req, res) => sendData(res, await services.nodes.rotateToken(req.actor ?? null, req.params.id), 201));
   r.post('/blueprints', async (req, res) => sendData(res, presentBlueprint(await services.blueprints.create(req.actor ?? null, req.body), req.actor ?? null), 201));

@@ -41,3 +41,19 @@ export class UpdateMeInput {
   @Field({ nullable: true })
   currentPassword?: string;
 }
+
+/** PATCH /admin/users/:id (administrators only). Every field optional. */
+@InputType('UpdateUserInput')
+export class UpdateUserInput {
+  @Field({ nullable: true })
+  name?: string;
+
+  @Field({ nullable: true })
+  email?: string;
+
+  @Field({ nullable: true, description: "8..128 characters; ends all of the account's sessions and SFTP sessions (its API tokens stay)." })
+  password?: string;
+
+  @Field(() => Role, { nullable: true, description: "Taking `admin` away closes the account's GraphQL sockets, console sockets and SFTP sessions at once; the last administrator keeps it (INVALID_STATE)." })
+  role?: string;
+}

@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { MasterKey } from '../security/master-key.js';
 import { AgentClient } from '../nodes/agent-client.js';
 import { AgentProvisioner } from '../nodes/agent-provisioner.js';
+import { AccountsService } from './accounts.service.js';
 import { AdminService } from './admin.service.js';
 import { AuthService } from './auth.service.js';
 import { BlueprintsService } from './blueprints.service.js';
@@ -36,6 +37,8 @@ export interface Services {
   nodes: NodesService;
   blueprints: BlueprintsService;
   admin: AdminService;
+  /** Administrators' changes of other accounts, and the announcements of what they took away. */
+  accounts: AccountsService;
   plants: PlantsService;
   power: PowerService;
   nodeAgent: NodeAgentService;
@@ -98,6 +101,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     nodes: new NodesService(orm, masterKey, activity, config.localAgent),
     blueprints: new BlueprintsService(orm, activity),
     admin: new AdminService(orm),
+    accounts: new AccountsService(orm, activity, bus, agents),
     plants: new PlantsService(orm),
     power,
     console: consoles,

@@ -94,14 +94,7 @@ export class SftpService {
 
   /** Ends the user's SFTP sessions on every node (their password changed); best effort, in the background. */
   endSessions(userId: string): void {
-    void (async () => {
-      const nodes = await this.orm.em.fork().find(Node, { tokenHash: { $ne: null } });
-      await Promise.all(
-        nodes.map((node) =>
-          this.agents.call(node, 'POST', '/api/sftp/revoke', { userId }).catch((err: Error) => log.warn({ nodeId: node.id, userId, err: err.message }, 'could not end SFTP sessions on a node')),
-        ),
-      );
-    })().catch((err: Error) => log.warn({ userId, err: err.message }, 'could not end SFTP sessions'));
+    this.agents.callEveryNode('POST', '/api/sftp/revoke', { userId }, 'could not end SFTP sessions on a node').catch((err: Error) => log.warn({ userId, err: err.message }, 'could not end SFTP sessions'));
   }
 
   /** The file deny-list of the server's blueprint. */

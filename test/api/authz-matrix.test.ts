@@ -152,6 +152,10 @@ const ROWS: Row[] = [
   { method: 'GET', route: '/blueprints/:id', expect: [401, 200, 200, 200], call: () => ({ id: blueprintId }) },
   // --- admin
   { method: 'GET', route: '/admin/users', expect: [401, 403, 403, 200] },
+  // fresh accounts: the admin's call changes or deletes them
+  { method: 'GET', route: '/admin/users/:id', expect: [401, 403, 403, 200], call: async () => ({ id: (await p.newUser('looked up')).user.id }) },
+  { method: 'PATCH', route: '/admin/users/:id', expect: [401, 403, 403, 200], call: async () => ({ id: (await p.newUser('renamed')).user.id, body: { name: 'Renamed' } }) },
+  { method: 'DELETE', route: '/admin/users/:id', expect: [401, 403, 403, 204], call: async () => ({ id: (await p.newUser('deleted')).user.id }) },
   { method: 'GET', route: '/admin/stats', expect: [401, 403, 403, 200] },
   // never the local node: a new token would cut off its running agent
   { method: 'POST', route: '/admin/nodes/:id/token', expect: [401, 403, 403, 201], call: () => ({ id: otherNodeId }) },

@@ -324,6 +324,21 @@ describe('a scenario over every operation', () => {
     expectStatus(await p.request('DELETE', `/api/v1/admin/blueprints/${created.body.data.id}`, { token: admin }), 404, 'delete blueprint again');
   });
 
+  test('accounts, by an administrator', async () => {
+    const recorded = await p.newUser('Recorded');
+    const U = `/api/v1/admin/users/${recorded.user.id}`;
+    expectStatus(await p.request('GET', U, { token: admin }), 200, 'get user');
+    expectStatus(await p.request('GET', U, { token: user.token }), 403, 'get user by user');
+    expectStatus(await p.request('GET', '/api/v1/admin/users/00000000-0000-4000-8000-000000000000', { token: admin }), 404, 'get unknown user');
+    expectStatus(await p.request('PATCH', U, { token: admin, body: { name: 'Renamed', role: 'user' } }), 200, 'update user');
+    expectStatus(await p.request('PATCH', U, { token: admin, body: { role: 'root' } }), 422, 'update user invalid');
+    expectStatus(await p.request('PATCH', U, { token: admin, raw: '{', headers: { 'content-type': 'application/json' } }), 400, 'update user malformed');
+    expectStatus(await p.request('PATCH', U), 401, 'update user anonymous');
+    expectStatus(await p.request('DELETE', `/api/v1/admin/users/${user.user.id}`, { token: user.token }), 403, 'delete user by user');
+    expectStatus(await p.request('DELETE', U, { token: admin }), 204, 'delete user');
+    expectStatus(await p.request('DELETE', U, { token: admin }), 404, 'delete user again');
+  });
+
   test('plants', async () => {
     const id = '9223372036854775807';
     expectStatus(await p.request('POST', '/plants', { token: user.token, raw: `{"id": ${id}, "name": "Monstera", "tag": "indoor"}`, headers: { 'content-type': 'application/json' } }), 200, 'plant');

@@ -29,6 +29,11 @@ export interface ApiContext {
   revoke(serverId: string, userId: string, at?: number): number;
   /** Ends the user's SFTP sessions on every server of the node (their password changed); returns how many. */
   revokeSftp(userId: string): number;
+  /**
+   * Takes back everything the user holds on the node as of `at` (their account was deleted or lost its
+   * administrator role): console sockets and tokens on every server, and SFTP sessions; returns how many closed.
+   */
+  revokeUser(userId: string, at?: number): number;
   /** how long a request's body may take to arrive (a streamed write's: how long it may stall); src/shared/body-time.ts */
   bodyTimeoutMs: number;
 }
@@ -155,8 +160,9 @@ interface Route {
 
 const SYSTEM = /^\/api\/system$/;
 const SFTP_REVOKE = /^\/api\/sftp\/revoke$/;
+const USER_REVOKE = /^\/api\/users\/revoke$/;
 /** Routes of the whole node (no server id in their path). */
-const NODE_WIDE = new Set([SYSTEM, SFTP_REVOKE]);
+const NODE_WIDE = new Set([SYSTEM, SFTP_REVOKE, USER_REVOKE]);
 const server = (sub = '') => new RegExp(`^/api/servers/([^/]+)${sub ? `/${sub}` : ''}$`);
 
 /** The agent's routes (the file routes are src/agent/http/files.ts's). */
@@ -199,5 +205,13 @@ const ROUTES: Route[] = [
     },
   },
   { method: 'POST', path: SFTP_REVOKE, handle: (ctx, _id, body) => ({ closed: ctx.revokeSftp(parseBody(revokeSchema, body()).userId) }) },
+  {
+    method: 'POST',
+    path: USER_REVOKE,
+    handle: (ctx, _id, body) => {
+      const { userId, at } = parseBody(revokeSchema, body());
+      return { closed: ctx.revokeUser(userId, at) };
+    },
+  },
   { method: 'GET', path: server('logs'), handle: (ctx, id) => ({ lines: ctx.manager.get(id).buffer.lines() }) },
 ];

@@ -426,8 +426,9 @@ class ConsoleSession implements BatchReader {
   }
 
   /** Whether this session watches `serverId` as `userId` with a token issued at or before `at`. */
-  heldBefore(serverId: string, userId: string, at: number): boolean {
-    return this.server?.id === serverId && this.sub === userId && this.issuedAt <= at;
+  /** `serverId` null: on any server. */
+  heldBefore(serverId: string | null, userId: string, at: number): boolean {
+    return (serverId === null || this.server?.id === serverId) && this.sub === userId && this.issuedAt <= at;
   }
 
   /** Ends the session: the user's rights on its server changed. */
@@ -516,13 +517,13 @@ export class ConsoleGateway {
     return this.sessions.size;
   }
 
-  /** The panel took rights on `serverId` from `userId`: their tokens so far stop working, their sockets close. */
   /**
-   * The user's rights on the server changed at `at` (the panel's clock, as tokens' issue times are):
-   * tokens issued before then are refused and the sockets they opened closed. A token the panel issued
-   * after the change, with the rights left, stands, however late the change reaches this node.
+   * The user's rights on the server (`serverId` null: on every server of the node) changed at `at` (the
+   * panel's clock, as tokens' issue times are): tokens issued before then are refused and the sockets
+   * they opened closed. A token the panel issued after the change, with the rights left, stands,
+   * however late the change reaches this node.
    */
-  revoke(serverId: string, userId: string, at = Date.now()): number {
+  revoke(serverId: string | null, userId: string, at = Date.now()): number {
     this.revocations.record(serverId, userId, at);
     let closed = 0;
     for (const s of this.sessions.values()) {

@@ -1,5 +1,6 @@
 /**
- * Console rights the panel took back: for a (server, user) pair, the time of the last change that
+ * Console rights the panel took back: for a (server, user) pair, or for a user on every server of the
+ * node (their account was deleted or lost its administrator role), the time of the last change that
  * removed rights. Console sockets of that user to that server are closed when it is recorded, and a
  * token issued before it is refused (the panel mints a new one with the keys the user still holds).
  * An entry is kept as long as a token issued before it can live (the panel's tokens last at most
@@ -10,6 +11,8 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { childLogger } from '../../logger';
 
 const KEEP_MS = 11 * 60_000;
+/** The key part that stands for every server of the node (server ids are UUIDs). */
+const EVERY_SERVER = '*';
 const log = childLogger('agent');
 
 export class Revocations {
@@ -20,16 +23,19 @@ export class Revocations {
     if (file) this.load(file);
   }
 
-  record(serverId: string, userId: string, at = Date.now()): void {
+  /** `serverId` null: the user's rights on every server of the node. */
+  record(serverId: string | null, userId: string, at = Date.now()): void {
     this.prune(at);
-    this.since.set(`${serverId}\u0000${userId}`, at);
+    this.since.set(`${serverId ?? EVERY_SERVER}\u0000${userId}`, at);
     this.save();
   }
 
-  /** Whether a token for this pair issued at `issuedAtMs` predates a revocation. */
+  /** Whether a token for this pair issued at `issuedAtMs` predates a revocation of the pair or of the user. */
   revoked(serverId: string, userId: string, issuedAtMs: number): boolean {
-    const at = this.since.get(`${serverId}\u0000${userId}`);
-    return at !== undefined && issuedAtMs <= at;
+    return [serverId, EVERY_SERVER].some((srv) => {
+      const at = this.since.get(`${srv}\u0000${userId}`);
+      return at !== undefined && issuedAtMs <= at;
+    });
   }
 
   private prune(now: number): void {

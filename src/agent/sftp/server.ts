@@ -43,6 +43,7 @@ export interface SftpOptions {
 export const HANG_UP_REASONS = {
   accessChanged: 'hostpanel: your access to this server was removed or changed; connect again only if you still have it',
   passwordChanged: "hostpanel: your account's password was changed; connect again with the new password",
+  accountChanged: 'hostpanel: an administrator removed your account or changed its role; connect again only if you still have access',
   serverDeleted: 'hostpanel: this server was deleted',
   idle: 'hostpanel: the session ended after a long time without a request',
   shutdown: "hostpanel: the node's agent is shutting down; connect again in a moment",
@@ -170,15 +171,15 @@ export class SftpServer {
     this.server.injectSocket(socket);
   }
 
-  /** Ends the sessions of `userId` (on `serverId`, or on every server); returns how many ended. */
-  revoke(userId: string, serverId?: string): number {
+  /** Ends the sessions of `userId` (on `serverId`, or on every server) telling `reason`; returns how many ended. */
+  revoke(userId: string, serverId?: string, reason: string = serverId ? HANG_UP_REASONS.accessChanged : HANG_UP_REASONS.passwordChanged): number {
     // a login the panel answered before this change, whose grant is still on its way, asks again
     this.revoked.push({ userId, serverId, at: performance.now() });
     this.revoked = this.revoked.filter((r) => r.at > performance.now() - REVOCATION_MEMORY_MS);
     let ended = 0;
     for (const l of this.live) {
       if (l.grant?.userId !== userId || (serverId && l.grant.serverId !== serverId)) continue;
-      hangUp(l, serverId ? HANG_UP_REASONS.accessChanged : HANG_UP_REASONS.passwordChanged);
+      hangUp(l, reason);
       ended++;
     }
     return ended;
