@@ -125,3 +125,13 @@ export function duration(seconds: number | null | undefined): string {
   if (mm) return `${mm}m ${ss}s`;
   return `${ss}s`;
 }
+
+/** Previous and next page (nothing for a single page). */
+export function pagerButtons(page: number, pages: number, go: (page: number) => void): HTMLElement[] {
+  if (pages <= 1) return [];
+  return [
+    h('button', { type: 'button', className: 'btn', disabled: page <= 1, onclick: () => go(page - 1) }, 'Previous page'),
+    h('span', { className: 'muted' }, `Page ${page} of ${pages}`),
+    h('button', { type: 'button', className: 'btn', disabled: page >= pages, onclick: () => go(page + 1) }, 'Next page'),
+  ];
+}

@@ -18,6 +18,7 @@ import { serverStartupView } from './views/server-startup';
 import { serverSchedulesView } from './views/server-schedules';
 import { serverUsersView } from './views/server-users';
 import { adminActivityView } from './views/admin-activity';
+import { adminUserView, adminUsersView } from './views/admin-users';
 import { serversView } from './views/servers';
 import { signInView } from './views/signin';
 
@@ -39,6 +40,8 @@ const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin
   { pattern: /^\/admin\/activity\/?$/, view: adminActivityView, title: 'Activity', auth: true, admin: true },
   { pattern: /^\/admin\/blueprints\/?$/, view: adminBlueprintsView, title: 'Blueprints', auth: true, admin: true },
   { pattern: /^\/admin\/blueprints\/(?<id>[0-9a-fA-F-]{8,})\/?$/, view: adminBlueprintView, title: 'Blueprint', auth: true, admin: true },
+  { pattern: /^\/admin\/users\/?$/, view: adminUsersView, title: 'Users', auth: true, admin: true },
+  { pattern: /^\/admin\/users\/(?<id>[0-9a-fA-F-]{8,})\/?$/, view: adminUserView, title: 'User', auth: true, admin: true },
 ];
 
 let cleanup: Cleanup | void;

@@ -283,3 +283,13 @@ export const M_UPDATE_BLUEPRINT = `mutation UpdateBlueprint($id: ID!, $input: Up
 export const M_DELETE_BLUEPRINT = `mutation DeleteBlueprint($id: ID!) { deleteBlueprint(id: $id) }`;
 export const M_IMPORT_BLUEPRINT = `mutation ImportBlueprint($egg: JSONObject!) { importBlueprint(egg: $egg) { blueprint { id key name variables { key } } warnings { field message } } }`;
 export const M_IMPORT_BLUEPRINT_YAML = `mutation ImportBlueprintYaml($egg: String!) { importBlueprintYaml(egg: $egg) { blueprint { id key name variables { key } } warnings { field message } } }`;
+
+/** An account as administrators see it (Administration → Users). */
+export interface AdminUser extends User {
+  createdAt: string;
+}
+const ADMIN_USER = 'id name email role createdAt';
+export const Q_ADMIN_USERS = `query AdminUsers($page: Int, $limit: Int, $search: String) { adminUsers(page: $page, limit: $limit, search: $search) { total page limit items { ${ADMIN_USER} } } }`;
+export const Q_ADMIN_USER = `query AdminUser($id: ID!) { adminUser(id: $id) { ${ADMIN_USER} } }`;
+export const M_UPDATE_USER = `mutation UpdateUser($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { ${ADMIN_USER} } }`;
+export const M_DELETE_USER = `mutation DeleteUser($id: ID!) { deleteUser(id: $id) }`;

@@ -94,7 +94,7 @@ export const adminView: View = (main) => {
   const nodesSection = h('section', { 'aria-labelledby': 'nodes-title' }, h('h2', { id: 'nodes-title' }, 'Nodes'), nodesList);
   const updated = h('p', { className: 'muted', role: 'status' });
   const refreshBtn = h('button', { type: 'button', className: 'btn', onclick: () => void load() }, 'Refresh');
-  main.append(h('div', { className: 'page-head' }, h('h1', null, 'Administration'), refreshBtn), msg.el, h('p', null, link('/admin/blueprints', 'Blueprints: import eggs, create and edit →')), h('p', null, link('/admin/activity', 'Activity log of the whole platform →')), updated, platform, nodesSection);
+  main.append(h('div', { className: 'page-head' }, h('h1', null, 'Administration'), refreshBtn), msg.el, h('p', null, link('/admin/blueprints', 'Blueprints: import eggs, create and edit →')), h('p', null, link('/admin/users', 'Users: accounts, passwords and roles →')), h('p', null, link('/admin/activity', 'Activity log of the whole platform →')), updated, platform, nodesSection);
 
   let disposed = false;
   let timer: ReturnType<typeof setTimeout> | null = null;

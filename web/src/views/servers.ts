@@ -1,7 +1,7 @@
 /** The server list: live status per server, quick power buttons, paging. */
 import { describe, gql } from '../api';
 import { isAdmin, link, type View } from '../app';
-import { clear, h, mib, messageBox } from '../dom';
+import { clear, h, mib, messageBox, pagerButtons } from '../dom';
 import { Q_SERVERS, type Server, type ServerStatus } from '../queries';
 import { powerButtons, setBadge, statusBadge, watchStatus } from './common';
 import { can, CONSOLE_KEY, landingTab, serverTabPath, tabName } from './server-tabs';
@@ -59,16 +59,6 @@ function serverCard(s: Server, subs: (() => void)[]): HTMLLIElement {
     cardMsg.el,
   );
   return card;
-}
-
-/** Previous and next page (nothing for a single page). */
-function pagerButtons(page: number, pages: number, go: (page: number) => void): HTMLElement[] {
-  if (pages <= 1) return [];
-  return [
-    h('button', { type: 'button', className: 'btn', disabled: page <= 1, onclick: () => go(page - 1) }, 'Previous page'),
-    h('span', { className: 'muted' }, `Page ${page} of ${pages}`),
-    h('button', { type: 'button', className: 'btn', disabled: page >= pages, onclick: () => go(page + 1) }, 'Next page'),
-  ];
 }
 
 export const serversView: View = (main) => {
