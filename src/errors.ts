@@ -2,6 +2,7 @@
  * The one error type of the domain. Services throw AppError; REST (src/http/errors.ts) and GraphQL
  * (src/resolvers/errors.ts) each map it once to their wire format.
  */
+import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { ZodError } from 'zod';
 
 export type ErrorCode =
@@ -98,5 +99,7 @@ export function fromZodError(err: ZodError): AppError {
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ZodError) return fromZodError(err);
+  // a row the change points to (an account, a server) was deleted while it ran: the deletion won the race
+  if (err instanceof ForeignKeyConstraintViolationException) return AppError.invalidState('Something this request refers to was deleted while it ran. Reload, then try again if it still applies.');
   return new AppError('INTERNAL_ERROR', 'Something went wrong on our side. The error has been logged.');
 }

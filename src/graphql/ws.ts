@@ -157,11 +157,12 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
    * on whichever gateway instance holds it (the check reads the database). A change an administrator
    * makes to the account (src/services/accounts.service.ts: deleted, its password set, its
    * administrator role taken away) is announced on the bus and checked at once; a connection opened
-   * as an administrator closes with 4403 once the account is one no longer (what it watched may have
-   * been other users' servers). The connections of one credential (a dashboard's many tabs, one
+   * or used as an administrator closes with 4403 once the account is one no longer (what it watched
+   * may have been other users' servers). The connections of one credential (a dashboard's many tabs, one
    * integration's many sockets) share one check. A failed check (database unreachable) keeps them
    * and tries again next time.
    */
+  // by credential: its account, and its sockets with whether each connected or ran an operation as an administrator
   const watched = new Map<string, { userId: string; sockets: Map<WebSocket, { admin: boolean }>; timer: NodeJS.Timeout }>();
   const recheck = (secret: string) => {
     const entry = watched.get(secret);
@@ -192,6 +193,11 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
       watched.delete(secret);
     });
   };
+  /** An operation on the socket ran as an administrator (the account may have become one after it connected). */
+  const actedAsAdmin = (socket: WebSocket, secret: string) => {
+    const opened = watched.get(secret)?.sockets.get(socket);
+    if (opened) opened.admin = true;
+  };
   // an account change on any instance (no user: any account's may have been missed) re-checks its connections now
   const accountWatch = services.accounts.watch((userId) => {
     for (const [secret, entry] of watched) if (userId === undefined || entry.userId === userId) recheck(secret);
@@ -201,9 +207,10 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
   /** Runs one operation: fresh ORM context, re-authentication, rate limit, then graphql execute/subscribe. */
   const run = (kind: 'execute' | 'subscribe') => async (args: ExecutionArgs) =>
     RequestContext.create(orm.em, async () => {
-      const ctx = args.contextValue as GraphQLContext & { __secret?: string };
+      const ctx = args.contextValue as GraphQLContext & { __secret?: string; __actedAsAdmin?: () => void };
       const actor = ctx.__secret ? await services.auth.authenticate(ctx.__secret) : null;
       if (!actor) return { errors: [graphQLErrorOf(AppError.unauthorized('Your credentials are no longer valid. Reconnect with a valid token.'))] };
+      if (actor.user.role === 'admin') ctx.__actedAsAdmin?.();
       const ip = clientAddress(ctx.req as IncomingMessage & { ip?: string });
       ctx.actor = { ...actor, ip };
       const r = await consumeAll(limiter, chargesForDocument(args.document, args.operationName), (keyedBy) => (keyedBy === 'user' ? `user:${actor.user.id}` : `ip:${ip}`));
@@ -268,13 +275,15 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         if ('errors' in coerced) return coerced.errors;
         const socket = ctx.extra.socket;
         const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-        const contextValue: GraphQLContext & DirectContext & { __secret?: string } = {
+        const secret = (ctx.extra as ConnExtra).secret;
+        const contextValue: GraphQLContext & DirectContext & { __secret?: string; __actedAsAdmin?: () => void } = {
           actor: (ctx.extra as ConnExtra).actor ?? null,
           services,
           req: ctx.extra.request as IncomingMessage,
           res: null,
           loaders: createLoaders(services),
-          __secret: (ctx.extra as ConnExtra).secret,
+          __secret: secret,
+          __actedAsAdmin: () => secret && actedAsAdmin(socket, secret),
           // a subscription's events are written here, each payload serialised once for all its subscribers
           __direct: (payload) => sendOrDrop(socket, prefix + payload + '}', budget),
         };

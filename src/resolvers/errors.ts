@@ -9,7 +9,6 @@
  */
 import { unwrapResolverError } from '@apollo/server/errors';
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { ZodError } from 'zod';
 import { AppError, toAppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 
@@ -50,7 +49,9 @@ const GENERIC = 'Something went wrong on our side. The error has been logged.';
 export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError {
   const original = unwrapResolverError(error);
   if (original instanceof AppError) return fromApp(formatted, original);
-  if (original instanceof ZodError) return fromApp(formatted, toAppError(original));
+  // the domain's other known errors (input rules, a deletion that won a race), mapped as REST maps them
+  const known = original instanceof GraphQLError ? null : toAppError(original);
+  if (known && known.code !== 'INTERNAL_ERROR') return fromApp(formatted, known);
   if (original instanceof GraphQLError) {
     // An error raised by GraphQL itself or by our plugins. Errors inside the GraphQLError (a wrapped cause)
     // are unwrapped first: a GraphQLError around an AppError is that AppError.

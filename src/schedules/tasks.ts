@@ -150,12 +150,13 @@ async function awaitStatus(em: () => EntityManager, serverId: string, action: Po
 
 /**
  * A run started by a user acts for them (src/permissions/keys.ts taskKeys): each task needs their keys
- * when it starts, not only when the run did, so a subuser removed or narrowed during a run stops
- * acting at the next task. A cron run (no actor) acts for the schedule.
+ * when it starts, not only when the run did, so a subuser removed or narrowed during a run, an
+ * administrator no longer one, or a deleted account stops acting at the next task. A cron run (no
+ * actor) acts for the schedule.
  */
 async function demandStillHeld(access: AccessService, by: ActedBy, serverId: string, task: ScheduleTask): Promise<void> {
   if (!by.actor) return;
-  const a = await access.resolve(by.actor, serverId).catch((err: unknown) => {
+  const a = await access.resolveNow(by.actor.user.id, serverId).catch((err: unknown) => {
     if (err instanceof AppError && err.code === 'NOT_FOUND') throw new Error('whoever started this run no longer has access to this server');
     throw err;
   });

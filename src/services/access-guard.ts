@@ -69,7 +69,7 @@ export function guardedServerFeed(
   serverId: string,
   key: PermissionKey,
 ): (push: (e: ConsoleEvent) => void) => Promise<() => void> {
-  const check = async () => demand(await access.resolve(who, serverId), key);
+  const check = async () => demand(await access.resolveNow(who.user.id, serverId), key);
   const attach = async (push: (e: ConsoleEvent) => void) => {
     const stop = await bus.subscribe(serverId, push);
     return () => void stop().catch(() => undefined);

@@ -12,6 +12,9 @@ import { requireActor, type Actor } from './actor.js';
 
 const ACCESS_SQL = `select s.owner_id as "ownerId", su.permissions as "permissions", su.paths as "paths"
   from servers s left join subusers su on su.server_id = s.id and su.user_id = $2 where s.id = $1`;
+/** The same, with the account's role as it is now (no row: the server or the account is gone). */
+const ACCESS_NOW_SQL = `select u.role as "role", s.owner_id as "ownerId", su.permissions as "permissions", su.paths as "paths"
+  from servers s join users u on u.id = $2 left join subusers su on su.server_id = s.id and su.user_id = u.id where s.id = $1`;
 
 export class AccessService {
   constructor(private readonly orm: MikroORM) {}
@@ -19,6 +22,19 @@ export class AccessService {
   /** What `actor` holds on server `id` (404 when they cannot see it; 401 without an actor). */
   async resolve(actor: Actor | null, id: string): Promise<ServerAccess> {
     return this.resolveFor(requireActor(actor).user, id);
+  }
+
+  /**
+   * What the account holds on server `id` now, its role read again: for what holds rights longer than a
+   * request (a live subscription's re-check, a schedule run's next task), whose actor was read when it
+   * started. 404 when the account cannot see the server, or is gone.
+   */
+  async resolveNow(userId: string, id: string): Promise<ServerAccess> {
+    const serverId = parseId(id, 'Server');
+    const rows = await readRows<{ role: string; ownerId: string; permissions: string[] | null; paths: string[] | null }>(this.orm, ACCESS_NOW_SQL, [serverId, userId]);
+    const row = rows[0];
+    if (!row) throw AppError.notFound('Server');
+    return accessOf({ id: userId, role: row.role }, serverId, row.ownerId, row.permissions, row.paths);
   }
 
   /** What the user holds on server `id`, for callers without a request (an SFTP login); 404 when they cannot see it. */

@@ -11,6 +11,7 @@ import { CONSOLE_CONNECT } from '../permissions/keys.js';
 import { demand } from '../permissions/policy.js';
 import type { PowerService } from './power.service.js';
 import type { ServersService } from './servers.service.js';
+import type { AccessService } from './access.service.js';
 
 export class ConsoleService {
   readonly hub: ConsoleHub;
@@ -20,6 +21,7 @@ export class ConsoleService {
     private readonly power: PowerService,
     private readonly servers: ServersService,
     private readonly bus: ConsoleBus,
+    private readonly access: AccessService,
   ) {
     this.hub = new ConsoleHub(bus, (serverId) => this.upstreamTicket(serverId));
   }
@@ -44,7 +46,9 @@ export class ConsoleService {
    */
   subscribe(actor: Actor, server: Server, listener: (e: ConsoleEvent) => void, lines: 'each' | 'batched' = 'each'): Promise<() => void> {
     const attach = (l: (e: ConsoleEvent) => void) => (lines === 'batched' ? this.hub.subscribeBatches(server.id, l) : this.hub.subscribe(server.id, l));
-    return guardedSubscription(this.orm, actor.user.id, () => this.authorize(actor, server.id), attach, listener);
+    // re-checked with the account as it is now: an administrator no longer one stops watching others' servers
+    const check = async () => demand(await this.access.resolveNow(actor.user.id, server.id), CONSOLE_CONNECT);
+    return guardedSubscription(this.orm, actor.user.id, check, attach, listener);
   }
 
   /** Tells every instance that `userId`'s rights on the server changed. */

@@ -77,7 +77,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const rules = { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota, backupLimitDefault: config.backupLimitDefault };
   const servers = new ServersService(orm, provisioner, rules, activity, bus);
   const power = new PowerService(orm, agents, config, servers, activity);
-  const consoles = new ConsoleService(orm, power, servers, bus);
+  const consoles = new ConsoleService(orm, power, servers, bus, access);
   const subusers = new SubusersService(orm, access, activity);
   // a subuser who lost rights is re-checked by every live subscription and console socket at once
   subusers.onAccessChanged(({ serverId, userId }) => {
