@@ -293,3 +293,6 @@ export const Q_ADMIN_USERS = `query AdminUsers($page: Int, $limit: Int, $search:
 export const Q_ADMIN_USER = `query AdminUser($id: ID!) { adminUser(id: $id) { ${ADMIN_USER} } }`;
 export const M_UPDATE_USER = `mutation UpdateUser($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { ${ADMIN_USER} } }`;
 export const M_DELETE_USER = `mutation DeleteUser($id: ID!) { deleteUser(id: $id) }`;
+
+/** Administration → a node's card → Edit: the fields that changed (`UpdateNodeInput`); the node as saved. */
+export const M_UPDATE_NODE = `mutation UpdateNode($id: ID!, $input: UpdateNodeInput!) { updateNode(id: $id, input: $input) { id name fqdn port scheme memory disk cpuCores status lastSeenAt allocated { memory disk } } }`;

@@ -4,8 +4,9 @@
  */
 import { describe, gql } from '../api';
 import { link, type View } from '../app';
-import { clear, duration, h, mib, messageBox } from '../dom';
+import { announce, clear, duration, h, mib, messageBox } from '../dom';
 import { STATUS_LABEL, type NodeInfo, type NodeStats, type PlatformStats, type ServerStatus } from '../queries';
+import { nodeForm } from './admin-node-form';
 
 const REFRESH_MS = 15_000;
 const STATS_FIELDS = 'online uptime cpu { cores usage load } memory { total used } disk { total used } servers { total running }';
@@ -28,8 +29,10 @@ function meter(label: string, used: number | null | undefined, total: number | n
   );
 }
 
+type Figures = { platform: PlatformStats; nodes: NodeInfo[]; total: number; stats: Record<string, NodeStats> };
+
 /** The platform's figures and the first 20 nodes with their live figures: two requests (aliases for the nodes). */
-async function fetchFigures(): Promise<{ platform: PlatformStats; nodes: NodeInfo[]; total: number; stats: Record<string, NodeStats> }> {
+async function fetchFigures(): Promise<Figures> {
   const base = await gql<{ adminStats: PlatformStats; nodes: { total: number; items: NodeInfo[] } }>(`query Admin { adminStats { users blueprints nodes { total online } servers { total byStatus { installing install_failed offline starting running stopping } } memory { allocated total } disk { allocated total } } nodes(limit: 100) { total items { ${NODE_FIELDS} } } }`);
   const nodes = base.nodes.items.slice(0, 20);
   let stats: Record<string, NodeStats> = {};
@@ -73,16 +76,18 @@ function liveFigures(st: NodeStats | undefined): HTMLElement | HTMLElement[] {
   ];
 }
 
-function nodeCard(n: NodeInfo, st: NodeStats | undefined): HTMLLIElement {
+/** A node's card; `action` is its Edit button or its open form. */
+function nodeCard(n: NodeInfo, st: NodeStats | undefined, action: HTMLElement): HTMLLIElement {
   const online = st?.online ?? false;
   const titleId = `node-${n.id}`;
   return h(
     'li',
-    { className: 'card node-card', 'aria-labelledby': titleId },
+    { className: 'card node-card', 'aria-labelledby': titleId, 'data-id': n.id },
     h('div', { className: 'server-card-head' }, h('h3', { id: titleId }, n.name), h('span', { className: `status ${online ? 'status-running' : 'status-offline'}` }, online ? 'Online' : 'Offline')),
     h('p', { className: 'meta' }, `${n.scheme}://${n.fqdn}:${n.port}`, n.lastSeenAt ? ` · last seen ${new Date(n.lastSeenAt).toLocaleString()}` : ''),
     liveFigures(st),
     n.allocated ? meter('Allocated memory', n.allocated.memory, n.memory, `${mib(n.allocated.memory)} of ${mib(n.memory)} allocatable`) : null,
+    action,
   );
 }
 
@@ -98,33 +103,73 @@ export const adminView: View = (main) => {
 
   let disposed = false;
   let timer: ReturnType<typeof setTimeout> | null = null;
+  let shown: Figures | null = null;
+  /** The node whose form is open, and the form: a refresh keeps it (with what is typed), the timer holds off meanwhile. */
+  let editing: { id: string; form: HTMLFormElement } | null = null;
 
-  function render(f: Awaited<ReturnType<typeof fetchFigures>>): void {
+  function render(f: Figures): void {
+    shown = f;
     clear(platformBody);
     platformBody.removeAttribute('aria-busy');
     platformBody.append(...platformFigures(f.platform));
     clear(nodesList);
+    if (editing && !f.nodes.some((n) => n.id === editing!.id)) editing = null; // deleted meanwhile
     if (!f.nodes.length) nodesList.append(h('li', { className: 'card empty' }, 'No nodes registered.'));
-    f.nodes.forEach((n, i) => nodesList.append(nodeCard(n, f.stats[`n${i}`])));
+    f.nodes.forEach((n, i) => nodesList.append(nodeCard(n, f.stats[`n${i}`], editing?.id === n.id ? editing.form : editButton(n))));
     if (f.total > f.nodes.length) nodesList.append(h('li', { className: 'muted' }, `Live figures are shown for the first ${f.nodes.length} of ${f.total} nodes.`));
   }
 
-  async function load(): Promise<void> {
+  function editButton(n: NodeInfo): HTMLButtonElement {
+    return h('button', { type: 'button', className: 'btn node-edit', 'aria-label': `Edit ${n.name}`, onclick: () => openForm(n) }, 'Edit');
+  }
+
+  function openForm(n: NodeInfo): void {
+    msg.clear();
+    editing = { id: n.id, form: nodeForm(n, { saved: (s) => void saved(s), cancel: () => closeForm(n.id) }) };
+    if (shown) render(shown);
+    editing.form.querySelector('input')?.focus();
+  }
+
+  /** Closes the form unsaved; focus goes back to the card's Edit button. */
+  function closeForm(id: string): void {
+    editing = null;
+    if (shown) render(shown);
+    nodesList.querySelector<HTMLElement>(`li[data-id="${CSS.escape(id)}"] .node-edit`)?.focus();
+  }
+
+  async function saved(n: NodeInfo): Promise<void> {
+    editing = null;
+    if (!(await load())) return;
+    msg.info(`Saved the node ${n.name}.`);
+    announce('Saved');
+  }
+
+  /** Loads and shows the figures; false when they could not be loaded (the message box says why). */
+  async function load(): Promise<boolean> {
     if (timer) clearTimeout(timer);
     timer = null;
     refreshBtn.disabled = true;
     try {
       const figures = await fetchFigures();
-      if (disposed) return;
+      if (disposed) return false;
       msg.clear();
       render(figures);
-      updated.textContent = `Updated ${new Date().toLocaleTimeString()}. Refreshes every ${REFRESH_MS / 1000} seconds.`;
+      updated.textContent = `Updated ${new Date().toLocaleTimeString()}. Refreshes every ${REFRESH_MS / 1000} seconds, except while a node's form is open.`;
+      return true;
     } catch (err) {
       if (!disposed) msg.error(`Could not load the figures: ${describe(err)}`);
+      return false;
     } finally {
       refreshBtn.disabled = false;
-      if (!disposed) timer = setTimeout(() => void (document.hidden ? (timer = setTimeout(load, REFRESH_MS)) : load()), REFRESH_MS);
+      if (!disposed) timer = setTimeout(tick, REFRESH_MS);
     }
+  }
+
+  /** The timer's refresh: none while a form is open (it would take the focus from the form), half as often while the page is hidden. */
+  function tick(): void {
+    if (editing) timer = setTimeout(tick, REFRESH_MS);
+    else if (document.hidden) timer = setTimeout(load, REFRESH_MS);
+    else void load();
   }
 
   void load();
