@@ -3,7 +3,7 @@
  * it), beyond what test/api/accounts-admin.test.ts covers. docs/accounts.md "Administrators and
  * accounts": taking `admin` away closes at once what the account watched on other users' servers.
  */
-import { createLocalDemoServer, createLocalShellServer, waitForStatus } from '../support/fixtures.js';
+import { createLocalDemoServer, createLocalShellServer, endedScheduleRun, waitForStatus } from '../support/fixtures.js';
 import { CONSOLE_LINES, subscribe, trackedClients } from '../support/gql-ws.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { sleep, until } from '../support/wait.js';
@@ -66,14 +66,6 @@ async function twoStepSchedule(name: string): Promise<{ id: string; scheduleId: 
   return { id, scheduleId: s.body.data.id };
 }
 
-async function endedRun(serverId: string, scheduleId: string): Promise<any> {
-  return until(async () => {
-    const runs = await p.request('GET', `/api/v1/servers/${serverId}/schedules/${scheduleId}/runs`, { token: owner.token });
-    const last = runs.body.data[0];
-    return last && last.status !== 'running' ? last : null;
-  }, 30_000, 'the run to end');
-}
-
 async function commandsOf(serverId: string, userId: string, since: number): Promise<unknown[]> {
   const act = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:console.command&limit=100`, { token: owner.token });
   return act.body.data.filter((e: any) => e.actor?.id === userId && Date.parse(e.createdAt) > since).map((e: any) => e.properties.command);
@@ -88,7 +80,7 @@ async function adminRunThen(name: string, takeAway: (deputy: Account) => Promise
   await sleep(1000);
   await takeAway(deputy);
   const since = Date.now();
-  const run = await endedRun(id, scheduleId);
+  const run = await endedScheduleRun(p, owner.token, id, scheduleId);
   const after = await commandsOf(id, deputy.user.id, since);
   await p.request('DELETE', `/api/v1/servers/${id}`, { token: owner.token });
   return { run, after };

@@ -9,13 +9,12 @@
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
+import { ARTIFACTS, describeWithBrowser, horizontalOverflow, TestBrowser } from '../support/browser.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
 // the page's globals, inside page.evaluate
-declare const document: any;
 declare const window: any;
 
 const XSS = '<img src=x onerror=window.__xss=1>';
@@ -241,14 +240,7 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     const r = await p.request('POST', '/api/v1/auth/signup', { body: { email, password: 'password-123', name: 'N'.repeat(100) } });
     expect(r.status).toBe(201);
     const page = await openScreen({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-    const overflow = () =>
-      page.evaluate(() => {
-        const vw = document.documentElement.clientWidth;
-        const past = (Array.from(document.querySelectorAll('main *')) as any[])
-          .filter((el) => el.getBoundingClientRect().width > 0 && el.getBoundingClientRect().right > vw + 0.5)
-          .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
-        return { scrollWidth: document.documentElement.scrollWidth, width: vw, past: [...new Set(past)].slice(0, 5) };
-      });
+    const overflow = () => horizontalOverflow(page);
     expect(await overflow()).toEqual({ scrollWidth: 390, width: 390, past: [] });
     await search(page, email, '1 account matches');
     expect(await overflow()).toEqual({ scrollWidth: 390, width: 390, past: [] });

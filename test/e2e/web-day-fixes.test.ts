@@ -9,7 +9,7 @@
  * (an invitation, then the same one again).
  */
 import type { Page } from 'playwright-core';
-import { describeWithBrowser, webWorld } from '../support/browser.js';
+import { describeWithBrowser, horizontalOverflow, webWorld } from '../support/browser.js';
 
 // page.evaluate() callbacks run in the browser; this file is type-checked without the DOM lib
 declare const document: any;
@@ -19,15 +19,7 @@ const maybe = describeWithBrowser('test/e2e/web-day-fixes.test.ts');
 maybe('the web page through a day', () => {
   const w = webWorld('Day world');
 
-  /** How wide the page is against the screen, and the elements that reach past its right edge. */
-  const overflow = (page: Page) =>
-    page.evaluate(() => {
-      const vw = document.documentElement.clientWidth;
-      const past = (Array.from(document.querySelectorAll('main *')) as any[])
-        .filter((el) => el.getBoundingClientRect().width > 0 && el.getBoundingClientRect().right > vw + 0.5)
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
-      return { scrollWidth: document.documentElement.scrollWidth, width: vw, past: [...new Set(past)].slice(0, 5) };
-    });
+  const overflow = (page: Page) => horizontalOverflow(page);
 
   test('on a 390 px phone every server page fits the screen, and no button word is cut', async () => {
     const { p, tb, owner, serverId } = w;

@@ -9,11 +9,10 @@
  * backup.read opening the Backups address is told which key is missing, with no empty table.
  */
 import type { Page } from 'playwright-core';
-import { describeWithBrowser, webWorld } from '../support/browser.js';
+import { describeWithBrowser, horizontalOverflow, webWorld } from '../support/browser.js';
 import { until } from '../support/wait.js';
 
 // page.evaluate() callbacks run in the browser; this file is type-checked without the DOM lib
-declare const document: any;
 
 const maybe = describeWithBrowser('test/e2e/web-day-two.test.ts');
 const XSS = '<img src=x onerror=alert(1)>';
@@ -250,14 +249,7 @@ maybe('the web page through a day, two: the file editor and uploads', () => {
 maybe('the web page through a day, two: long names on a phone', () => {
   const w = webWorld('Names world');
 
-  const overflow = (page: Page) =>
-    page.evaluate(() => {
-      const vw = document.documentElement.clientWidth;
-      const past = (Array.from(document.querySelectorAll('main *')) as any[])
-        .filter((el) => el.getBoundingClientRect().width > 0 && el.getBoundingClientRect().right > vw + 0.5 && !el.closest('.table-scroll, .xterm, pre'))
-        .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
-      return { scrollWidth: document.documentElement.scrollWidth, width: vw, past: [...new Set(past)].slice(0, 5) };
-    });
+  const overflow = (page: Page) => horizontalOverflow(page, '.table-scroll, .xterm, pre');
 
   beforeAll(async () => {
     const { p, owner, serverId } = w;

@@ -3,9 +3,9 @@
  * narrowed during the run stops acting at the next task (docs/schedules.md), and nothing more is sent
  * in their name.
  */
-import { createLocalShellServer, waitForStatus } from '../support/fixtures.js';
+import { createLocalShellServer, endedScheduleRun, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
-import { sleep, until } from '../support/wait.js';
+import { sleep } from '../support/wait.js';
 
 jest.setTimeout(90_000);
 
@@ -21,15 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await p?.stop();
 }, 60_000);
-
-/** The schedule's last run, once it has ended. */
-async function endedRun(serverId: string, scheduleId: string): Promise<any> {
-  return until(async () => {
-    const runs = await p.request('GET', `/api/v1/servers/${serverId}/schedules/${scheduleId}/runs`, { token: owner.token });
-    const last = runs.body.data[0];
-    return last && last.status !== 'running' ? last : null;
-  }, 30_000, 'the run to end');
-}
 
 /**
  * A running server, a subuser holding the schedule keys and control.console, and a two-task schedule
@@ -61,7 +52,7 @@ test('a removed subuser\u2019s manual schedule run does not go on acting in thei
   const { id, sub, scheduleId } = await runStartedBySubuser('sched-sub');
   expect((await p.request('DELETE', `/api/v1/servers/${id}/subusers/${sub.user.id}`, { token: owner.token })).status).toBe(204);
   const removedAt = Date.now();
-  const run = await endedRun(id, scheduleId);
+  const run = await endedScheduleRun(p, owner.token, id, scheduleId);
   const afterRemoval = await commandsOf(id, sub.user.id, removedAt);
   await p.request('DELETE', `/api/v1/servers/${id}`, { token: owner.token });
   expect(run.tasks.map((t: any) => [t.status, t.error])).toEqual([
@@ -76,7 +67,7 @@ test('a subuser whose control.console key is taken away mid-run: the run\u2019s 
   const { id, sub, scheduleId } = await runStartedBySubuser('sched-narrow');
   expect((await p.request('PATCH', `/api/v1/servers/${id}/subusers/${sub.user.id}`, { token: owner.token, body: { permissions: ['schedule.read'] } })).status).toBe(200);
   const changedAt = Date.now();
-  const run = await endedRun(id, scheduleId);
+  const run = await endedScheduleRun(p, owner.token, id, scheduleId);
   const afterChange = await commandsOf(id, sub.user.id, changedAt);
   await p.request('DELETE', `/api/v1/servers/${id}`, { token: owner.token });
   expect(run.tasks[1]).toMatchObject({ status: 'failed', error: 'whoever started this run no longer holds the "control.console" permission this task needs' });

@@ -125,3 +125,20 @@ export function webWorld(serverName: string): WebWorld {
   }, 60_000);
   return w;
 }
+
+/** The page's own `document`, in functions that run in the browser (page.evaluate). */
+declare const document: any;
+
+/**
+ * How wide the page is against the screen, and the elements of `main` that reach past its right edge
+ * (those inside `exempt`, a selector of what scrolls on its own, aside): at most five, by tag and class.
+ */
+export function horizontalOverflow(page: Page, exempt = ''): Promise<{ scrollWidth: number; width: number; past: string[] }> {
+  return page.evaluate((skip) => {
+    const vw = document.documentElement.clientWidth;
+    const past = (Array.from(document.querySelectorAll('main *')) as any[])
+      .filter((el) => el.getBoundingClientRect().width > 0 && el.getBoundingClientRect().right > vw + 0.5 && !(skip && el.closest(skip)))
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className}`);
+    return { scrollWidth: document.documentElement.scrollWidth, width: vw, past: [...new Set(past)].slice(0, 5) };
+  }, exempt);
+}

@@ -119,3 +119,12 @@ export async function runningServer(api: Api, name: string, nodeId: string, blue
   await until(async () => (await read()).status === 'running', 30_000, 'the server to run');
   return { id, read };
 }
+
+/** A schedule's last run, once it has ended (read as `token`, who needs schedule.read). */
+export async function endedScheduleRun(p: TestPlatform, token: string, serverId: string, scheduleId: string): Promise<any> {
+  return until(async () => {
+    const runs = await p.request('GET', `/api/v1/servers/${serverId}/schedules/${scheduleId}/runs`, { token });
+    const last = runs.body.data[0];
+    return last && last.status !== 'running' ? last : null;
+  }, 30_000, 'the run to end');
+}
