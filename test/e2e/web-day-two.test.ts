@@ -234,7 +234,7 @@ maybe('the web page through a day, two: the file editor and uploads', () => {
     await row(page, '/final.txt').waitFor();
     // the editor is on the new path, the changes not yet saved still in it
     const panel = page.getByRole('region', { name: 'Editor' });
-    await panel.getByRole('heading', { name: '/final.txt' }).waitFor({ timeout: 5000 });
+    await panel.getByRole('heading', { name: '/final.txt' }).waitFor();
     const editor = page.getByRole('textbox', { name: 'Contents of final.txt' });
     expect(await editor.innerText()).toContain('second');
     await panel.getByRole('button', { name: 'Save' }).click();
