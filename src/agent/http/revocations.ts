@@ -1,7 +1,7 @@
 /**
  * Console rights the panel took back: for a (server, user) pair, or for a user on every server of the
- * node (their account was deleted or lost its administrator role), the time of the last change that
- * removed rights. Console sockets of that user to that server are closed when it is recorded, and a
+ * node (an administrator deleted their account, set its password or took its administrator role), the
+ * time of the last change that removed rights. Console sockets of that user to that server are closed when it is recorded, and a
  * token issued before it is refused (the panel mints a new one with the keys the user still holds).
  * An entry is kept as long as a token issued before it can live (the panel's tokens last at most
  * 10 minutes). They are kept in a file of the agent's too: a token issued before a revocation
@@ -23,10 +23,14 @@ export class Revocations {
     if (file) this.load(file);
   }
 
-  /** `serverId` null: the user's rights on every server of the node. */
+  /**
+   * `serverId` null: the user's rights on every server of the node. Changes may reach the node out of
+   * order (a demotion's after the deletion that followed it): the latest time stands.
+   */
   record(serverId: string | null, userId: string, at = Date.now()): void {
     this.prune(at);
-    this.since.set(`${serverId ?? EVERY_SERVER}\u0000${userId}`, at);
+    const key = `${serverId ?? EVERY_SERVER}\u0000${userId}`;
+    this.since.set(key, Math.max(at, this.since.get(key) ?? at));
     this.save();
   }
 
