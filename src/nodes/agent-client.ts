@@ -47,7 +47,7 @@ export class AgentClient {
 
   /**
    * The same signed request to every node that has a token, at once; a node that fails is logged with
-   * `what` (best effort: a node that cannot be reached holds nothing open through it either).
+   * `what`, and not asked again (best effort: the callers say what a node that missed it keeps).
    */
   async callEveryNode(method: string, path: string, body: unknown, what: string): Promise<void> {
     const nodes = await this.orm.em.fork().find(Node, { tokenHash: { $ne: null } });

@@ -737,7 +737,7 @@ const OPERATIONS: Operation[] = [
     tag: 'Admin',
     summary: "Change a user's name, email, password or role",
     description:
-      "No current password is asked. Setting a password ends all of the account's sessions and SFTP sessions (its API tokens stay). Taking the role `admin` away takes effect at the next request, and closes at once the account's GraphQL sockets (4403), console sockets and SFTP sessions: what they watched may have been other users' servers. The last administrator keeps the role (422 INVALID_STATE). Recorded as `admin:user.update` with the names of the fields that changed.",
+      "No current password is asked. Setting a password ends all of the account's sessions and closes at once its console sockets and SFTP sessions on every node (its API tokens stay). Taking the role `admin` away takes effect at the next request, and closes at once the account's GraphQL sockets (4403), console sockets and SFTP sessions: what they watched may have been other users' servers. The last administrator keeps the role (422 INVALID_STATE). Recorded as `admin:user.update` with the names of the fields that changed.",
     auth: 'admin',
     pathId: 'User',
     body: adminUpdateUserInput,

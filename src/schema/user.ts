@@ -51,7 +51,7 @@ export class UpdateUserInput {
   @Field({ nullable: true })
   email?: string;
 
-  @Field({ nullable: true, description: "8..128 characters; ends all of the account's sessions and SFTP sessions (its API tokens stay)." })
+  @Field({ nullable: true, description: "8..128 characters; ends all of the account's sessions and closes its console sockets and SFTP sessions (its API tokens stay)." })
   password?: string;
 
   @Field(() => Role, { nullable: true, description: "Taking `admin` away closes the account's GraphQL sockets, console sockets and SFTP sessions at once; the last administrator keeps it (INVALID_STATE)." })

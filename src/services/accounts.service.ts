@@ -1,15 +1,17 @@
 /**
  * Administrators' hold on other accounts (`/admin/users/:id`): read one, change its name, email,
- * password or role, delete it. Every change that takes something away reaches what the account holds
- * open at once (CONTRACT §9: within a second), on every gateway instance and node:
+ * password or role, delete it. A change that takes something away (the account deleted, its password
+ * set, its administrator role taken away) reaches what the account holds open at once (CONTRACT §9:
+ * within a second), on every gateway instance and node:
  * - its sessions end in the change's transaction (a password set, the account deleted; API tokens go
  *   with a deleted account);
  * - an `access` event on the bus's ACCOUNTS_CHANNEL makes every instance re-check the account's
  *   GraphQL sockets (src/graphql/ws.ts): a credential no longer valid, or an administrator's role
  *   taken away, closes them;
  * - every node is told to close the account's console sockets and SFTP sessions and to refuse console
- *   tokens issued before the change (a deleted account, a role taken away; a password set ends the
- *   SFTP sessions only, as the user's own password change does).
+ *   tokens issued before the change (whoever held the account's session may hold those too). Best
+ *   effort, as for a subuser's removal: a node that does not answer is logged; its console tokens
+ *   expire within CONSOLE_TOKEN_TTL_SECONDS.
  * Rules: at least one administrator always remains (the administrators' rows are locked while one is
  * demoted or deleted, so two at once cannot remove the last two); an administrator does not delete
  * their own account here; an account that still owns servers is not deleted (its servers' files are on
@@ -27,25 +29,16 @@ import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import { hashPassword } from '../security/passwords.js';
-import { adminUpdateUserInput } from '../validation/admin.js';
+import { adminUpdateUserInput, type AdminUpdateUserInput } from '../validation/admin.js';
 import { parseId, parseInput } from '../validation/common.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { requireAdmin, type Actor } from './actor.js';
+import { emailTaken } from './users.service.js';
 
 const log = childLogger('accounts');
 
 /** The bus channel of account changes (server ids are UUIDs, so it is no server's). */
 export const ACCOUNTS_CHANNEL = 'accounts';
-
-/** What a change took away, and so what must be told. */
-interface Taken {
-  /** sessions ended or the account gone: its sockets re-check their credential */
-  credentials: boolean;
-  /** console and SFTP on every node: the account is gone or is no longer an administrator */
-  everywhere: boolean;
-  /** SFTP sessions on every node (a password set) */
-  sftp: boolean;
-}
 
 export class AccountsService {
   constructor(
@@ -70,47 +63,28 @@ export class AccountsService {
     const a = requireAdmin(actor);
     const userId = parseId(id, 'User');
     const data = parseInput(adminUpdateUserInput, input);
-    const taken: Taken = { credentials: false, everywhere: false, sftp: false };
-    let user: User;
+    // hashed before the transaction: the rows it locks are not held for the hash's time
+    const passwordHash = data.password === undefined ? undefined : await hashPassword(data.password);
+    let result: { user: User; takesAway: boolean };
     try {
-      user = await this.em.transactional(async (em) => {
-        const demoting = data.role === 'user';
-        if (demoting) await lockAdministrators(em);
+      result = await this.em.transactional(async (em) => {
+        if (data.role === 'user') await lockAdministrators(em);
         const u = await em.findOne(User, { id: userId }, { lockMode: LockMode.PESSIMISTIC_WRITE, refresh: true });
         if (!u) throw AppError.notFound('User');
-        const changed: string[] = [];
-        if (data.name !== undefined && data.name !== u.name) changed.push('name');
-        if (data.email !== undefined && data.email !== u.email) {
-          if (await em.count(User, { email: data.email, id: { $ne: u.id } })) throw emailTaken();
-          changed.push('email');
-        }
-        if (data.role !== undefined && data.role !== u.role) {
-          if (u.role === 'admin') await assertAnotherAdministrator(em, u.id, 'demote');
-          changed.push('role');
-        }
-        if (data.password !== undefined) changed.push('password');
         const from = u.role;
-        if (data.name !== undefined) u.name = data.name;
-        if (data.email !== undefined) u.email = data.email;
-        if (data.role !== undefined) u.role = data.role;
-        if (data.password !== undefined) {
-          u.passwordHash = await hashPassword(data.password);
-          await em.nativeDelete(Session, { user: u.id });
-          taken.credentials = taken.sftp = true;
-        }
-        if (from === 'admin' && u.role !== 'admin') taken.credentials = taken.everywhere = true;
+        const changed = await applyChange(em, u, data, passwordHash);
         if (changed.length) {
           const properties = { userId: u.id, email: u.email, fields: changed, ...(changed.includes('role') ? { role: { from, to: u.role } } : {}) };
           await this.activity.record({ event: 'admin:user.update', actor: a, properties }, em);
         }
-        return u;
+        return { user: u, takesAway: passwordHash !== undefined || (from === 'admin' && u.role !== 'admin') };
       });
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw emailTaken();
       throw err;
     }
-    await this.tell(user.id, taken);
-    return user;
+    if (result.takesAway) await this.takeBack(result.user.id);
+    return result.user;
   }
 
   async remove(actor: Actor | null, id: string): Promise<void> {
@@ -129,7 +103,7 @@ export class AccountsService {
       // sessions, API tokens and subuser rows go with it (their foreign keys cascade)
       await em.nativeDelete(User, { id: u.id });
     });
-    await this.tell(userId, { credentials: true, everywhere: true, sftp: false });
+    await this.takeBack(userId);
   }
 
   /** Calls `listener` for every account change announced on any instance (no user id: any account may have changed). */
@@ -139,20 +113,43 @@ export class AccountsService {
     });
   }
 
-  /** Tells the instances and the nodes what the committed change took away (best effort: see the class's comment). */
-  private async tell(userId: string, taken: Taken): Promise<void> {
-    if (taken.credentials) await this.bus.publish(ACCOUNTS_CHANNEL, accessChanged(userId)).catch((err: Error) => log.warn({ userId, err: err.message }, 'could not announce an account change to the other instances'));
-    if (!taken.everywhere && !taken.sftp) return;
+  /** After a committed change that took something away: every instance re-checks the account's sockets, every node closes its own. */
+  private async takeBack(userId: string): Promise<void> {
+    await this.bus.publish(ACCOUNTS_CHANNEL, accessChanged(userId)).catch((err: Error) => log.warn({ userId, err: err.message }, 'could not announce an account change to the other instances'));
     // dated after the commit on the panel's clock (console tokens' issue times are): a token minted before it is refused
     const at = Date.now();
-    const told = taken.everywhere
-      ? this.agents.callEveryNode('POST', '/api/users/revoke', { userId, at }, 'could not tell a node to close an account\'s console and SFTP sessions')
-      : this.agents.callEveryNode('POST', '/api/sftp/revoke', { userId }, 'could not end SFTP sessions on a node');
-    await told.catch((err: Error) => log.warn({ userId, err: err.message }, 'could not tell the nodes of an account change'));
+    await this.agents
+      .callEveryNode('POST', '/api/users/revoke', { userId, at }, "could not tell a node to close an account's console and SFTP sessions")
+      .catch((err: Error) => log.warn({ userId, err: err.message }, 'could not tell the nodes of an account change'));
   }
 }
 
-const emailTaken = () => AppError.alreadyExists('email', 'An account with this email already exists.');
+/**
+ * Applies `data` to the locked account `u` (`passwordHash`: of `data.password`) and names the fields
+ * that changed (a password set counts as changed). A password set ends every session of the account;
+ * the last administrator keeps the role.
+ */
+async function applyChange(em: EntityManager, u: User, data: AdminUpdateUserInput, passwordHash: string | undefined): Promise<string[]> {
+  const changed: string[] = [];
+  if (data.name !== undefined && data.name !== u.name) changed.push('name');
+  if (data.email !== undefined && data.email !== u.email) {
+    if (await em.count(User, { email: data.email, id: { $ne: u.id } })) throw emailTaken();
+    changed.push('email');
+  }
+  if (data.role !== undefined && data.role !== u.role) {
+    if (u.role === 'admin') await assertAnotherAdministrator(em, u.id, 'demote');
+    changed.push('role');
+  }
+  if (data.name !== undefined) u.name = data.name;
+  if (data.email !== undefined) u.email = data.email;
+  if (data.role !== undefined) u.role = data.role;
+  if (passwordHash !== undefined) {
+    changed.push('password');
+    u.passwordHash = passwordHash;
+    await em.nativeDelete(Session, { user: u.id });
+  }
+  return changed;
+}
 
 /** Locks every administrator's row, in one order: changes that may remove an administrator take turns. */
 async function lockAdministrators(em: EntityManager): Promise<void> {

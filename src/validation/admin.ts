@@ -31,6 +31,7 @@ export function escapeLike(s: string): string {
 export const adminUpdateUserInput = z.object({
   name: displayName(100).optional(),
   email: email.optional(),
-  password: password.meta({ description: "A new password for the account; ends all of the account's sessions and SFTP sessions (its API tokens stay)." }).optional(),
+  password: password.meta({ description: "A new password for the account; ends all of the account's sessions and closes its console sockets and SFTP sessions (its API tokens stay)." }).optional(),
   role: z.enum(['admin', 'user'], { message: 'must be "admin" or "user"' }).meta({ description: 'Taking the role `admin` away closes the account\'s GraphQL sockets, console sockets and SFTP sessions at once; the last administrator keeps it (422 INVALID_STATE).' }).optional(),
 });
+export type AdminUpdateUserInput = z.infer<typeof adminUpdateUserInput>;

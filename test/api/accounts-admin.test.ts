@@ -117,24 +117,23 @@ test('name and email change; a taken email and bad fields are refused; the log n
   expect(mine.body.data).toEqual([]);
 });
 
-test('a password set by an administrator ends every session of the account and its SFTP sessions; API tokens stay', async () => {
+test('a password set by an administrator ends every session of the account, its console socket and SFTP session; API tokens stay', async () => {
   const u = await p.newUser('Reset');
-  const share = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions: ['file.sftp', 'file.read'] } });
+  const share = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions: ['websocket.connect', 'file.sftp', 'file.read'] } });
   expect(share.status).toBe(201);
   const api = await p.request('POST', '/api/v1/users/me/api-tokens', { token: u.token, body: { name: 'script' } });
   expect(api.status).toBe(201);
-  const sftp = await connectSftp({ port: sftpPort, username: `${u.email}.${serverId.slice(0, 8)}`, password: u.password });
-  opened.push(sftp);
-  let closed = false;
-  void sftp.closed.then(() => (closed = true));
+  const held = await holdOpen(u);
 
   const r = await patch(admin.token, u.user.id, { password: 'a-new-password-1' });
   expect(r.status).toBe(200);
+  await until(() => held.sub.done && held.socket.closeCode !== null && held.sftpClosed(), 3_000, 'the GraphQL subscription, console socket and SFTP session to end');
+  expect(held.socket.closeCode).toBe(4403);
+  await expectTokenRevoked(held.consoleUrl, held.consoleToken);
   expect((await p.request('GET', '/api/v1/users/me', { token: u.token })).status).toBe(401);
   expect((await p.request('GET', '/api/v1/users/me', { token: api.body.data.token })).status).toBe(200);
   expect((await signin(u.email, u.password)).status).toBe(401);
   expect((await signin(u.email, 'a-new-password-1')).status).toBe(200);
-  await until(() => closed, 3_000, 'the SFTP session to end');
   const [entry] = (await activity('admin:user.update')).filter((e) => e.properties.userId === u.user.id);
   expect(entry.properties.fields).toEqual(['password']);
   expect(JSON.stringify(entry)).not.toContain('a-new-password-1');

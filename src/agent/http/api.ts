@@ -30,8 +30,9 @@ export interface ApiContext {
   /** Ends the user's SFTP sessions on every server of the node (their password changed); returns how many. */
   revokeSftp(userId: string): number;
   /**
-   * Takes back everything the user holds on the node as of `at` (their account was deleted or lost its
-   * administrator role): console sockets and tokens on every server, and SFTP sessions; returns how many closed.
+   * Takes back everything the user holds on the node as of `at` (an administrator deleted their account,
+   * set its password or took its administrator role): console sockets and tokens on every server, and
+   * SFTP sessions; returns how many closed.
    */
   revokeUser(userId: string, at?: number): number;
   /** how long a request's body may take to arrive (a streamed write's: how long it may stall); src/shared/body-time.ts */

@@ -425,8 +425,7 @@ class ConsoleSession implements BatchReader {
     this.end(CLOSE_TOO_MANY, 'too many connections');
   }
 
-  /** Whether this session watches `serverId` as `userId` with a token issued at or before `at`. */
-  /** `serverId` null: on any server. */
+  /** Whether this session watches `serverId` (null: any server) as `userId` with a token issued at or before `at`. */
   heldBefore(serverId: string | null, userId: string, at: number): boolean {
     return (serverId === null || this.server?.id === serverId) && this.sub === userId && this.issuedAt <= at;
   }

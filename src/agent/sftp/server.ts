@@ -43,7 +43,7 @@ export interface SftpOptions {
 export const HANG_UP_REASONS = {
   accessChanged: 'hostpanel: your access to this server was removed or changed; connect again only if you still have it',
   passwordChanged: "hostpanel: your account's password was changed; connect again with the new password",
-  accountChanged: 'hostpanel: an administrator removed your account or changed its role; connect again only if you still have access',
+  accountChanged: 'hostpanel: an administrator deleted your account or changed its password or role; connect again only if you still have access',
   serverDeleted: 'hostpanel: this server was deleted',
   idle: 'hostpanel: the session ended after a long time without a request',
   shutdown: "hostpanel: the node's agent is shutting down; connect again in a moment",
