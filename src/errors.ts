@@ -4,6 +4,9 @@
  */
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import { ZodError } from 'zod';
+import { childLogger } from './logger.js';
+
+const log = childLogger('errors');
 
 export type ErrorCode =
   | 'BAD_REQUEST'
@@ -100,6 +103,10 @@ export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (err instanceof ZodError) return fromZodError(err);
   // a row the change points to (an account, a server) was deleted while it ran: the deletion won the race
-  if (err instanceof ForeignKeyConstraintViolationException) return AppError.invalidState('Something this request refers to was deleted while it ran. Reload, then try again if it still applies.');
+  if (err instanceof ForeignKeyConstraintViolationException) {
+    // logged, as a write that names a row that never existed would show here too
+    log.warn({ constraint: (err as { constraint?: string }).constraint, err: err.message }, 'a write named a row deleted meanwhile (answered 422 INVALID_STATE)');
+    return AppError.invalidState('Something this request refers to was deleted while it ran. Reload, then try again if it still applies.');
+  }
   return new AppError('INTERNAL_ERROR', 'Something went wrong on our side. The error has been logged.');
 }

@@ -57,6 +57,14 @@ export async function guardedSubscription(
 }
 
 /**
+ * A live hold's re-check: `userId`'s access to the server as it is now (their account read again, so an
+ * administrator no longer one or a deleted account fails it) still has `key`.
+ */
+export function stillHolds(access: AccessService, userId: string, serverId: string, key: PermissionKey): () => Promise<void> {
+  return async () => demand(await access.resolveNow(userId, serverId), key);
+}
+
+/**
  * The subscribe function of a server feed carried on the bus (its activity, its backups): it
  * attaches to the server's events for `who` once they hold `key`, and holds their rights through
  * guardedSubscription; the server's deletion (`gone` on the bus) completes it.
@@ -69,7 +77,7 @@ export function guardedServerFeed(
   serverId: string,
   key: PermissionKey,
 ): (push: (e: ConsoleEvent) => void) => Promise<() => void> {
-  const check = async () => demand(await access.resolveNow(who.user.id, serverId), key);
+  const check = stillHolds(access, who.user.id, serverId, key);
   const attach = async (push: (e: ConsoleEvent) => void) => {
     const stop = await bus.subscribe(serverId, push);
     return () => void stop().catch(() => undefined);

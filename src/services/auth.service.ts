@@ -15,6 +15,7 @@ import { noRecorder, type ActivityRecorder } from './activity.service.js';
 import { SigninThrottle } from './signin-throttle.js';
 import { requireActor } from './actor.js';
 import { reviveDates, selectList, USER_RECORDS } from './records.js';
+import { emailTaken } from './users.service.js';
 
 export interface SignedIn {
   user: User;
@@ -46,14 +47,14 @@ export class AuthService {
     if (!this.config.allowSignup) throw AppError.forbidden('Sign-up is turned off on this panel. Ask an administrator for an account.');
     const data = parseInput(signupInput, input);
     if (await this.em.count(User, { email: data.email })) {
-      throw AppError.alreadyExists('email', 'An account with this email already exists.');
+      throw emailTaken();
     }
     const user = this.em.create(User, { email: data.email, name: data.name, passwordHash: await hashPassword(data.password), role: 'user' });
     try {
       await this.em.flush();
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) {
-        throw AppError.alreadyExists('email', 'An account with this email already exists.');
+        throw emailTaken();
       }
       throw err;
     }

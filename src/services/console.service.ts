@@ -5,7 +5,7 @@ import { Server } from '../entities/Server.js';
 import { ConsoleHub } from '../console/hub.js';
 import type { ConsoleBus } from '../console/bus.js';
 import { accessChanged, type ConsoleEvent } from '../console/types.js';
-import { guardedSubscription } from './access-guard.js';
+import { guardedSubscription, stillHolds } from './access-guard.js';
 import type { Actor } from './actor.js';
 import { CONSOLE_CONNECT } from '../permissions/keys.js';
 import { demand } from '../permissions/policy.js';
@@ -46,9 +46,7 @@ export class ConsoleService {
    */
   subscribe(actor: Actor, server: Server, listener: (e: ConsoleEvent) => void, lines: 'each' | 'batched' = 'each'): Promise<() => void> {
     const attach = (l: (e: ConsoleEvent) => void) => (lines === 'batched' ? this.hub.subscribeBatches(server.id, l) : this.hub.subscribe(server.id, l));
-    // re-checked with the account as it is now: an administrator no longer one stops watching others' servers
-    const check = async () => demand(await this.access.resolveNow(actor.user.id, server.id), CONSOLE_CONNECT);
-    return guardedSubscription(this.orm, actor.user.id, check, attach, listener);
+    return guardedSubscription(this.orm, actor.user.id, stillHolds(this.access, actor.user.id, server.id, CONSOLE_CONNECT), attach, listener);
   }
 
   /** Tells every instance that `userId`'s rights on the server changed. */

@@ -14,6 +14,9 @@ import { noRecorder, type ActivityRecorder } from './activity.service.js';
 import { requireActor } from './actor.js';
 import type { UserRecord } from './records.js';
 
+/** ALREADY_EXISTS for an email another account has (emails are unique, case-insensitively). */
+export const emailTaken = () => AppError.alreadyExists('email', 'An account with this email already exists.');
+
 /** The signed-in user's own account and API tokens. */
 export class UsersService {
   constructor(
@@ -62,7 +65,7 @@ export class UsersService {
         }
         if (emailChanges && data.email !== undefined) {
           if (await em.count(User, { email: data.email, id: { $ne: user.id } })) {
-            throw AppError.alreadyExists('email', 'An account with this email already exists.');
+            throw emailTaken();
           }
           user.email = data.email;
         }
@@ -82,7 +85,7 @@ export class UsersService {
       if (data.password !== undefined) for (const l of this.passwordListeners) l(user.id);
       return user;
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw AppError.alreadyExists('email', 'An account with this email already exists.');
+      if (err instanceof UniqueConstraintViolationException) throw emailTaken();
       throw err;
     }
   }
