@@ -93,7 +93,7 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     expect((await account(alice.user.id)).body.data.name).toBe('Alice Renamed');
 
     // a new password: the note says what it ends; too short is refused next to the field; then it is set
-    expect(await page.locator('#account-password-hint').textContent()).toContain('all of its sessions end and its SFTP sessions close');
+    expect(await page.locator('#account-password-hint').textContent()).toContain('all of its sessions end and its consoles and SFTP sessions close');
     await page.getByLabel('New password', { exact: true }).fill('short');
     await page.getByRole('button', { name: 'Set password' }).click();
     await page.locator('#account-password-error').getByText('must be at least 8 characters').waitFor();

@@ -96,7 +96,7 @@ export const adminUsersView: View = (main) => {
       { className: 'accounts-view' },
       h('p', { className: 'crumbs' }, link('/admin', '← Administration')),
       h('h1', null, 'Users'),
-      h('p', { className: 'lead' }, "Every account of the panel. Open one to change its name, email, password or role; an account that still owns servers is deleted once its servers are."),
+      h('p', { className: 'lead' }, "Every account of the panel. Open one to change its name, email, password or role; an account that still owns servers can be deleted once its servers are."),
       msg.el,
       h('section', { className: 'card', 'aria-labelledby': 'accounts-title' }, h('h2', { id: 'accounts-title' }, 'Accounts'), searchForm, count, table, pager),
     ),
@@ -213,7 +213,7 @@ function passwordForm(page: AccountPage): HTMLFormElement {
   const password = field(
     'New password',
     h('input', { type: 'password', id: 'account-password', autocomplete: 'new-password', minlength: '8', required: true }),
-    `8 to 128 characters. Setting it signs ${isMe(u) ? 'you' : 'this account'} out everywhere: all of its sessions end and its SFTP sessions close on every node. Its API tokens keep working.`,
+    `8 to 128 characters. Setting it signs ${isMe(u) ? 'you' : 'this account'} out everywhere: all of its sessions end and its consoles and SFTP sessions close on every node. Its API tokens keep working.`,
   );
   return accountForm(page, {
     id: 'account-password-title',
@@ -223,7 +223,7 @@ function passwordForm(page: AccountPage): HTMLFormElement {
     input: () => ({ password: valueOf(password) }),
     done: (saved) => {
       (password.control as HTMLInputElement).value = '';
-      page.msg.info(`New password set for ${saved.email}. Its sessions and SFTP sessions have ended.`);
+      page.msg.info(`New password set for ${saved.email}. Its sessions have ended and its consoles and SFTP sessions are closed.`);
       announce('Password set');
       // your own sessions ended too: the check sends you to the sign-in page
       if (isMe(saved)) void gql(Q_ME).catch(() => undefined);
@@ -264,7 +264,7 @@ function deleteSection(page: AccountPage): HTMLElement {
   const body = isMe(u)
     ? h('p', null, 'This is your own account: you cannot delete it here. Another administrator can.')
     : [
-        h('p', null, "Deleting the account ends its sessions and takes away its API tokens and its access to other people's servers. An account that owns servers is deleted once its servers are."),
+        h('p', null, "Deleting the account ends its sessions and takes away its API tokens and its access to other people's servers. An account that still owns servers can be deleted once its servers are."),
         h('div', { className: 'actions' }, h('button', { type: 'button', className: 'btn btn-danger', onclick: () => void remove() }, 'Delete account')),
       ];
   async function remove(): Promise<void> {

@@ -168,7 +168,7 @@ export const adminView: View = (main) => {
   /** The timer's refresh: none while a form is open (it would take the focus from the form), half as often while the page is hidden. */
   function tick(): void {
     if (editing) timer = setTimeout(tick, REFRESH_MS);
-    else if (document.hidden) timer = setTimeout(load, REFRESH_MS);
+    else if (document.hidden) timer = setTimeout(tick, REFRESH_MS);
     else void load();
   }
 
