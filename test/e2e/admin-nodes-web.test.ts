@@ -6,9 +6,9 @@
  * figure next to Memory, and a rename with the panel's message; nothing refused is saved.
  */
 import type { Page } from 'playwright-core';
-import { describeWithBrowser, TestBrowser } from '../support/browser.js';
+import { adminWorld, describeWithBrowser } from '../support/browser.js';
 import { createLocalDemoServer, createNode, localNodeId } from '../support/fixtures.js';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD } from '../support/harness.js';
 
 // the page's globals, inside page.evaluate
 declare const window: any;
@@ -16,29 +16,16 @@ declare const window: any;
 const XSS = '<img src=x onerror=window.__xss=1>';
 
 describeWithBrowser('test/e2e/admin-nodes-web.test.ts')('editing a node on the administration page', () => {
-  let p: TestPlatform;
-  let tb: TestBrowser;
-  let admin: { token: string; user: any };
+  const w = adminWorld();
 
-  beforeAll(async () => {
-    p = await startTestPlatform({ localAgent: true, agentPort: 0 });
-    admin = await p.admin();
-    tb = await TestBrowser.launch();
-  }, 120_000);
-
-  afterAll(async () => {
-    await tb?.close();
-    await p?.stop();
-  }, 60_000);
-
-  const node = async (id: string) => (await p.request('GET', `/api/v1/nodes/${id}`, { token: admin.token })).body.data;
+  const node = async (id: string) => (await w.p.request('GET', `/api/v1/nodes/${id}`, { token: w.admin.token })).body.data;
   const card = (page: Page, name: string) => page.locator('li.node-card', { has: page.getByRole('heading', { level: 3, name, exact: true }) });
   const form = (page: Page) => page.locator('form.node-form');
   const input = (page: Page, label: string) => form(page).getByLabel(label, { exact: true });
 
   /** Signs in as the first administrator, opens Administration and the form of the node named `name`. */
   async function openForm(name: string): Promise<Page> {
-    const page = await tb.signedInPage(p.url, ADMIN_EMAIL, ADMIN_PASSWORD);
+    const page = await w.tb.signedInPage(w.p.url, ADMIN_EMAIL, ADMIN_PASSWORD);
     await page.getByRole('navigation').getByRole('link', { name: 'Admin' }).click();
     await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
     await card(page, name).getByRole('button', { name: `Edit ${name}`, exact: true }).click();
@@ -51,7 +38,7 @@ describeWithBrowser('test/e2e/admin-nodes-web.test.ts')('editing a node on the a
   }
 
   test('rename and more memory are saved (only they are sent); another node\'s name is refused next to Name', async () => {
-    const second = await createNode(p, admin.token, { name: 'second-node', port: 5099, memory: 1024, disk: 1024 });
+    const second = await createNode(w.p, w.admin.token, { name: 'second-node', port: 5099, memory: 1024, disk: 1024 });
     const page = await openForm('second-node');
     expect(await input(page, 'Name').inputValue()).toBe('second-node');
     expect(await input(page, 'Address').inputValue()).toBe('127.0.0.1');
@@ -91,13 +78,13 @@ describeWithBrowser('test/e2e/admin-nodes-web.test.ts')('editing a node on the a
     expect(await form(page).count()).toBe(0);
     expect(await card(page, XSS).getByRole('button', { name: `Edit ${XSS}`, exact: true }).evaluate((el: any) => el === el.ownerDocument.activeElement)).toBe(true);
     expect(await page.evaluate(() => window.__xss)).toBeUndefined();
-    expect(tb.problems).toEqual([]);
+    expect(w.tb.problems).toEqual([]);
   }, 90_000);
 
   test('the node `local` with a server: memory below its allocation and a rename are refused, nothing saved', async () => {
-    const owner = await p.newUser('Owner');
-    await createLocalDemoServer(p, admin.token, owner.token, 'Hosted world');
-    const localId = await localNodeId(p, admin.token);
+    const owner = await w.p.newUser('Owner');
+    await createLocalDemoServer(w.p, w.admin.token, owner.token, 'Hosted world');
+    const localId = await localNodeId(w.p, w.admin.token);
     const before = await node(localId);
     expect(before.allocated.memory).toBe(256);
     const page = await openForm('local');
@@ -119,6 +106,6 @@ describeWithBrowser('test/e2e/admin-nodes-web.test.ts')('editing a node on the a
     expect(await input(page, 'Name').getAttribute('aria-invalid')).toBe('true');
     expect(await input(page, 'Memory (MiB)').getAttribute('aria-invalid')).toBeNull();
     expect(await node(localId)).toMatchObject({ name: 'local', memory: before.memory });
-    expect(tb.problems).toEqual([]);
+    expect(w.tb.problems).toEqual([]);
   }, 120_000);
 });

@@ -9,9 +9,9 @@
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { ARTIFACTS, describeWithBrowser, horizontalOverflow, TestBrowser } from '../support/browser.js';
+import { adminWorld, ARTIFACTS, describeWithBrowser, horizontalOverflow, type TestBrowser } from '../support/browser.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
 // the page's globals, inside page.evaluate
@@ -20,30 +20,17 @@ declare const window: any;
 const XSS = '<img src=x onerror=window.__xss=1>';
 
 describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the administration', () => {
-  let p: TestPlatform;
-  let tb: TestBrowser;
-  let admin: { token: string; user: any };
+  const w = adminWorld();
 
-  beforeAll(async () => {
-    p = await startTestPlatform({ localAgent: true, agentPort: 0 });
-    admin = await p.admin();
-    tb = await TestBrowser.launch();
-  }, 120_000);
-
-  afterAll(async () => {
-    await tb?.close();
-    await p?.stop();
-  }, 60_000);
-
-  const account = (id: string) => p.request('GET', `/api/v1/admin/users/${id}`, { token: admin.token });
-  const signin = (email: string, password: string) => p.request('POST', '/api/v1/auth/signin', { body: { email, password } });
+  const account = (id: string) => w.p.request('GET', `/api/v1/admin/users/${id}`, { token: w.admin.token });
+  const signin = (email: string, password: string) => w.p.request('POST', '/api/v1/auth/signin', { body: { email, password } });
   const row = (page: Page, email: string) => page.locator('table.accounts tbody tr', { has: page.getByRole('link', { name: email, exact: true }) });
   const status = (page: Page, text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
   const alert = (page: Page, text: string | RegExp) => page.getByRole('alert').filter({ hasText: text }).waitFor();
 
   /** Signs in as the first administrator and opens Users from the navigation. */
   async function openScreen(opts: Parameters<TestBrowser['newPage']>[0] = {}): Promise<Page> {
-    const page = await tb.signedInPage(p.url, ADMIN_EMAIL, ADMIN_PASSWORD, opts);
+    const page = await w.tb.signedInPage(w.p.url, ADMIN_EMAIL, ADMIN_PASSWORD, opts);
     await page.getByRole('navigation').getByRole('link', { name: 'Admin' }).click();
     await page.getByRole('link', { name: /^Users/ }).click();
     await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
@@ -58,7 +45,7 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
   }
 
   test('search, rename, a new password, promote and demote: refusals next to their fields', async () => {
-    const alice = await p.newUser('Alice Example');
+    const alice = await w.p.newUser('Alice Example');
     const page = await openScreen();
 
     // the administrator's own row says so and has no Delete
@@ -97,12 +84,12 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     await page.getByLabel('New password', { exact: true }).fill('short');
     await page.getByRole('button', { name: 'Set password' }).click();
     await page.locator('#account-password-error').getByText('must be at least 8 characters').waitFor();
-    expect((await p.request('GET', '/api/v1/users/me', { token: alice.token })).status).toBe(200);
+    expect((await w.p.request('GET', '/api/v1/users/me', { token: alice.token })).status).toBe(200);
     await page.getByLabel('New password', { exact: true }).fill('brand-new-password-1');
     await page.getByRole('button', { name: 'Set password' }).click();
     await status(page, `New password set for ${alice.email}.`);
     expect(await page.getByLabel('New password', { exact: true }).inputValue()).toBe('');
-    expect((await p.request('GET', '/api/v1/users/me', { token: alice.token })).status).toBe(401);
+    expect((await w.p.request('GET', '/api/v1/users/me', { token: alice.token })).status).toBe(401);
     expect((await signin(alice.email, alice.password)).status).toBe(401);
     const again = await signin(alice.email, 'brand-new-password-1');
     expect(again.status).toBe(200);
@@ -113,12 +100,12 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     await page.getByRole('button', { name: 'Save role' }).click();
     await status(page, `${alice.email} is now an administrator.`);
     expect((await account(alice.user.id)).body.data.role).toBe('admin');
-    expect((await p.request('GET', '/api/v1/admin/users', { token: again.body.data.token })).status).toBe(200);
+    expect((await w.p.request('GET', '/api/v1/admin/users', { token: again.body.data.token })).status).toBe(200);
     await page.getByRole('combobox', { name: 'Role' }).selectOption('user');
     await page.getByRole('button', { name: 'Save role' }).click();
     await status(page, `${alice.email} is now a user.`);
     expect((await account(alice.user.id)).body.data.role).toBe('user');
-    expect((await p.request('GET', '/api/v1/admin/users', { token: again.body.data.token })).status).toBe(403);
+    expect((await w.p.request('GET', '/api/v1/admin/users', { token: again.body.data.token })).status).toBe(403);
 
     // back on the list (the search kept), the account as it is now
     await page.getByRole('link', { name: '← Users' }).click();
@@ -137,15 +124,15 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     await page.getByRole('combobox', { name: 'Role' }).selectOption('user');
     await page.getByRole('button', { name: 'Save role' }).click();
     await alert(page, 'This is the last administrator: promote another account first');
-    expect((await account(admin.user.id)).body.data.role).toBe('admin');
-    expect(tb.problems).toEqual([]);
+    expect((await account(w.admin.user.id)).body.data.role).toBe('admin');
+    expect(w.tb.problems).toEqual([]);
   }, 90_000);
 
   test('delete: refused for an account that owns a server, done after a confirm naming the email', async () => {
-    const owner = await p.newUser('Server Owner');
-    await createLocalDemoServer(p, admin.token, owner.token, 'Kept world');
-    const leaving = await p.newUser('Leaving Soon');
-    const other = await p.newUser('Leaving Too');
+    const owner = await w.p.newUser('Server Owner');
+    await createLocalDemoServer(w.p, w.admin.token, owner.token, 'Kept world');
+    const leaving = await w.p.newUser('Leaving Soon');
+    const other = await w.p.newUser('Leaving Too');
     const page = await openScreen({ dialogs: 'manual' });
     const dialogs: string[] = [];
     let answer = true;
@@ -189,11 +176,11 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     await status(page, `Deleted ${other.email}.`);
     expect(await asked()).toContain(`Delete the account ${other.email}?`);
     expect((await account(other.user.id)).status).toBe(404);
-    expect(tb.problems).toEqual([]);
+    expect(w.tb.problems).toEqual([]);
   }, 90_000);
 
   test('names are text, never markup: on the list, on the page, and as changed there', async () => {
-    const evil = await p.newUser(XSS);
+    const evil = await w.p.newUser(XSS);
     const page = await openScreen();
     await search(page, evil.email, '1 account matches');
     expect(await row(page, evil.email).locator('td').nth(1).textContent()).toBe(XSS);
@@ -211,13 +198,13 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     expect(await row(page, evil.email).locator('td').nth(1).textContent()).toBe(svg);
     expect(await page.locator('.accounts-view img, .accounts-view svg').count()).toBe(0);
     expect(await page.evaluate(() => window.__xss)).toBeUndefined();
-    expect(tb.problems).toEqual([]);
+    expect(w.tb.problems).toEqual([]);
   }, 60_000);
 
   test('pages of 20: next and previous, the page in the address', async () => {
     const tag = `pager${Date.now().toString(36)}`;
     for (let i = 0; i < 21; i++) {
-      const r = await p.request('POST', '/api/v1/auth/signup', { body: { email: `${tag}.${i}@example.com`, password: 'password-123', name: `Paged ${i}` } });
+      const r = await w.p.request('POST', '/api/v1/auth/signup', { body: { email: `${tag}.${i}@example.com`, password: 'password-123', name: `Paged ${i}` } });
       expect(r.status).toBe(201);
     }
     const page = await openScreen();
@@ -237,7 +224,7 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
   test('on a 390 px phone a 200-character email and a long name do not widen the page', async () => {
     const email = `${'x'.repeat(188)}@example.com`;
     expect(email).toHaveLength(200);
-    const r = await p.request('POST', '/api/v1/auth/signup', { body: { email, password: 'password-123', name: 'N'.repeat(100) } });
+    const r = await w.p.request('POST', '/api/v1/auth/signup', { body: { email, password: 'password-123', name: 'N'.repeat(100) } });
     expect(r.status).toBe(201);
     const page = await openScreen({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     const overflow = () => horizontalOverflow(page);
@@ -249,6 +236,6 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     await page.getByRole('heading', { level: 1, name: email }).waitFor();
     expect(await overflow()).toEqual({ scrollWidth: 390, width: 390, past: [] });
     await page.screenshot({ path: path.join(ARTIFACTS, 'admin-user-phone.png'), fullPage: true });
-    expect(tb.problems).toEqual([]);
+    expect(w.tb.problems).toEqual([]);
   }, 60_000);
 });

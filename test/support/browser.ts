@@ -126,6 +126,28 @@ export function webWorld(serverName: string): WebWorld {
   return w;
 }
 
+/** A platform with its local node agent, its first administrator signed in, and Chromium: an administration page test's start. */
+export interface AdminWorld {
+  p: TestPlatform;
+  tb: TestBrowser;
+  admin: { token: string; user: any };
+}
+
+/** Registers the hooks that start an AdminWorld before the file's tests and stop it after them. */
+export function adminWorld(): AdminWorld {
+  const w = {} as AdminWorld;
+  beforeAll(async () => {
+    w.p = await startTestPlatform({ localAgent: true, agentPort: 0 });
+    w.admin = await w.p.admin();
+    w.tb = await TestBrowser.launch();
+  }, 120_000);
+  afterAll(async () => {
+    await w.tb?.close();
+    await w.p?.stop();
+  }, 60_000);
+  return w;
+}
+
 /** The page's own `document`, in functions that run in the browser (page.evaluate). */
 declare const document: any;
 
