@@ -106,8 +106,18 @@ test('removing a subuser through the upper-case id closes their node console soc
 
 test('a subuser added through the upper-case server id reaches the serverActivity subscribers (as GET /activity lists it)', async () => {
   const sub = subscribe(open(owner.token), 'subscription($id: ID!) { serverActivity(serverId: $id) { event } }', { id: serverId });
-  expect((await p.request('POST', `/api/v1/servers/${serverId}/files/directory`, { token: owner.token, body: { path: 'live-check' } })).status).toBe(201);
-  await until(() => sub.items.length >= 1 || null, 10_000, 'the feed to be live');
+  // a folder a second until the feed delivers one: an entry recorded before the subscription is attached reaches no one
+  let made = 0;
+  await until(
+    async () => {
+      if (sub.items.length) return true;
+      expect((await p.request('POST', `/api/v1/servers/${serverId}/files/directory`, { token: owner.token, body: { path: `live-check-${++made}` } })).status).toBe(201);
+      return null;
+    },
+    15_000,
+    'the feed to be live',
+    1_000,
+  );
   const friend = await p.newUser('Friend5');
   expect((await p.request('POST', `/api/v1/servers/${serverId.toUpperCase()}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['file.read'] } })).status).toBe(201);
   const listed = await p.request('GET', `/api/v1/servers/${serverId}/activity?event=server:subuser.create`, { token: owner.token });
