@@ -4,7 +4,8 @@
  * whatever the password and wherever they come from, so that guessing one account's password from many
  * addresses gets no further than the per-address budget allows from one. A successful sign-in clears
  * the count. With REDIS_URL the counts are kept in Redis, shared by every gateway instance (else N
- * instances would allow N × 10 guesses); while Redis does not answer, each instance counts in memory.
+ * instances would allow N × 10 guesses); each instance also counts its own in memory, which holds
+ * while Redis does not answer.
  */
 import type Redis from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
@@ -16,9 +17,11 @@ export const SIGNIN_WINDOW_SECONDS = 15 * 60;
 
 /**
  * Counts of failures per key (an account's sign-ins, an address's node signatures) that must hold
- * across gateway instances: in memory until `share` is called (REDIS_URL set), then in Redis under
- * `hostpanel:<namespace>:<keyPrefix>` (the namespace is the database the instances share), and in
- * memory again on this instance while Redis is away (redisOrMemory, src/http/rate-limit.ts).
+ * across gateway instances. This instance counts every failure in memory; once `share` is called
+ * (REDIS_URL set) it counts them in Redis too, under `hostpanel:<namespace>:<keyPrefix>` (the
+ * namespace is the database the instances share), and Redis's count, the instances' sum, decides. While
+ * Redis stalls or is away (redisOrMemory, src/http/rate-limit.ts) this instance's own count decides, so
+ * an outage in the middle of a guessing run gives no key more tries on this instance than it had left.
  */
 export class FailureCounts {
   private readonly memory: RateLimiterMemory;
@@ -28,7 +31,7 @@ export class FailureCounts {
     this.memory = new RateLimiterMemory(opts);
   }
 
-  /** From now on, count in `redis`, shared by the instances of one platform (`namespace`). */
+  /** From now on, count in `redis` as well, shared by the instances of one platform (`namespace`). */
   share(redis: Redis, namespace: string): void {
     const store = new RateLimiterRedis({ storeClient: redis, keyPrefix: `hostpanel:${namespace}:${this.opts.keyPrefix}`, points: this.opts.points, duration: this.opts.duration });
     this.shared = { store, pick: redisOrMemory(redis, this.opts.keyPrefix) };
@@ -36,24 +39,28 @@ export class FailureCounts {
 
   /** Rejects with a RateLimiterRes when the key's points are used up. */
   consume(key: string, points = 1): Promise<RateLimiterRes> {
-    return this.run((store) => store.consume(key, points));
+    return this.both((store) => store.consume(key, points));
   }
 
   penalty(key: string, points = 1): Promise<RateLimiterRes> {
-    return this.run((store) => store.penalty(key, points));
+    return this.both((store) => store.penalty(key, points));
   }
 
   get(key: string): Promise<RateLimiterRes | null> {
-    return this.run((store) => store.get(key));
+    return this.both((store) => store.get(key));
   }
 
   delete(key: string): Promise<boolean> {
-    return this.run((store) => store.delete(key));
+    return this.both((store) => store.delete(key));
   }
 
-  private run<T>(op: (store: RateLimiterAbstract) => Promise<T>): Promise<T> {
+  /** `op` on this instance's count and, when shared, on Redis's: Redis's outcome when it answers, else this instance's. */
+  private both<T>(op: (store: RateLimiterAbstract) => Promise<T>): Promise<T> {
+    const local = op(this.memory);
     const shared = this.shared;
-    return shared ? shared.pick(() => op(shared.store), () => op(this.memory)) : op(this.memory);
+    if (!shared) return local;
+    local.catch(() => undefined); // a refusal here is this instance's answer only when Redis does not answer
+    return shared.pick(() => op(shared.store), () => local);
   }
 }
 

@@ -4,6 +4,8 @@
  * counted in memory meanwhile, REST and GraphQL alike. Needs REDIS_URL; without it the test is
  * skipped (and says so).
  */
+import Redis from 'ioredis';
+import { SIGNIN_FAILURES } from '../../src/services/signin-throttle.js';
 import { HoldingProxy } from '../support/redis-proxy.js';
 import { redisOnly } from '../support/redis-only.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
@@ -56,5 +58,33 @@ describeRedis('a Redis that hangs under the rate limiter', () => {
     expect(during).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
 
     proxy.release();
+  }, 60_000);
+
+  // the sign-in throttle falls back on its own: the hang above (other buckets) left it counting in Redis
+  test('a Redis that hangs in the middle of a guessing run gives the account no more sign-in tries than the throttle allows', async () => {
+    const u = await p.newUser('guessed');
+    const signin = (password: string) => p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password } });
+    const before = 4;
+    for (let i = 0; i < before; i++) expect((await signin(`wrong-${i}`)).status).toBe(401);
+    const direct = new Redis(REDIS_URL, { lazyConnect: true });
+    try {
+      await direct.connect();
+      const keys = await direct.keys(`hostpanel:${p.dbName}:signin-failures*`);
+      expect(keys).toHaveLength(1);
+      expect(Number(await direct.get(keys[0]!))).toBe(before);
+    } finally {
+      direct.disconnect();
+    }
+
+    proxy.hold();
+    try {
+      const during: number[] = [];
+      for (let i = 0; i < SIGNIN_FAILURES; i++) during.push((await signin(`wrong-during-${i}`)).status);
+      expect(during.filter((s) => s === 401)).toHaveLength(SIGNIN_FAILURES - before);
+      expect(during.filter((s) => s === 429)).toHaveLength(before);
+      expect((await signin(u.password)).status).toBe(429);
+    } finally {
+      proxy.release();
+    }
   }, 60_000);
 });
