@@ -92,7 +92,7 @@ maybe('the web page through a day', () => {
 
   test('a backup refused by the limit, then made once one is deleted: the refusal goes', async () => {
     const { p, tb, owner, admin, serverId } = w;
-    expect((await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: admin, body: { backupLimit: 1 } })).status).toBe(200);
+    expect((await p.request('PATCH', `/api/v1/servers/${serverId}`, { token: admin.token, body: { backupLimit: 1 } })).status).toBe(200);
     const page = await tb.signedInPage(p.url, owner.email, owner.password);
     await page.goto(`${p.url}/servers/${serverId}/backups`);
     const row = (name: string) => page.locator('tr[data-backup]', { hasText: name });

@@ -97,35 +97,6 @@ export async function holdLiveSocket(page: Page): Promise<() => void> {
   return release;
 }
 
-/** A platform with its local node agent, an owner with a demo server, and Chromium: what a web page test starts from. */
-export interface WebWorld {
-  p: TestPlatform;
-  tb: TestBrowser;
-  admin: string;
-  owner: { token: string; user: any; email: string; password: string };
-  serverId: string;
-}
-
-/**
- * Registers the hooks that start a WebWorld before the file's tests (the owner's demo server named
- * `serverName`) and stop it after them; its fields are set once the `beforeAll` hooks have run.
- */
-export function webWorld(serverName: string): WebWorld {
-  const w = {} as WebWorld;
-  beforeAll(async () => {
-    w.p = await startTestPlatform({ localAgent: true, agentPort: 0 });
-    w.admin = (await w.p.admin()).token;
-    w.owner = await w.p.newUser('Owner');
-    w.serverId = await createLocalDemoServer(w.p, w.admin, w.owner.token, serverName);
-    w.tb = await TestBrowser.launch();
-  }, 120_000);
-  afterAll(async () => {
-    await w.tb?.close();
-    await w.p?.stop();
-  }, 60_000);
-  return w;
-}
-
 /** A platform with its local node agent, its first administrator signed in, and Chromium: an administration page test's start. */
 export interface AdminWorld {
   p: TestPlatform;
@@ -144,6 +115,25 @@ export function adminWorld(): AdminWorld {
   afterAll(async () => {
     await w.tb?.close();
     await w.p?.stop();
+  }, 60_000);
+  return w;
+}
+
+/** An AdminWorld plus an owner with a demo server: what a server page test starts from. */
+export interface WebWorld extends AdminWorld {
+  owner: { token: string; user: any; email: string; password: string };
+  serverId: string;
+}
+
+/**
+ * Registers the hooks that start a WebWorld before the file's tests (the owner's demo server named
+ * `serverName`) and stop it after them; its fields are set once the `beforeAll` hooks have run.
+ */
+export function webWorld(serverName: string): WebWorld {
+  const w = adminWorld() as WebWorld;
+  beforeAll(async () => {
+    w.owner = await w.p.newUser('Owner');
+    w.serverId = await createLocalDemoServer(w.p, w.admin.token, w.owner.token, serverName);
   }, 60_000);
   return w;
 }
