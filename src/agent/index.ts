@@ -246,8 +246,8 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     backups,
     failures: new FailureCounter(),
     revoke: (serverId, userId, at) => gateway.revoke(serverId, userId, at) + (sftp?.server.revoke(userId, serverId) ?? 0),
-    revokeSftp: (userId) => sftp?.server.revoke(userId) ?? 0,
-    revokeUser: (userId, at) => gateway.revoke(null, userId, at) + (sftp?.server.revoke(userId, undefined, HANG_UP_REASONS.accountChanged) ?? 0),
+    revokeUser: (userId, at, reason) =>
+      gateway.revoke(null, userId, at) + (sftp?.server.revoke(userId, undefined, reason === 'password' ? HANG_UP_REASONS.passwordChanged : HANG_UP_REASONS.accountChanged) ?? 0),
     bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000,
   });
   const gateway = new ConsoleGateway({

@@ -113,13 +113,17 @@ export class AccountsService {
     });
   }
 
-  /** After a committed change that took something away: every instance re-checks the account's sockets, every node closes its own. */
-  private async takeBack(userId: string): Promise<void> {
+  /**
+   * After a committed change that took something away (here, or the account's own password change):
+   * every instance re-checks the account's GraphQL sockets, every node closes its console sockets and
+   * SFTP sessions and refuses the console tokens issued before now.
+   */
+  async takeBack(userId: string, reason: 'account' | 'password' = 'account'): Promise<void> {
     await this.bus.publish(ACCOUNTS_CHANNEL, accessChanged(userId)).catch((err: Error) => log.warn({ userId, err: err.message }, 'could not announce an account change to the other instances'));
     // dated after the commit on the panel's clock (console tokens' issue times are): a token minted before it is refused
     const at = Date.now();
     await this.agents
-      .callEveryNode('POST', '/api/users/revoke', { userId, at }, "could not tell a node to close an account's console and SFTP sessions")
+      .callEveryNode('POST', '/api/users/revoke', { userId, at, reason }, "could not tell a node to close an account's console and SFTP sessions")
       .catch((err: Error) => log.warn({ userId, err: err.message }, 'could not tell the nodes of an account change'));
   }
 }

@@ -88,7 +88,9 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const auth = new AuthService(orm, config, activity, throttle);
   const users = new UsersService(orm, activity);
   const sftp = new SftpService(orm, auth, access, activity, agents);
-  users.onPasswordChanged((userId) => sftp.endSessions(userId));
+  const accounts = new AccountsService(orm, activity, bus, agents);
+  // a password change ends the account's other sessions; what they hold open on the nodes closes too
+  users.onPasswordChanged((userId) => void accounts.takeBack(userId, 'password'));
   const backups = new BackupsService(orm, access, agents, activity, bus);
   const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, access, () => orm.em, config.stopGraceSeconds), clock);
   const nodeAgent = new NodeAgentService(orm, activity);
@@ -101,7 +103,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
     nodes: new NodesService(orm, masterKey, activity, config.localAgent),
     blueprints: new BlueprintsService(orm, activity),
     admin: new AdminService(orm),
-    accounts: new AccountsService(orm, activity, bus, agents),
+    accounts,
     plants: new PlantsService(orm),
     power,
     console: consoles,

@@ -10,7 +10,6 @@ import { Node } from '../entities/Node.js';
 import { Server } from '../entities/Server.js';
 import type { User } from '../entities/User.js';
 import { AppError } from '../errors.js';
-import { childLogger } from '../logger.js';
 import type { AgentClient } from '../nodes/agent-client.js';
 import { demand, holdsAll, may, type ServerAccess } from '../permissions/policy.js';
 import type { SftpGrant } from '../shared/node-protocol.js';
@@ -19,8 +18,6 @@ import type { AccessService } from './access.service.js';
 import type { ActivityRecorder } from './activity.service.js';
 import type { Actor } from './actor.js';
 import type { AuthService } from './auth.service.js';
-
-const log = childLogger('panel');
 
 const loginInput = z.object({
   username: z.string().max(400),
@@ -90,11 +87,6 @@ export class SftpService {
       username: `${actor!.user.email}.${server.id.slice(0, 8)}`,
       fingerprint: server.node.sftpFingerprint,
     };
-  }
-
-  /** Ends the user's SFTP sessions on every node (their password changed); best effort, in the background. */
-  endSessions(userId: string): void {
-    this.agents.callEveryNode('POST', '/api/sftp/revoke', { userId }, 'could not end SFTP sessions on a node').catch((err: Error) => log.warn({ userId, err: err.message }, 'could not end SFTP sessions'));
   }
 
   /** The file deny-list of the server's blueprint. */

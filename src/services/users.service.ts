@@ -39,7 +39,7 @@ export class UsersService {
    */
   private readonly passwordListeners: ((userId: string) => void)[] = [];
 
-  /** Calls `listener` once a password change is committed (live SFTP sessions of the account end). */
+  /** Calls `listener` once a password change is committed (what the account holds open on the nodes closes: src/services/index.ts). */
   onPasswordChanged(listener: (userId: string) => void): void {
     this.passwordListeners.push(listener);
   }

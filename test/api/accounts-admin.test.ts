@@ -139,6 +139,33 @@ test('a password set by an administrator ends every session of the account, its 
   expect(JSON.stringify(entry)).not.toContain('a-new-password-1');
 });
 
+test("a user's own password change closes what their other sessions hold open on the nodes; the session that changed it stays", async () => {
+  const u = await p.newUser('Careful');
+  const share = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: u.email, permissions: ['websocket.connect', 'file.sftp', 'file.read'] } });
+  expect(share.status).toBe(201);
+  // someone else signed in with the old password: a second session, holding a console socket open
+  const other = await signin(u.email, u.password);
+  expect(other.status).toBe(200);
+  const held = await holdOpen({ ...u, token: other.body.data.token });
+  const mine = clients.open(p.url, u.token);
+  const mySub = subscribe(mine, CONSOLE_LINES, { id: serverId });
+
+  const r = await p.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: 'a-new-password-2', currentPassword: u.password } });
+  expect(r.status).toBe(200);
+  await until(() => held.sub.done && held.socket.closeCode !== null && held.sftpClosed(), 3_000, "the other session's subscription, console socket and SFTP session to end");
+  expect(held.socket.closeCode).toBe(4403);
+  await expectTokenRevoked(held.consoleUrl, held.consoleToken);
+  expect((await p.request('GET', '/api/v1/users/me', { token: other.body.data.token })).status).toBe(401);
+  // this session goes on: its subscription is open, and a console token issued now is accepted
+  expect((await p.request('GET', '/api/v1/users/me', { token: u.token })).status).toBe(200);
+  expect(mySub.done).toBe(false);
+  const t = await p.request('GET', `/api/v1/servers/${serverId}/console-token`, { token: u.token });
+  expect(t.status).toBe(200);
+  const socket = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
+  opened.push({ end: () => socket.ws.terminate() });
+  expect(socket.closeCode).toBeNull();
+});
+
 test('deleting an account closes its GraphQL socket, console socket and SFTP session, and refuses its console token', async () => {
   const friend = await p.newUser('Friend');
   const share = await p.request('POST', `/api/v1/servers/${serverId}/subusers`, { token: owner.token, body: { email: friend.email, permissions: ['websocket.connect', 'control.console', 'file.sftp', 'file.read'] } });

@@ -10,7 +10,7 @@ import { AgentError, notFound } from '../errors';
 import { SERVER_ID_RE } from '../paths';
 import type { ServerManager } from '../server/manager';
 import type { SystemStats } from '../system';
-import { commandSchema, parseBody, parseSpec, powerSchema, revokeSchema } from './validation';
+import { commandSchema, parseBody, parseSpec, powerSchema, revokeSchema, userRevokeSchema, type UserRevokeReason } from './validation';
 
 const log = childLogger('agent');
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -27,14 +27,12 @@ export interface ApiContext {
   failures: FailureCounter;
   /** Closes `userId`'s console sockets to the server; returns how many. */
   revoke(serverId: string, userId: string, at?: number): number;
-  /** Ends the user's SFTP sessions on every server of the node (their password changed); returns how many. */
-  revokeSftp(userId: string): number;
   /**
-   * Takes back everything the user holds on the node as of `at` (an administrator deleted their account,
-   * set its password or took its administrator role): console sockets and tokens on every server, and
-   * SFTP sessions; returns how many closed.
+   * Takes back everything the user holds on the node as of `at` (`account`: an administrator deleted
+   * their account, set its password or took its administrator role; `password`: they changed their
+   * password): console sockets and tokens on every server, and SFTP sessions; returns how many closed.
    */
-  revokeUser(userId: string, at?: number): number;
+  revokeUser(userId: string, at: number | undefined, reason: UserRevokeReason): number;
   /** how long a request's body may take to arrive (a streamed write's: how long it may stall); src/shared/body-time.ts */
   bodyTimeoutMs: number;
 }
@@ -160,10 +158,9 @@ interface Route {
 }
 
 const SYSTEM = /^\/api\/system$/;
-const SFTP_REVOKE = /^\/api\/sftp\/revoke$/;
 const USER_REVOKE = /^\/api\/users\/revoke$/;
 /** Routes of the whole node (no server id in their path). */
-const NODE_WIDE = new Set([SYSTEM, SFTP_REVOKE, USER_REVOKE]);
+const NODE_WIDE = new Set([SYSTEM, USER_REVOKE]);
 const server = (sub = '') => new RegExp(`^/api/servers/([^/]+)${sub ? `/${sub}` : ''}$`);
 
 /** The agent's routes (the file routes are src/agent/http/files.ts's). */
@@ -205,13 +202,12 @@ const ROUTES: Route[] = [
       return { closed: ctx.revoke(id, userId, at) };
     },
   },
-  { method: 'POST', path: SFTP_REVOKE, handle: (ctx, _id, body) => ({ closed: ctx.revokeSftp(parseBody(revokeSchema, body()).userId) }) },
   {
     method: 'POST',
     path: USER_REVOKE,
     handle: (ctx, _id, body) => {
-      const { userId, at } = parseBody(revokeSchema, body());
-      return { closed: ctx.revokeUser(userId, at) };
+      const { userId, at, reason } = parseBody(userRevokeSchema, body());
+      return { closed: ctx.revokeUser(userId, at, reason ?? 'account') };
     },
   },
   { method: 'GET', path: server('logs'), handle: (ctx, id) => ({ lines: ctx.manager.get(id).buffer.lines() }) },

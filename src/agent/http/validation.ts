@@ -55,6 +55,10 @@ export const serverSpecSchema = z.object({
 
 /** `at`: when the rights changed, on the panel's clock (ms); without it, now. */
 export const revokeSchema = z.object({ userId: z.string().min(1).max(128), at: z.number().int().nonnegative().optional() });
+/** Why a user's sessions end on the whole node: an administrator changed the account, or its own password changed. */
+export const USER_REVOKE_REASONS = ['account', 'password'] as const;
+export type UserRevokeReason = (typeof USER_REVOKE_REASONS)[number];
+export const userRevokeSchema = revokeSchema.extend({ reason: z.enum(USER_REVOKE_REASONS).optional() });
 export const powerSchema = z.object({ action: z.enum(POWER_ACTIONS as unknown as [string, ...string[]]) });
 export const commandSchema = z.object({
   command: z
