@@ -33,8 +33,10 @@ import {
   GraphQLError,
   specifiedRules,
   validate,
+  type DocumentNode,
   type ExecutionArgs,
   type GraphQLSchema,
+  type ValidationRule,
 } from 'graphql';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { parseOperationText } from './parse-text.js';
@@ -58,6 +60,7 @@ import { sharedSubscribe, type DirectContext } from './shared-subscribe.js';
 import { SendBudget } from '../shared/send-budget.js';
 import { setMaxMessageBytes } from '../shared/ws-internals.js';
 import { SocketCaps, WS_TOO_MANY } from './ws-caps.js';
+import { CredentialWatch, WS_FORBIDDEN, WS_UNAUTHORIZED } from './ws-credentials.js';
 import { coerceVariables } from './variables.js';
 import { budgetLargeMessages } from './ws-large-messages.js';
 import { sendOrDrop, serveGraphQLWs } from './ws-transport.js';
@@ -65,16 +68,7 @@ import { sendOrDrop, serveGraphQLWs } from './ws-transport.js';
 const log = childLogger('graphql-ws');
 
 export const WS_PATH = '/graphql';
-/** Close codes: the same 4401 as the node console channel for bad credentials. */
-export const WS_UNAUTHORIZED = 4401;
-export const WS_FORBIDDEN = 4403;
-/**
- * How often an open connection's credential is checked again (see watchCredential). docs/api.md
- * promises the close within 5 s of a sign-out, a revoked token or a password change: a change just
- * after one check is seen by the next, so the interval plus the database read and the close frame
- * must stay under 5 s. Every 4 s leaves a second for them.
- */
-export const CREDENTIAL_RECHECK_MS = 4_000;
+export { CREDENTIAL_RECHECK_MS, WS_FORBIDDEN, WS_UNAUTHORIZED } from './ws-credentials.js';
 /** The most a socket may send in one message before its `connection_init` is accepted (as an anonymous HTTP body). */
 export const ANONYMOUS_MESSAGE_BYTES = 1024 * 1024;
 
@@ -124,85 +118,12 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
   /** Frees a socket's anonymous slot (when it authenticates or closes), by its upgrade request. */
   const anonymousSlots = new WeakMap<IncomingMessage, () => void>();
 
-  // The panel has no other WebSocket endpoint: an upgrade to any other path is answered 404 and closed.
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    let pathname: string | null;
-    try {
-      pathname = new URL(req.url ?? '/', 'http://x').pathname;
-    } catch {
-      pathname = null;
-    }
-    if (pathname !== WS_PATH) return answerOnSocket(socket, AppError.notFound(`WebSocket endpoint ${pathname ?? ''}`));
-    const address = clientAddress(req);
-    if (!caps.admitAnonymous(address)) {
-      return answerOnSocket(
-        socket,
-        new AppError('RATE_LIMITED', `Too many unauthenticated WebSocket connections from this address (at most ${caps.limits.anonymousPerAddress}). Authenticate or close the others, then retry.`),
-      );
-    }
-    const release = caps.anonymousRelease(address);
-    socket.once('close', release);
-    wss.handleUpgrade(req, socket, head, (ws) => {
-      anonymousSlots.set(req, release);
-      wss.emit('connection', ws, req);
-    });
-  };
-  httpServer.on('upgrade', onUpgrade);
+  const stopUpgrades = admitUpgrades(httpServer, wss, caps, anonymousSlots);
 
   const authenticate = (secret: string) => RequestContext.create(orm.em, () => services.auth.authenticate(secret));
 
-  /**
-   * A connection lives as long as its credential: signing out, revoking the API token, a password
-   * change that ends the session, or its expiry closes it with 4401 within 5 s (a check every CREDENTIAL_RECHECK_MS, then the read),
-   * on whichever gateway instance holds it (the check reads the database). A change an administrator
-   * makes to the account (src/services/accounts.service.ts: deleted, its password set, its
-   * administrator role taken away) is announced on the bus and checked at once; a connection opened
-   * or used as an administrator closes with 4403 once the account is one no longer (what it watched
-   * may have been other users' servers). The connections of one credential (a dashboard's many tabs, one
-   * integration's many sockets) share one check. A failed check (database unreachable) keeps them
-   * and tries again next time.
-   */
-  // by credential: its account, and its sockets with whether each connected or ran an operation as an administrator
-  const watched = new Map<string, { userId: string; sockets: Map<WebSocket, { admin: boolean }>; timer: NodeJS.Timeout }>();
-  const recheck = (secret: string) => {
-    const entry = watched.get(secret);
-    if (!entry) return;
-    authenticate(secret).then(
-      (still) => {
-        for (const [socket, opened] of entry.sockets) {
-          if (socket.readyState !== socket.OPEN) continue;
-          if (!still) socket.close(WS_UNAUTHORIZED, 'Your credentials are no longer valid');
-          else if (opened.admin && still.user.role !== 'admin') socket.close(WS_FORBIDDEN, 'Your account is no longer an administrator: connect again');
-        }
-      },
-      (err: unknown) => log.warn({ err }, 'could not re-check a GraphQL connection\'s credential; trying again later'),
-    );
-  };
-  const watchCredential = (socket: WebSocket, secret: string, actor: Actor) => {
-    let entry = watched.get(secret);
-    if (!entry) {
-      const timer = setInterval(() => recheck(secret), CREDENTIAL_RECHECK_MS);
-      timer.unref();
-      watched.set(secret, (entry = { userId: actor.user.id, sockets: new Map(), timer }));
-    }
-    entry.sockets.set(socket, { admin: actor.user.role === 'admin' });
-    socket.once('close', () => {
-      entry.sockets.delete(socket);
-      if (entry.sockets.size) return;
-      clearInterval(entry.timer);
-      watched.delete(secret);
-    });
-  };
-  /** An operation on the socket ran as an administrator (the account may have become one after it connected). */
-  const actedAsAdmin = (socket: WebSocket, secret: string) => {
-    const opened = watched.get(secret)?.sockets.get(socket);
-    if (opened) opened.admin = true;
-  };
-  // an account change on any instance (no user: any account's may have been missed) re-checks its connections now
-  const accountWatch = services.accounts.watch((userId) => {
-    for (const [secret, entry] of watched) if (userId === undefined || entry.userId === userId) recheck(secret);
-  });
-  accountWatch.catch((err: unknown) => log.warn({ err }, 'could not listen for account changes: GraphQL connections see them at their next periodic check'));
+  // every accepted socket is closed once its credential no longer holds (src/graphql/ws-credentials.ts)
+  const credentials = new CredentialWatch(authenticate, (listener) => services.accounts.watch(listener));
 
   /** Runs one operation: fresh ORM context, re-authentication, rate limit, then graphql execute/subscribe. */
   const run = (kind: 'execute' | 'subscribe') => async (args: ExecutionArgs) =>
@@ -245,7 +166,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
         anonymousSlots.get(req)?.();
         (ctx.extra as ConnExtra).secret = found.secret;
         (ctx.extra as ConnExtra).actor = actor;
-        watchCredential(ctx.extra.socket, found.secret, actor);
+        credentials.watch(ctx.extra.socket, found.secret, actor);
         allowMessagesUpTo(ctx.extra.socket, maxMessageBytes);
         if (deps.largeBodies && maxMessageBytes > ANONYMOUS_MESSAGE_BYTES) {
           budgetLargeMessages(ctx.extra.socket, actor.user.id, deps.largeBodies, ANONYMOUS_MESSAGE_BYTES, maxMessageBytes);
@@ -258,21 +179,9 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
           const limit = caps.limits.subscriptionsPerUser;
           return [graphQLErrorOf(new AppError('RATE_LIMITED', `Too many live operations: at most ${limit} per account. Stop a subscription, then retry.`, { limit }))];
         }
-        let document;
-        try {
-          document = parseOperationText(payload.query);
-        } catch (err) {
-          return [err instanceof GraphQLError ? err : new GraphQLError('Invalid query.', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
-        }
-        const errors = validate(schema, document, rules);
-        if (errors.length) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
-        const operation = resolveOperation(document, payload.operationName);
-        if (operation instanceof GraphQLError) return [operation];
-        const tooMuch = checkLimits(schema, document, payload.variables ?? undefined, payload.operationName);
-        if (tooMuch) return [tooMuch];
-        // variables are coerced here, as Apollo does over HTTP, so that bad ones get the same VALIDATION_ERROR
-        const coerced = coerceVariables(schema, operation.variableDefinitions ?? [], payload.variables ?? {});
-        if ('errors' in coerced) return coerced.errors;
+        const checked = checkOperation(schema, rules, payload);
+        if (!('document' in checked)) return [...checked];
+        const { document, variables } = checked;
         const socket = ctx.extra.socket;
         const prefix = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
         const secret = (ctx.extra as ConnExtra).secret;
@@ -283,14 +192,14 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
           res: null,
           loaders: createLoaders(services),
           __secret: secret,
-          __actedAsAdmin: () => secret && actedAsAdmin(socket, secret),
+          __actedAsAdmin: () => secret && credentials.actedAsAdmin(socket, secret),
           // a subscription's events are written here, each payload serialised once for all its subscribers
           __direct: (payload) => sendOrDrop(socket, prefix + payload + '}', budget),
         };
         return {
           schema,
           document,
-          variableValues: payload.variables ?? undefined,
+          variableValues: variables,
           operationName: payload.operationName ?? undefined,
           contextValue,
         };
@@ -311,11 +220,71 @@ export function attachGraphQLWebSocket(deps: GraphQLWsDeps): { close(): Promise<
 
   return {
     async close() {
-      httpServer.off('upgrade', onUpgrade);
-      await accountWatch.then((stop) => stop()).catch(() => undefined);
+      stopUpgrades();
+      await credentials.close();
       for (const client of wss.clients) client.close(1001, 'Server shutting down');
       await disposable.dispose();
       await new Promise<void>((resolve) => wss.close(() => resolve()));
     },
   };
+}
+
+/**
+ * Upgrades to WS_PATH, for an address under its cap of sockets that have not authenticated yet (the
+ * slot is freed by `anonymousSlots`' entry when the socket authenticates, or when it closes); the
+ * panel has no other WebSocket endpoint: an upgrade to any other path is answered 404 and closed.
+ * Returns the listener's removal.
+ */
+function admitUpgrades(httpServer: HttpServer, wss: WebSocketServer, caps: SocketCaps, anonymousSlots: WeakMap<IncomingMessage, () => void>): () => void {
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    let pathname: string | null;
+    try {
+      pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    } catch {
+      pathname = null;
+    }
+    if (pathname !== WS_PATH) return answerOnSocket(socket, AppError.notFound(`WebSocket endpoint ${pathname ?? ''}`));
+    const address = clientAddress(req);
+    if (!caps.admitAnonymous(address)) {
+      return answerOnSocket(
+        socket,
+        new AppError('RATE_LIMITED', `Too many unauthenticated WebSocket connections from this address (at most ${caps.limits.anonymousPerAddress}). Authenticate or close the others, then retry.`),
+      );
+    }
+    const release = caps.anonymousRelease(address);
+    socket.once('close', release);
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      anonymousSlots.set(req, release);
+      wss.emit('connection', ws, req);
+    });
+  };
+  httpServer.on('upgrade', onUpgrade);
+  return () => httpServer.off('upgrade', onUpgrade);
+}
+
+/**
+ * An operation's text checked as over HTTP: parsed, validated, one operation chosen, within the depth
+ * and cost limits, its variables coerced (so bad ones get the same VALIDATION_ERROR as Apollo gives).
+ * The errors to answer with, or the document and its variables.
+ */
+function checkOperation(
+  schema: GraphQLSchema,
+  rules: ValidationRule[],
+  payload: { query: string; operationName?: string | null; variables?: Record<string, unknown> | null },
+): readonly GraphQLError[] | { document: DocumentNode; variables: Record<string, unknown> | undefined } {
+  let document: DocumentNode;
+  try {
+    document = parseOperationText(payload.query);
+  } catch (err) {
+    return [err instanceof GraphQLError ? err : new GraphQLError('Invalid query.', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } })];
+  }
+  const errors = validate(schema, document, rules);
+  if (errors.length) return errors.map((e) => new GraphQLError(e.message, { nodes: e.nodes, extensions: { code: 'GRAPHQL_VALIDATION_FAILED' } }));
+  const operation = resolveOperation(document, payload.operationName);
+  if (operation instanceof GraphQLError) return [operation];
+  const tooMuch = checkLimits(schema, document, payload.variables ?? undefined, payload.operationName);
+  if (tooMuch) return [tooMuch];
+  const coerced = coerceVariables(schema, operation.variableDefinitions ?? [], payload.variables ?? {});
+  if ('errors' in coerced) return coerced.errors;
+  return { document, variables: payload.variables ?? undefined };
 }
