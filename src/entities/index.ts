@@ -4,6 +4,7 @@ import { ApiToken } from './ApiToken.js';
 import { Blueprint } from './Blueprint.js';
 import { Node } from './Node.js';
 import { NodeNonce } from './NodeNonce.js';
+import { NodeNotice } from './NodeNotice.js';
 import { Plant } from './Plant.js';
 import { Schedule } from './Schedule.js';
 import { ScheduleRun } from './ScheduleRun.js';
@@ -12,5 +13,5 @@ import { Session } from './Session.js';
 import { Subuser } from './Subuser.js';
 import { User } from './User.js';
 
-export { Activity, Backup, ApiToken, Blueprint, Node, NodeNonce, Plant, Schedule, ScheduleRun, Server, Session, Subuser, User };
-export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant, Subuser, Activity, Backup, Schedule, ScheduleRun, NodeNonce];
+export { Activity, Backup, ApiToken, Blueprint, Node, NodeNonce, NodeNotice, Plant, Schedule, ScheduleRun, Server, Session, Subuser, User };
+export const ENTITIES = [User, Session, ApiToken, Node, Blueprint, Server, Plant, Subuser, Activity, Backup, Schedule, ScheduleRun, NodeNonce, NodeNotice];

@@ -13,6 +13,7 @@ import { Migration20261128000000BackupDeleting } from './Migration20261128000000
 import { Migration20261129000000NodeNonces } from './Migration20261129000000NodeNonces.js';
 import { Migration20261129010000ScheduleRunAlive } from './Migration20261129010000ScheduleRunAlive.js';
 import { Migration20261129020000StatusSeq } from './Migration20261129020000StatusSeq.js';
+import { Migration20261130000000NodeNotices } from './Migration20261130000000NodeNotices.js';
 
 /** Every migration in order. New migrations are appended here (explicit list: works from ts and js). */
 export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
@@ -29,4 +30,5 @@ export const MIGRATIONS: { name: string; class: Constructor<Migration> }[] = [
   { name: 'Migration20261129000000NodeNonces', class: Migration20261129000000NodeNonces },
   { name: 'Migration20261129010000ScheduleRunAlive', class: Migration20261129010000ScheduleRunAlive },
   { name: 'Migration20261129020000StatusSeq', class: Migration20261129020000StatusSeq },
+  { name: 'Migration20261130000000NodeNotices', class: Migration20261130000000NodeNotices },
 ];

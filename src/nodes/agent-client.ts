@@ -46,15 +46,6 @@ export class AgentClient {
   }
 
   /**
-   * The same signed request to every node that has a token, at once; a node that fails is logged with
-   * `what`, and not asked again (best effort: the callers say what a node that missed it keeps).
-   */
-  async callEveryNode(method: string, path: string, body: unknown, what: string): Promise<void> {
-    const nodes = await this.orm.em.fork().find(Node, { tokenHash: { $ne: null } });
-    await Promise.all(nodes.map((node) => this.call(node, method, path, body).catch((err: Error) => log.warn({ nodeId: node.id, path, err: err.message }, what))));
-  }
-
-  /**
    * A signed JSON request to the agent. Resolves with the parsed `data` of a 2xx answer (or null for
    * 204); agent 4xx errors come back as AppError with the agent's code when it is one of ours.
    */

@@ -27,7 +27,7 @@ import { Session } from '../entities/Session.js';
 import { User } from '../entities/User.js';
 import { AppError } from '../errors.js';
 import { childLogger } from '../logger.js';
-import type { AgentClient } from '../nodes/agent-client.js';
+import type { NodeNotices } from '../nodes/node-notices.js';
 import { hashPassword } from '../security/passwords.js';
 import { adminUpdateUserInput, type AdminUpdateUserInput } from '../validation/admin.js';
 import { parseId, parseInput } from '../validation/common.js';
@@ -45,7 +45,7 @@ export class AccountsService {
     private readonly orm: MikroORM,
     private readonly activity: ActivityRecorder,
     private readonly bus: ConsoleBus,
-    private readonly agents: AgentClient,
+    private readonly notices: NodeNotices,
   ) {}
 
   private get em() {
@@ -122,8 +122,8 @@ export class AccountsService {
     await this.bus.publish(ACCOUNTS_CHANNEL, accessChanged(userId)).catch((err: Error) => log.warn({ userId, err: err.message }, 'could not announce an account change to the other instances'));
     // dated after the commit on the panel's clock (console tokens' issue times are): a token minted before it is refused
     const at = Date.now();
-    await this.agents
-      .callEveryNode('POST', '/api/users/revoke', { userId, at, reason }, "could not tell a node to close an account's console and SFTP sessions")
+    await this.notices
+      .tellEveryNode('/api/users/revoke', { userId, at, reason }, "could not tell a node to close an account's console and SFTP sessions")
       .catch((err: Error) => log.warn({ userId, err: err.message }, 'could not tell the nodes of an account change'));
   }
 }

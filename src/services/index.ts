@@ -3,6 +3,7 @@ import type Redis from 'ioredis';
 import type { Config } from '../config.js';
 import type { MasterKey } from '../security/master-key.js';
 import { AgentClient } from '../nodes/agent-client.js';
+import { NodeNotices } from '../nodes/node-notices.js';
 import { AgentProvisioner } from '../nodes/agent-provisioner.js';
 import { AccountsService } from './accounts.service.js';
 import { AdminService } from './admin.service.js';
@@ -76,7 +77,9 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const activity = new ActivityService(orm, access, bus);
   const rules = { userCommandBlueprints: config.userCommandBlueprints, quota: config.userQuota, backupLimitDefault: config.backupLimitDefault };
   const servers = new ServersService(orm, provisioner, rules, activity, bus);
-  const power = new PowerService(orm, agents, config, servers, activity);
+  // revocations reach a node that cannot be told at once after its next heartbeat
+  const notices = new NodeNotices(orm, agents);
+  const power = new PowerService(orm, agents, config, servers, activity, notices);
   const consoles = new ConsoleService(orm, power, servers, bus, access);
   const subusers = new SubusersService(orm, access, activity);
   // a subuser who lost rights is re-checked by every live subscription and console socket at once
@@ -88,13 +91,14 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const auth = new AuthService(orm, config, activity, throttle);
   const users = new UsersService(orm, activity);
   const sftp = new SftpService(orm, auth, access, activity, agents);
-  const accounts = new AccountsService(orm, activity, bus, agents);
+  const accounts = new AccountsService(orm, activity, bus, notices);
   // a password change ends the account's other sessions; what they hold open on the nodes closes too
   users.onPasswordChanged((userId) => void accounts.takeBack(userId, 'password'));
   const backups = new BackupsService(orm, access, agents, activity, bus);
   const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, access, () => orm.em, config.stopGraceSeconds), clock);
   const nodeAgent = new NodeAgentService(orm, activity);
   nodeAgent.onBackupReport((r) => backups.progress(r));
+  nodeAgent.onHeartbeat((node) => notices.sendKept(node));
   return {
     auth,
     users,

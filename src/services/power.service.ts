@@ -28,6 +28,7 @@ import { requireActor, requireAdmin } from './actor.js';
 import type { ServersService } from './servers.service.js';
 import type { ActivityRecorder } from './activity.service.js';
 import { newerStatusWhere } from './status-order.js';
+import type { NodeNotices } from '../nodes/node-notices.js';
 
 const powerInput = z.object({ action: z.enum(POWER_ACTIONS as [PowerAction, ...PowerAction[]], { message: 'must be start, stop, restart or kill' }) });
 
@@ -67,6 +68,7 @@ export class PowerService {
     private readonly config: Config,
     private readonly servers: ServersService,
     private readonly activity: ActivityRecorder,
+    private readonly notices: NodeNotices,
   ) {}
 
   private get em() {
@@ -149,20 +151,16 @@ export class PowerService {
   }
 
   /**
-   * Tells the server's node that `userId`'s rights changed: it closes that user's console sockets
-   * to the server and refuses the console tokens issued before now (best effort: a node that cannot
-   * be reached has no socket of the server open through it either, and its tokens expire in minutes).
+   * Tells the server's node that `userId`'s rights changed: it closes that user's console sockets and
+   * SFTP sessions on the server and refuses the console tokens issued before now. A node that cannot be
+   * reached is told after its next heartbeat (src/nodes/node-notices.ts).
    */
   async accessChanged(serverId: string, userId: string): Promise<void> {
     // the change's time on the clock of the tokens' issue times: a token issued after it stands
     const at = Date.now();
     const server = await this.orm.em.fork().findOne(Server, { id: serverId }, { populate: ['node'] });
     if (!server) return;
-    try {
-      await this.agents.call(server.node, 'POST', `/api/servers/${serverId}/revoke`, { userId, at });
-    } catch (err) {
-      log.warn({ serverId, userId, err: (err as Error).message }, 'could not tell the node to close a revoked user\'s console sockets');
-    }
+    await this.notices.tell(server.node, `/api/servers/${serverId}/revoke`, { userId, at }, "could not tell the node to close a revoked user's console sockets");
   }
 
   /** Live figures from the node; `online: false` with nulls when it cannot be reached. */
