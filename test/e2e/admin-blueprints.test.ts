@@ -44,7 +44,7 @@ maybe('the Blueprints screen of the administration', () => {
 
   async function openScreen(): Promise<Page> {
     const page = await tb.signedInPage(p.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-    await page.getByRole('navigation').getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Admin', exact: true }).click();
     await page.getByRole('link', { name: /^Blueprints/ }).click();
     await page.getByRole('heading', { level: 1, name: 'Blueprints' }).waitFor();
     await page.locator('tr[data-key]').first().waitFor();
@@ -209,7 +209,7 @@ maybe('the Blueprints screen of the administration', () => {
 
   test('a user who is not an administrator has no link and is turned away', async () => {
     const page = await tb.signedInPage(p.url, user.email, user.password);
-    expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Admin', exact: true }).count()).toBe(0);
     expect(await page.getByRole('link', { name: /Blueprints/ }).count()).toBe(0);
     await page.goto(`${p.url}/admin/blueprints`);
     await page.getByRole('heading', { level: 1, name: 'Administrators only' }).waitFor();

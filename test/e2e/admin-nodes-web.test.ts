@@ -26,7 +26,7 @@ describeWithBrowser('test/e2e/admin-nodes-web.test.ts')('editing a node on the a
   /** Signs in as the first administrator, opens Administration and the form of the node named `name`. */
   async function openForm(name: string): Promise<Page> {
     const page = await w.tb.signedInPage(w.p.url, ADMIN_EMAIL, ADMIN_PASSWORD);
-    await page.getByRole('navigation').getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Admin', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
     await card(page, name).getByRole('button', { name: `Edit ${name}`, exact: true }).click();
     await form(page).getByRole('heading', { name: `Edit ${name}` }).waitFor();

@@ -31,7 +31,7 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
   /** Signs in as the first administrator and opens Users from the navigation. */
   async function openScreen(opts: Parameters<TestBrowser['newPage']>[0] = {}): Promise<Page> {
     const page = await w.tb.signedInPage(w.p.url, ADMIN_EMAIL, ADMIN_PASSWORD, opts);
-    await page.getByRole('navigation').getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('navigation').getByRole('link', { name: 'Admin', exact: true }).click();
     await page.getByRole('link', { name: /^Users/ }).click();
     await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
     await page.locator('table.accounts tbody tr').first().waitFor();

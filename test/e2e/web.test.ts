@@ -128,7 +128,7 @@ maybe('web page in headless Chromium', () => {
     await shot(page, '05-server-list');
 
     // admin view: platform figures and the local node with live figures
-    await page.getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('link', { name: 'Admin', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Administration' }).waitFor();
     await page.getByRole('heading', { level: 3, name: 'local' }).waitFor();
     await page.locator('.node-card .status-running').waitFor();
@@ -150,7 +150,7 @@ maybe('web page in headless Chromium', () => {
     await page.getByLabel('Password').fill(u.password);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { level: 1, name: 'Administrators only' }).waitFor();
-    expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'Admin', exact: true }).count()).toBe(0);
     await page.getByRole('link', { name: 'Servers', exact: true }).click();
     await page.getByRole('heading', { level: 1, name: 'Your servers' }).waitFor();
     await page.getByText('No servers yet.').waitFor();
@@ -192,7 +192,7 @@ maybe('web page in headless Chromium', () => {
     const box = await page.getByRole('button', { name: /^Start / }).boundingBox();
     expect(box!.height).toBeGreaterThanOrEqual(40);
     await shot(page, '11-phone-server');
-    await page.getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('link', { name: 'Admin', exact: true }).click();
     await page.getByRole('heading', { level: 3, name: 'local' }).waitFor();
     expect(await overflow()).toBeLessThanOrEqual(0);
     await shot(page, '12-phone-admin');

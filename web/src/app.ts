@@ -66,3 +66,18 @@ export function signedIn(user: User): void {
   state.user = user;
   resetLive();
 }
+
+/** Redraws what shows the signed-in user (the navigation; set by main.ts). */
+let onMeChanged: (() => void) | null = null;
+export function setMeChangedHandler(fn: () => void): void {
+  onMeChanged = fn;
+}
+
+/** An account as the panel saved it: when it is the signed-in user's, the page's idea of them (and the navigation) follows. */
+export function followMe(u: User): void {
+  const me = state.user;
+  if (!me || u.id !== me.id) return;
+  if (me.name === u.name && me.email === u.email && me.role === u.role) return;
+  state.user = { id: u.id, name: u.name, email: u.email, role: u.role };
+  onMeChanged?.();
+}

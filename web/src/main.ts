@@ -3,9 +3,10 @@
  * Plain TypeScript + DOM; GraphQL over HTTP and graphql-ws (see api.ts).
  */
 import { ApiError, describe, gql, onConnectionState, resetLive, setUnauthorizedHandler } from './api';
-import { entryIndex, isAdmin, link, mayLeave, navigate, setNavigateHandler, state, type Cleanup, type View } from './app';
-import { clear, h } from './dom';
+import { entryIndex, isAdmin, link, mayLeave, navigate, setMeChangedHandler, setNavigateHandler, state, type Cleanup, type View } from './app';
+import { clear, h, visibleText } from './dom';
 import { M_SIGN_OUT, Q_ME, type User } from './queries';
+import { accountView } from './views/account';
 import { adminView } from './views/admin';
 import { adminBlueprintView } from './views/admin-blueprint';
 import { adminBlueprintsView } from './views/admin-blueprints';
@@ -28,6 +29,7 @@ const nav = document.getElementById('nav') as HTMLElement;
 const routes: { pattern: RegExp; view: View; title: string; auth: boolean; admin?: boolean }[] = [
   { pattern: /^\/sign-in\/?$/, view: signInView, title: 'Sign in', auth: false },
   { pattern: /^\/(servers\/?)?$/, view: serversView, title: 'Servers', auth: true },
+  { pattern: /^\/account\/?$/, view: accountView, title: 'Account', auth: true },
   { pattern: /^\/servers\/new\/?$/, view: createServerView, title: 'New server', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/?$/, view: serverView, title: 'Server', auth: true },
   { pattern: /^\/servers\/(?<id>[0-9a-fA-F-]{8,})\/files\/?$/, view: serverFilesView, title: 'Files', auth: true },
@@ -74,10 +76,18 @@ function renderNav(): void {
       'div',
       { className: 'user-box' },
       liveDot,
-      h('span', { className: 'user-name' }, state.user.name, isAdmin() ? h('span', { className: 'role' }, ' (admin)') : null),
+      accountLink(state.user.name, here),
       h('button', { type: 'button', className: 'btn btn-quiet', onclick: signOut }, 'Sign out'),
     ),
   );
+}
+
+/** The user's name in the navigation: a link to their Account page. */
+function accountLink(name: string, here: string): HTMLAnchorElement {
+  const a = link('/account', visibleText(name), { className: 'user-name', title: 'Your account: name, email, password, API tokens' });
+  if (isAdmin()) a.append(h('span', { className: 'role' }, ' (admin)'));
+  if (/^\/account\/?$/.test(here)) a.setAttribute('aria-current', 'page');
+  return a;
 }
 
 /** The little dot by the user's name: the live-updates connection (green connected, amber connecting, grey idle). */
@@ -168,6 +178,7 @@ function focusHeading(): void {
 }
 
 setNavigateHandler(render);
+setMeChangedHandler(renderNav);
 setUnauthorizedHandler(() => {
   if (!state.user) return;
   state.user = null;

@@ -296,3 +296,24 @@ export const M_DELETE_USER = `mutation DeleteUser($id: ID!) { deleteUser(id: $id
 
 /** Administration → a node's card → Edit: the fields that changed (`UpdateNodeInput`); the node as saved. */
 export const M_UPDATE_NODE = `mutation UpdateNode($id: ID!, $input: UpdateNodeInput!) { updateNode(id: $id, input: $input) { id name fqdn port scheme memory disk cpuCores status lastSeenAt allocated { memory disk } } }`;
+
+/** Account: the signed-in user's own name, email and password, API tokens and activity. */
+export interface ApiToken {
+  id: string;
+  name: string;
+  /** the first characters of the secret, to recognise it */
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+}
+/** A token just made: `token` is its secret, shown this once. */
+export interface CreatedApiToken extends ApiToken {
+  token: string;
+}
+const API_TOKEN = 'id name prefix createdAt lastUsedAt expiresAt';
+export const M_UPDATE_ME = `mutation UpdateMe($input: UpdateMeInput!) { updateMe(input: $input) { ${USER} } }`;
+export const Q_API_TOKENS = `query ApiTokens($page: Int, $limit: Int) { apiTokens(page: $page, limit: $limit) { total page limit items { ${API_TOKEN} } } }`;
+export const M_CREATE_API_TOKEN = `mutation CreateApiToken($input: CreateApiTokenInput!) { createApiToken(input: $input) { ${API_TOKEN} token } }`;
+export const M_REVOKE_API_TOKEN = `mutation RevokeApiToken($id: ID!) { revokeApiToken(id: $id) }`;
+export const Q_MY_ACTIVITY = `query MyActivity($filter: ActivityFilter, $page: Int, $limit: Int) { myActivity(filter: $filter, page: $page, limit: $limit) { total page limit items { ${ACTIVITY} } } }`;

@@ -5,7 +5,7 @@
  * administrator, an account that owns servers) show the panel's message, which says what to do.
  */
 import { describe, gql } from '../api';
-import { link, navigate, state, type View } from '../app';
+import { followMe, link, navigate, state, type View } from '../app';
 import { announce, clear, field, h, messageBox, pagerButtons } from '../dom';
 import { M_DELETE_USER, M_UPDATE_USER, Q_ADMIN_USER, Q_ADMIN_USERS, Q_ME, type AdminUser } from '../queries';
 import { showRefusal, type ErrorTarget } from './field-errors';
@@ -18,10 +18,6 @@ type Field = ReturnType<typeof field>;
 const isMe = (u: AdminUser) => u.id === state.user?.id;
 const plural = (n: number) => `${n} account${n === 1 ? '' : 's'}`;
 const createdOn = (u: AdminUser) => h('time', { datetime: u.createdAt }, new Date(u.createdAt).toLocaleDateString());
-/** The signed-in administrator's own account: the page's idea of them follows a change of it. */
-const followMe = (u: AdminUser) => {
-  if (isMe(u)) state.user = { id: u.id, name: u.name, email: u.email, role: u.role };
-};
 const youBadge = (u: AdminUser) => (isMe(u) ? h('span', { className: 'badge', title: 'The account you are signed in with' }, 'You') : null);
 
 /** What the list says when it is shown next: a deletion made on an account's page. */
