@@ -331,6 +331,8 @@ export class PanelClient {
     this.sending = true;
     try {
       while (this.queue.length > 0 && !this.closed) {
+        // reports that came while a request was under way wait for company too (their timer sends them)
+        if (this.gatherTimer && this.queue.every(isActivity)) break;
         const batch = this.queue.slice(0, this.opts.batchSize ?? 500);
         try {
           await this.request('POST', '/api/agent/v1/events', { events: batch });

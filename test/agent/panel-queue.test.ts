@@ -186,6 +186,32 @@ describe('activity reports wait for company', () => {
     }
   });
 
+  test('reports made while a request is under way wait for company too, however slowly the panel answers', async () => {
+    // the panel takes 100 ms a request: the reports typed meanwhile went at its answer, 90 ms old, one
+    // request after another, as if there were no gathering
+    const ages: number[] = [];
+    const p = await fakePanel((events, res) => {
+      const oldest = Math.min(...events.map((e) => Date.parse((e as { at: string }).at)));
+      ages.push(Date.now() - oldest);
+      setTimeout(() => res.writeHead(204).end(), 100);
+    });
+    const client = new PanelClient({ panelUrl: p.url, nodeId, nodeKey, queueFile: path.join(dir, 'slow.jsonl') });
+    try {
+      for (let i = 0; i < 60; i++) {
+        client.enqueue(command(i));
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await until(() => p.received.length === 60);
+      expect(p.received.map((e) => ('properties' in e ? e.properties.command : null))).toEqual(Array.from({ length: 60 }, (_, i) => `spam ${i}`));
+      // a request goes when its oldest report has waited REPORT_GATHER_MS (timers are never early; the
+      // timestamps are to the millisecond)
+      expect(ages.filter((age) => age < REPORT_GATHER_MS - 2)).toEqual([]);
+    } finally {
+      client.close();
+      await p.close();
+    }
+  });
+
   test('a state change does not wait: it goes at once, and takes the gathered reports with it', async () => {
     const p = await fakePanel((_events, res) => res.writeHead(204).end());
     const client = new PanelClient({ panelUrl: p.url, nodeId, nodeKey, reportGatherMs: 600_000 });
