@@ -2,7 +2,8 @@
  * The web console's terminal (xterm.js) in a real headless Chromium (Debian's /usr/bin/chromium
  * through playwright-core) against a real panel and its local node agent: the colours and cursor
  * movement a server prints are drawn, search finds and highlights a line, the selection is copied,
- * identical lines all show, the lines a node drops over its budget are counted on a dim line, and a
+ * identical lines all show, the lines a node drops over its budget are counted on a dim line, so are
+ * the lines printed while the page's live connection was down beyond what a reconnect repeats, and a
  * burst of 20,000 lines keeps 10,000 lines of scrollback while the page keeps answering.
  * Needs web/dist (`npm run build:web`). Screenshots go to test-artifacts/web/.
  */
@@ -12,6 +13,7 @@ import path from 'node:path';
 import type { RunningAgent } from '../../src/agent/index.js';
 import type { Page } from 'playwright-core';
 import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
+import { ConsoleClient } from '../support/console-client.js';
 import { blueprintsByKey, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startRemoteNode } from '../support/remote-node.js';
 import { until } from '../support/wait.js';
@@ -224,6 +226,49 @@ maybe('web console terminal in headless Chromium', () => {
     await shot(page, '33-console-skipped');
     await kill(id);
     expect(tb.problems).toEqual([]);
+  }, 90_000);
+
+  test('lines printed while the live connection was down, beyond the history a reconnect repeats, are counted on a dim line', async () => {
+    const id = await shellServer('gap', 'echo ready; while read l; do if [ "$l" = gap ]; then seq -f \'gap %.0f\' 1 400; echo gap-done; fi; done');
+    const page = await tb.signedInPage(p.url, ADMIN_EMAIL, ADMIN_PASSWORD, { consoleErrors: false });
+    // the page's GraphQL socket goes through here: `down` closes it and refuses new ones until it is up again
+    let down = false;
+    const open: { close(): Promise<void> }[] = [];
+    await page.routeWebSocket(/\/graphql$/, (ws) => {
+      if (down) return void ws.close({ code: 1001, reason: 'down' });
+      const server = ws.connectToServer();
+      open.push({ close: async () => (await ws.close({ code: 1001, reason: 'down' }), await server.close()) });
+    });
+    await page.goto(`${p.url}/servers/${id}`);
+    await page.locator('.console-terminal .xterm-rows').waitFor();
+    await until(() => p.services.console.hub.subscriberCount(id) === 3, 10_000, "the page's subscriptions");
+    await start(id);
+    await waitForLine(page, 'ready');
+
+    down = true;
+    for (const c of open.splice(0)) await c.close();
+    await until(() => p.services.console.hub.subscriberCount(id) === 0, 10_000, 'the page to be cut off');
+    // typed on the node's console channel, which also sees the lines go by
+    const t = await p.request('GET', `/api/v1/servers/${id}/console-token`, { token: admin.token });
+    const channel = await ConsoleClient.connect(t.body.data.socket, t.body.data.token);
+    channel.send({ type: 'command', data: 'gap' });
+    await channel.waitFor((m) => m.type === 'console_output' && m.data?.line === 'gap-done');
+    channel.close();
+    down = false;
+
+    await waitForLine(page, 'gap-done', 30_000);
+    const { lines } = await terminal(page);
+    const marks = lines.map((l) => /^… ([\d,]+) lines? missed \(the live connection was down or too slow\)$/.exec(l)).filter((m) => m !== null);
+    expect(marks).toHaveLength(1);
+    const missed = Number(marks[0]![1]!.replace(/,/g, ''));
+    const shown = lines.filter((l) => /^gap \d+$/.test(l)).map((l) => Number(l.slice(4)));
+    // the history repeated the last lines: gap n..400 follow the mark, and the ones before them are the count
+    expect(shown.length).toBeGreaterThan(0);
+    expect(shown).toEqual(Array.from({ length: shown.length }, (_, i) => 401 - shown.length + i));
+    expect(missed).toBe(400 - shown.length);
+    expect(lines.indexOf(marks[0]![0])).toBe(lines.indexOf(`gap ${shown[0]}`) - 1);
+    await shot(page, '34-console-missed');
+    await kill(id);
   }, 90_000);
 
   test('a burst of 20,000 lines keeps 10,000 lines of scrollback and the page answers throughout', async () => {

@@ -103,6 +103,8 @@ export interface ConsoleLine {
 export interface ConsoleBatch {
   lines: ConsoleLine[];
   skipped: number;
+  /** lines the page never got (the connection was down longer than the history a reconnect repeats): counted by the page */
+  missed?: number;
 }
 
 export type PowerAction = 'start' | 'stop' | 'restart' | 'kill';

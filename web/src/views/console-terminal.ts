@@ -103,7 +103,8 @@ class BatchWriter {
   }
 
   write(batch: ConsoleBatch): void {
-    if (batch.skipped) this.waiting.push(skippedLine(batch.skipped));
+    if (batch.missed) this.waiting.push(dimLine(batch.missed, 'missed (the live connection was down or too slow)'));
+    if (batch.skipped) this.waiting.push(dimLine(batch.skipped, 'skipped (output over the limit)'));
     for (const l of batch.lines) this.waiting.push(formatLine(l));
     if (this.waiting.length > SCROLLBACK) this.waiting = this.waiting.slice(-SCROLLBACK);
     if (!this.busy) this.flush();
@@ -128,8 +129,9 @@ function formatLine(l: ConsoleLine): string {
   return style ? `${style}${l.line}\x1b[0m` : l.line;
 }
 
-function skippedLine(n: number): string {
-  return `\x1b[0;2m… ${n.toLocaleString('en')} line${n === 1 ? '' : 's'} skipped (output over the limit)\x1b[0m`;
+/** A dim line counting lines not shown, and why. */
+function dimLine(n: number, why: string): string {
+  return `\x1b[0;2m… ${n.toLocaleString('en')} line${n === 1 ? '' : 's'} ${why}\x1b[0m`;
 }
 
 /** The Copy button and Ctrl/Cmd+C: the selected text goes to the clipboard. */
