@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { adminWorld, ARTIFACTS, describeWithBrowser, horizontalOverflow, type PageOptions } from '../support/browser.js';
+import { adminWorld, ARTIFACTS, confirmations, describeWithBrowser, horizontalOverflow, type PageOptions } from '../support/browser.js';
 import { ADMIN_EMAIL } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -147,16 +147,7 @@ describeWithBrowser('test/e2e/account-web.test.ts')('the Account page', () => {
     const u = await w.p.newUser('Tia Token');
     const page = await openAccount(u, 'Tia Token', { dialogs: 'manual' });
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: w.p.url });
-    const dialogs: string[] = [];
-    let answer = true;
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void (answer ? d.accept() : d.dismiss());
-    });
-    const asked = async () => {
-      await until(() => dialogs.length > 0, 10_000, 'a confirmation');
-      return dialogs.shift();
-    };
+    const confirms = confirmations(page);
     const tokens = section(page, 'API tokens');
     const item = (name: string) => tokens.locator('.token-list li', { has: page.getByText(name, { exact: true }) });
     await status(page, 'You have no API tokens.');
@@ -204,13 +195,13 @@ describeWithBrowser('test/e2e/account-web.test.ts')('the Account page', () => {
     expect(await item('CI deploy').textContent()).not.toContain('last used never');
 
     // revoke: cancelled, it keeps working; confirmed, it is gone and refused
-    answer = false;
+    confirms.answer = false;
     await item('CI deploy').getByRole('button', { name: 'Revoke CI deploy' }).click();
-    expect(await asked()).toContain('Revoke the API token “CI deploy”');
+    expect(await confirms.asked()).toContain('Revoke the API token “CI deploy”');
     expect((await w.p.request('GET', '/api/v1/users/me', { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
-    answer = true;
+    confirms.answer = true;
     await item('CI deploy').getByRole('button', { name: 'Revoke CI deploy' }).click();
-    expect(await asked()).toContain('Revoke the API token “CI deploy”');
+    expect(await confirms.asked()).toContain('Revoke the API token “CI deploy”');
     await status(page, 'Revoked the token “CI deploy”.');
     await status(page, 'You have no API tokens.');
     expect(await item('CI deploy').count()).toBe(0);

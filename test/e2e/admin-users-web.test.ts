@@ -9,10 +9,9 @@
  */
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { adminWorld, ARTIFACTS, describeWithBrowser, horizontalOverflow, type TestBrowser } from '../support/browser.js';
+import { adminWorld, ARTIFACTS, confirmations, describeWithBrowser, horizontalOverflow, type TestBrowser } from '../support/browser.js';
 import { createLocalDemoServer } from '../support/fixtures.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD } from '../support/harness.js';
-import { until } from '../support/wait.js';
 
 // the page's globals, inside page.evaluate
 declare const window: any;
@@ -134,34 +133,24 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     const leaving = await w.p.newUser('Leaving Soon');
     const other = await w.p.newUser('Leaving Too');
     const page = await openScreen({ dialogs: 'manual' });
-    const dialogs: string[] = [];
-    let answer = true;
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void (answer ? d.accept() : d.dismiss());
-    });
-    /** The message of the next confirmation asked. */
-    const asked = async () => {
-      await until(() => dialogs.length > 0, 10_000, 'a confirmation');
-      return dialogs.shift();
-    };
+    const confirms = confirmations(page);
 
     await search(page, owner.email, '1 account matches');
     await row(page, owner.email).getByRole('button', { name: `Delete ${owner.email}` }).click();
     await alert(page, `Could not delete ${owner.email}: This account still owns 1 server(s). Delete them (or have them deleted) first.`);
-    expect(await asked()).toContain(`Delete the account ${owner.email}?`);
+    expect(await confirms.asked()).toContain(`Delete the account ${owner.email}?`);
     expect((await account(owner.user.id)).status).toBe(200);
     expect(await row(page, owner.email).count()).toBe(1);
 
     // cancelled: nothing happens; confirmed: gone from the list and the panel
     await search(page, leaving.email, '1 account matches');
-    answer = false;
+    confirms.answer = false;
     await row(page, leaving.email).getByRole('button', { name: `Delete ${leaving.email}` }).click();
-    expect(await asked()).toContain(`Delete the account ${leaving.email}?`);
+    expect(await confirms.asked()).toContain(`Delete the account ${leaving.email}?`);
     expect((await account(leaving.user.id)).status).toBe(200);
-    answer = true;
+    confirms.answer = true;
     await row(page, leaving.email).getByRole('button', { name: `Delete ${leaving.email}` }).click();
-    expect(await asked()).toContain(`Delete the account ${leaving.email}?`);
+    expect(await confirms.asked()).toContain(`Delete the account ${leaving.email}?`);
     await status(page, `Deleted ${leaving.email}.`);
     await status(page, `No account matches “${leaving.email}”.`);
     expect(await row(page, leaving.email).count()).toBe(0);
@@ -174,7 +163,7 @@ describeWithBrowser('test/e2e/admin-users-web.test.ts')('the Users screen of the
     await page.getByRole('button', { name: 'Delete account' }).click();
     await page.getByRole('heading', { level: 1, name: 'Users' }).waitFor();
     await status(page, `Deleted ${other.email}.`);
-    expect(await asked()).toContain(`Delete the account ${other.email}?`);
+    expect(await confirms.asked()).toContain(`Delete the account ${other.email}?`);
     expect((await account(other.user.id)).status).toBe(404);
     expect(w.tb.problems).toEqual([]);
   }, 90_000);

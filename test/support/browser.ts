@@ -7,6 +7,7 @@ import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createLocalDemoServer } from './fixtures.js';
 import { startTestPlatform, type TestPlatform } from './harness.js';
+import { until } from './wait.js';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const WEB_INDEX = path.resolve(__dirname, '../../web/dist/index.html');
@@ -136,6 +137,26 @@ export function webWorld(serverName: string): WebWorld {
     w.serverId = await createLocalDemoServer(w.p, w.admin.token, w.owner.token, serverName);
   }, 60_000);
   return w;
+}
+
+/**
+ * Answers the confirmations `page` asks (accepts while `answer` is true, else dismisses) and keeps
+ * their messages: `asked()` waits for the next one's. The page must be opened with `dialogs: 'manual'`.
+ */
+export function confirmations(page: Page): { answer: boolean; asked(): Promise<string> } {
+  const messages: string[] = [];
+  const answers = {
+    answer: true,
+    async asked(): Promise<string> {
+      await until(() => messages.length > 0, 10_000, 'a confirmation');
+      return messages.shift()!;
+    },
+  };
+  page.on('dialog', (d) => {
+    messages.push(d.message());
+    void (answers.answer ? d.accept() : d.dismiss());
+  });
+  return answers;
 }
 
 /** The page's own `document`, in functions that run in the browser (page.evaluate). */
