@@ -245,9 +245,9 @@ export async function startAgent(opts: AgentOptions): Promise<RunningAgent> {
     files,
     backups,
     failures: new FailureCounter(),
-    revoke: (serverId, userId, at) => gateway.revoke(serverId, userId, at) + (sftp?.server.revoke(userId, serverId) ?? 0),
+    revoke: (serverId, userId, at) => gateway.revoke(serverId, userId, at) + (sftp?.server.revoke(userId, serverId, HANG_UP_REASONS.accessChanged, at) ?? 0),
     revokeUser: (userId, at, reason) =>
-      gateway.revoke(null, userId, at) + (sftp?.server.revoke(userId, undefined, reason === 'password' ? HANG_UP_REASONS.passwordChanged : HANG_UP_REASONS.accountChanged) ?? 0),
+      gateway.revoke(null, userId, at) + (sftp?.server.revoke(userId, undefined, reason === 'password' ? HANG_UP_REASONS.passwordChanged : HANG_UP_REASONS.accountChanged, at) ?? 0),
     bodyTimeoutMs: t.bodyTimeoutMs ?? 60_000,
   });
   const gateway = new ConsoleGateway({

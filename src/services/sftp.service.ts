@@ -103,5 +103,5 @@ export class SftpService {
 }
 
 function grantOf(user: User, access: ServerAccess, denied: string[]): SftpGrant {
-  return { userId: user.id, email: user.email, serverId: access.serverId, role: access.role, keys: holdsAll(access) ? [] : [...access.keys], paths: [...access.paths], denied };
+  return { userId: user.id, email: user.email, serverId: access.serverId, role: access.role, keys: holdsAll(access) ? [] : [...access.keys], paths: [...access.paths], denied, issuedAt: Date.now() };
 }

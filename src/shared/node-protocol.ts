@@ -282,6 +282,11 @@ export interface SftpGrant {
   paths: string[];
   /** the blueprint's file deny-list (src/shared/file-denylist.ts): paths nobody may touch beyond listing */
   denied: string[];
+  /**
+   * when the panel granted the login (ms, the panel's clock, as console tokens' issue times are): a
+   * revocation dated before it, however late it reaches the node, leaves the session alone
+   */
+  issuedAt?: number;
 }
 
 /** Longest a kill waits for the process to be gone before the node answers (the panel waits longer). */

@@ -171,14 +171,19 @@ export class SftpServer {
     this.server.injectSocket(socket);
   }
 
-  /** Ends the sessions of `userId` (on `serverId`, or on every server) telling `reason`; returns how many ended. */
-  revoke(userId: string, serverId?: string, reason: string = serverId ? HANG_UP_REASONS.accessChanged : HANG_UP_REASONS.passwordChanged): number {
+  /**
+   * Ends the sessions of `userId` (on `serverId`, or on every server) telling `reason`; returns how many
+   * ended. `at`: when the rights changed, on the panel's clock; a session the panel granted after it
+   * stands, however late the change reaches this node.
+   */
+  revoke(userId: string, serverId?: string, reason: string = serverId ? HANG_UP_REASONS.accessChanged : HANG_UP_REASONS.passwordChanged, at?: number): number {
     // a login the panel answered before this change, whose grant is still on its way, asks again
     this.revoked.push({ userId, serverId, at: performance.now() });
     this.revoked = this.revoked.filter((r) => r.at > performance.now() - REVOCATION_MEMORY_MS);
     let ended = 0;
     for (const l of this.live) {
       if (l.grant?.userId !== userId || (serverId && l.grant.serverId !== serverId)) continue;
+      if (at !== undefined && l.grant.issuedAt !== undefined && l.grant.issuedAt > at) continue;
       hangUp(l, reason);
       ended++;
     }
