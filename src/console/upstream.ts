@@ -98,7 +98,7 @@ export class UpstreamFeed {
         this.boot = boot;
         this.lastSeq = 0;
       }
-      this.onEvent({ type: 'status', data: { status: msg.data?.status } });
+      this.onEvent({ type: 'status', data: { status: msg.data?.status, seq: msg.data?.statusSeq } });
       return;
     }
     if (msg.type === 'token_expiring' || msg.type === 'token_expired') {

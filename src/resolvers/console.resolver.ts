@@ -9,6 +9,7 @@ import type { BatchLine, ConsoleEvent } from '../console/types.js';
 import type { Server } from '../entities/Server.js';
 import type { GraphQLContext } from '../graphql/context.js';
 import { ConsoleBatch, ConsoleLine, ServerStatsEvent, ServerStatusEvent } from '../schema/console.js';
+import { isNewerStatus } from '../services/status-order.js';
 
 interface SubArgs {
   args: { serverId: string };
@@ -45,11 +46,19 @@ const sameForAll = <T>(map: View<T>["map"]) => (): View<T> => ({ map });
  */
 function statusChanges(server: Server): View<ServerStatusEvent> {
   let last: string = server.status;
+  let lastSeq: number | null = server.statusSeq;
   return {
     initial: [{ serverId: server.id, status: server.status }],
     map: (e, serverId) => {
       const v = toStatus(e, serverId);
-      if (!v || v.status === last) return undefined;
+      if (!v) return undefined;
+      // numbered by the node (ServerStateEvent.seq): one older than the last sent came late (another feed, a reconnect)
+      const seq = typeof e.data?.seq === 'number' ? e.data.seq : null;
+      if (seq !== null) {
+        if (lastSeq !== null && !isNewerStatus(lastSeq, seq)) return undefined;
+        lastSeq = seq;
+      }
+      if (v.status === last) return undefined;
       last = v.status;
       return v;
     },

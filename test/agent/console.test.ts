@@ -25,7 +25,7 @@ describe('console auth', () => {
     const c = await ConsoleClient.connect(url());
     c.send({ type: 'auth', token: h.token(id) });
     const ok = await c.next('auth_success');
-    expect(ok.data).toEqual({ serverId: id, status: 'running', boot: expect.any(String) });
+    expect(ok.data).toEqual({ serverId: id, status: 'running', statusSeq: expect.any(Number), boot: expect.any(String) });
     // history comes right after auth_success and contains the ready line
     await c.next('console_output', (m) => /Done \(/.test(m.data.line));
     const first = c.messages[1]!;

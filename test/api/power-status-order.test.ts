@@ -10,11 +10,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ConsoleBus } from '../../src/console/bus.js';
 import { Server } from '../../src/entities/Server.js';
 import { deriveNodeKey, signRequest } from '../../src/shared/node-protocol.js';
 import { blueprintsByKey, createNode, localNodeId, waitForStatus } from '../support/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
 import { gqlWsClient, subscribe } from '../support/gql-ws.js';
+import { until } from '../support/wait.js';
 
 let p: TestPlatform;
 let token: string;
@@ -141,6 +143,29 @@ test('the recorded status (REST) and the serverStatus subscription never go back
   expect(seen).toContain('running');
   expect({ rest: badMoves(polled), graphql: badMoves(seen) }).toEqual({ rest: [], graphql: [] });
 }, 120_000);
+
+test('a status that reaches the serverStatus subscription after a newer one (another feed, a reconnect) is not sent', async () => {
+  const c = gqlWsClient(p.url, token);
+  const sub = subscribe(c, 'subscription($id: ID!) { serverStatus(serverId: $id) { status } }', { id });
+  try {
+    await api('POST', `/servers/${id}/start`);
+    await waitForStatus(p, token, id, 'running');
+    await until(() => sub.items.some((d) => d.serverStatus.status === 'running') || null, 10_000, 'running on the subscription');
+    // what a second feed of the same node delivers late: the start's "starting", numbered before "running"
+    const row = await p.orm.em.fork().findOneOrFail(Server, { id });
+    const bus = (p.services.console as unknown as { bus: ConsoleBus }).bus;
+    await bus.publish(id, { type: 'status', data: { status: 'starting', seq: row.statusSeq! - 1 } });
+    await api('POST', `/servers/${id}/kill`);
+    await waitForStatus(p, token, id, 'offline');
+    await until(() => sub.items.at(-1)?.serverStatus.status === 'offline' || null, 10_000, 'offline on the subscription');
+    const seen = sub.items.map((d) => d.serverStatus.status);
+    expect(badMoves(seen)).toEqual([]);
+    expect(seen.slice(seen.lastIndexOf('running'))).toEqual(['running', 'offline']);
+  } finally {
+    sub.stop();
+    await c.dispose();
+  }
+}, 60_000);
 
 test("the node's number of the recorded status is kept (as a number) and is in no output", async () => {
   const before = (await row(id)).statusSeq;

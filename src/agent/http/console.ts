@@ -279,7 +279,7 @@ class ConsoleSession implements BatchReader {
     this.expired = false;
     if (first && this.opts.onAuthenticated && !this.opts.onAuthenticated(this)) return;
     this.scheduleExpiry(exp);
-    this.send('auth_success', { serverId: server.id, status: server.status, boot: AGENT_BOOT_ID });
+    this.send('auth_success', { serverId: server.id, status: server.status, statusSeq: server.statusSeq, boot: AGENT_BOOT_ID });
     if (fresh) {
       this.sendHistory(server.buffer.entries());
       if (!this.unsubscribe) this.subscribe(server);
@@ -357,7 +357,8 @@ class ConsoleSession implements BatchReader {
       on: () => server.on('console', onLine).on('skipped', onSkipped),
       off: () => server.off('console', onLine).off('skipped', onSkipped),
     };
-    const onStatus = (status: ServerStatus): void => this.send('status', { status });
+    // `seq`: the status's number (ServerStateEvent.seq), by which a reader that hears it twice over (the panel's feeds) keeps the newest
+    const onStatus = (status: ServerStatus): void => this.send('status', { status, seq: server.statusSeq });
     const onStats = (s: ServerStats): void => this.send('stats', s);
     const onDeleted = (): void => {
       this.error('NOT_FOUND', 'The server was deleted');
