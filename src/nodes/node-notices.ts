@@ -56,7 +56,16 @@ export class NodeNotices {
     await Promise.all(nodes.map((node) => this.tell(node, path, body, what)));
   }
 
-  /** After a heartbeat of `node`: sends what it was not told, oldest first, until one fails. Returns how many it took. */
+  /**
+   * After a heartbeat of `node`. A notice is kept only when a call to the node failed, which marks it
+   * offline: its next heartbeat comes back from offline, and the one after a failed retry too. Other
+   * heartbeats cost no query, but on the instance that is waiting to try again.
+   */
+  afterHeartbeat(node: Node, cameBack: boolean): Promise<number> {
+    return cameBack || this.retry.has(node.id) ? this.sendKept(node) : Promise.resolve(0);
+  }
+
+  /** Sends what `node` was not told, oldest first, until one fails. Returns how many it took. */
   async sendKept(node: Node): Promise<number> {
     if (this.sending.has(node.id) || (this.retry.get(node.id)?.at ?? 0) > Date.now()) return 0;
     this.sending.add(node.id);

@@ -98,7 +98,7 @@ export function createServices(orm: MikroORM, config: Config, masterKey: MasterK
   const scheduleRunner = new ScheduleRunner(orm, activity, taskPerformer(power, backups, access, () => orm.em, config.stopGraceSeconds), clock);
   const nodeAgent = new NodeAgentService(orm, activity);
   nodeAgent.onBackupReport((r) => backups.progress(r));
-  nodeAgent.onHeartbeat((node) => notices.sendKept(node));
+  nodeAgent.onHeartbeat((node, cameBack) => notices.afterHeartbeat(node, cameBack));
   return {
     auth,
     users,

@@ -180,15 +180,15 @@ export class NodeAgentService {
   ) {}
 
   private backupListener: ((r: BackupProgressReport) => Promise<void>) | null = null;
-  private readonly heartbeatListeners: ((node: Node) => Promise<unknown>)[] = [];
+  private readonly heartbeatListeners: ((node: Node, cameBack: boolean) => Promise<unknown>)[] = [];
 
   /** Who hears the nodes' backup and restore reports (BackupsService). */
   onBackupReport(listener: (r: BackupProgressReport) => Promise<void>): void {
     this.backupListener = listener;
   }
 
-  /** Calls `listener` after each heartbeat of a node is recorded (in the background: the heartbeat's answer does not wait). */
-  onHeartbeat(listener: (node: Node) => Promise<unknown>): void {
+  /** Calls `listener` after each heartbeat of a node is recorded, with whether the node was offline (in the background: the heartbeat's answer does not wait). */
+  onHeartbeat(listener: (node: Node, cameBack: boolean) => Promise<unknown>): void {
     this.heartbeatListeners.push(listener);
   }
 
@@ -310,7 +310,7 @@ export class NodeAgentService {
     if (node.cpuCores === null && typeof cores === 'number' && cores > 0) node.cpuCores = cores;
     await this.em.flush();
     if (cameBack) log.info({ nodeId: node.id }, 'node is back: its agent fetches its server list again');
-    for (const l of this.heartbeatListeners) l(node).catch((err: Error) => log.warn({ nodeId: node.id, err: err.message }, 'after a heartbeat'));
+    for (const l of this.heartbeatListeners) l(node, cameBack).catch((err: Error) => log.warn({ nodeId: node.id, err: err.message }, 'after a heartbeat'));
     return { resync: cameBack };
   }
 
