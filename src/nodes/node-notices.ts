@@ -66,7 +66,7 @@ export class NodeNotices {
   }
 
   /** Sends what `node` was not told, oldest first, until one fails. Returns how many it took. */
-  async sendKept(node: Node): Promise<number> {
+  private async sendKept(node: Node): Promise<number> {
     if (this.sending.has(node.id) || (this.retry.get(node.id)?.at ?? 0) > Date.now()) return 0;
     this.sending.add(node.id);
     try {
@@ -83,24 +83,23 @@ export class NodeNotices {
   }
 
   private async sendKeptNow(node: Node): Promise<number> {
-    const rows = await readRows<{ id: string; path: string; body: Record<string, unknown>; stale: boolean }>(
+    await this.purgeStale();
+    const rows = await readRows<{ id: string; path: string; body: Record<string, unknown> }>(
       this.orm,
-      `select id, path, body, created_at < now() - interval '${NOTICE_MAX_AGE_DAYS} days' as stale from node_notices where node_id = $1 order by id limit ${NOTICES_PER_HEARTBEAT}`,
+      `select id, path, body from node_notices where node_id = $1 order by id limit ${NOTICES_PER_HEARTBEAT}`,
       [node.id],
     );
     let taken = 0;
     for (const row of rows) {
-      if (!row.stale) {
-        try {
-          await this.agents.call(node, 'POST', row.path, row.body);
-          taken++;
-        } catch (err) {
-          if (unreachable(err)) {
-            this.backOff(node.id);
-            return taken;
-          }
-          log.warn({ nodeId: node.id, path: row.path, err: (err as Error).message }, 'the node refused a kept notice: dropped');
+      try {
+        await this.agents.call(node, 'POST', row.path, row.body);
+        taken++;
+      } catch (err) {
+        if (unreachable(err)) {
+          this.backOff(node.id);
+          return taken;
         }
+        log.warn({ nodeId: node.id, path: row.path, err: (err as Error).message }, 'the node refused a kept notice: dropped');
       }
       await readRows(this.orm, 'delete from node_notices where id = $1', [row.id]);
     }
@@ -109,11 +108,16 @@ export class NodeNotices {
     return taken;
   }
 
+  /** Drops the notices older than NOTICE_MAX_AGE_DAYS, of every node. */
+  private async purgeStale(): Promise<void> {
+    await readRows(this.orm, `delete from node_notices where created_at < now() - interval '${NOTICE_MAX_AGE_DAYS} days'`);
+  }
+
   private async keep(nodeId: string, path: string, body: Record<string, unknown>): Promise<void> {
     try {
       await readRows(this.orm, 'insert into node_notices (node_id, path, body) values ($1, $2, $3)', [nodeId, path, JSON.stringify(body)]);
       // the notices of nodes that never came back (decommissioned, not deleted) do not pile up
-      await readRows(this.orm, `delete from node_notices where created_at < now() - interval '${NOTICE_MAX_AGE_DAYS} days'`);
+      await this.purgeStale();
     } catch (err) {
       log.error({ nodeId, path, err: (err as Error).message }, 'could not keep a notice for a node that cannot be reached: it will not be told');
     }
