@@ -66,11 +66,21 @@ test('relations selected through fragments are prefetched the same way; unselect
   expect(bare.n).toBeLessThan(plain.n);
 });
 
+/**
+ * The statements one request of `q` runs. The platform's own timers (the schedule runner's tick every
+ * 5 s, the offline sweep every 10 s) query the same database and can fall inside a request's window
+ * on a loaded machine; they only ever add statements, so the request is measured three times and the
+ * run with the fewest statements is the request's own count.
+ */
 async function countQueriesOf(q: string) {
   await gql(p, q, undefined, { token: admin }); // warm-up (session last-used touch etc.)
-  sql.length = 0;
-  counting = true;
-  const r = await gql(p, q, undefined, { token: admin });
-  counting = false;
-  return { n: sql.length, items: expectData(r).servers.items, statements: [...sql] };
+  let fewest: { n: number; items: any[]; statements: string[] } | null = null;
+  for (let i = 0; i < 3; i++) {
+    sql.length = 0;
+    counting = true;
+    const r = await gql(p, q, undefined, { token: admin });
+    counting = false;
+    if (!fewest || sql.length < fewest.n) fewest = { n: sql.length, items: expectData(r).servers.items, statements: [...sql] };
+  }
+  return fewest!;
 }
