@@ -108,6 +108,16 @@ async function demoBlueprint(api: Api): Promise<string> {
 
 const crashedWaiting = (e: any) => e?.status === 'offline' && e.reason === 'crashed';
 
+/**
+ * The panel records the server running after its crash. `running` alone is not enough: the agent is
+ * killed as soon as state.json shows the crash, and the crash's event may reach the panel only from
+ * the restarted agent's queue file, so the panel can still read the `running` of before the crash.
+ */
+const runsAgainAfterCrash = (read: () => Promise<any>) => async () => {
+  const s = await read();
+  return s.status === 'running' && s.crashCount >= 1;
+};
+
 maybe('a server whose restart after a crash waits when its agent is killed runs again once the agent is back, its crash kept', async () => {
   const node = await killableNode('crash-wait');
   const { id, read } = await runningServer(node.api, 'crashing', node.nodeId, await demoBlueprint(node.api), { autoRestart: true });
@@ -117,7 +127,7 @@ maybe('a server whose restart after a crash waits when its agent is killed runs 
   expect(left).toMatchObject({ status: 'offline', reason: 'crashed', pid: null }); // the restart had not begun
 
   await node.restart();
-  await until(async () => (await read()).status === 'running', 30_000, 'the server to run again after the agent restart');
+  await until(runsAgainAfterCrash(read), 30_000, 'the server to run again after the agent restart');
   // the crash once, though the agent may send its unacknowledged batch again (the panel knows it by its time)
   expect(await read()).toMatchObject({ status: 'running', lastStopReason: 'crashed', crashCount: 1 });
   await node.api('POST', `/servers/${id}/kill`);
@@ -130,7 +140,7 @@ maybe('a server that crashes again soon after the agent restarted it is a crash 
   expect((await node.agent().request('POST', `/api/servers/${id}/commands`, { command: 'crash 3' })).status).toBe(204);
   await node.killWhen(id, crashedWaiting, 'the crash in state.json');
   await node.restart();
-  await until(async () => (await read()).status === 'running', 30_000, 'the server to run again after the agent restart');
+  await until(runsAgainAfterCrash(read), 30_000, 'the server to run again after the agent restart');
 
   // the second crash comes well within the 60 s crash-loop window of the first one
   expect((await node.agent().request('POST', `/api/servers/${id}/commands`, { command: 'crash 4' })).status).toBe(204);
