@@ -7,8 +7,10 @@
  */
 import path from 'node:path';
 import { ARTIFACTS, describeWithBrowser, TestBrowser } from '../support/browser.js';
-import type { Page } from 'playwright-core';
+import type { Page, WebSocketRoute } from 'playwright-core';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until } from '../support/wait.js';
+import { createRecordsOnlyServer } from '../support/fixtures.js';
 
 // page.evaluate() callbacks run in the browser; this file is type-checked without the DOM lib
 declare const document: any;
@@ -231,6 +233,23 @@ maybe('web page in headless Chromium', () => {
     expect((await focused()).text).toBe('Sign out');
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    expect(tb.problems).toEqual([]);
+  }, 60_000);
+
+  test('signing out while the live connection is still being made leaves no uncaught error', async () => {
+    const admin = (await p.admin()).token;
+    await createRecordsOnlyServer(p, admin, admin, 'watched card'); // its card's live status opens the page's socket
+    const page = await newPage();
+    // the page's GraphQL socket opens but is never acknowledged: its connection stays under way
+    const held: WebSocketRoute[] = [];
+    await page.routeWebSocket(/\/graphql$/, (ws) => void held.push(ws));
+    await signIn(page);
+    await until(() => held.length > 0 || null, 10_000, "the page's live connection");
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Sign in' }).waitFor();
+    // the panel refuses the ended session's connection
+    for (const ws of held) await ws.close({ code: 4401, reason: 'Unauthorized' });
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 200)));
     expect(tb.problems).toEqual([]);
   }, 60_000);
 
