@@ -20,8 +20,10 @@ const log = childLogger('console-hub');
 const LOCK_TTL_MS = 6000;
 /**
  * Longest a line waits for this instance's subscribers (src/shared/paced-queue.ts): the hand-out gets
- * a share of each turn of the event loop, and a line that waited this long is dropped and counted to
- * the batch subscribers' `skipped`, as the node does (per-line subscribers see the gap in `seq`).
+ * a share of each turn of the event loop, and a line that waited this long is dropped. The node has
+ * numbered it already, so every subscriber, per-line and batch alike, sees the gap in `seq`; a batch's
+ * `skipped` stays the node's count of the lines it dropped unnumbered (a reader adding both would
+ * count these lines twice).
  */
 export const FANOUT_MAX_WAIT_MS = 250;
 
@@ -167,7 +169,7 @@ interface Entry {
   replay: Promise<ReplayFilter | null> | null;
   /** The batches of the batch subscribers (one of `listeners` while there are any). */
   batcher: ConsoleBatcher | null;
-  /** The events on their way to `listeners`: lines that waited too long are dropped and counted. */
+  /** The events on their way to `listeners`: lines that waited too long are dropped (a gap in `seq`). */
   fanout: PacedQueue<ConsoleEvent>;
 }
 
@@ -197,7 +199,7 @@ export class ConsoleHub {
     let entry = this.entries.get(serverId);
     if (!entry) {
       const deliver = (ev: ConsoleEvent) => e.listeners.forEach((l) => l(ev));
-      const dropped = (skipped: number) => deliver({ type: 'console_skipped', data: { skipped, ts: new Date().toISOString() } });
+      const dropped = (lines: number) => log.debug({ serverId, lines }, 'console lines dropped: they waited too long for this instance\'s subscribers');
       const e: Entry = {
         listeners: new Set(),
         recent: new RecentLines(RECENT_LINES),
