@@ -19,9 +19,12 @@ export const SIGNIN_WINDOW_SECONDS = 15 * 60;
  * Counts of failures per key (an account's sign-ins, an address's node signatures) that must hold
  * across gateway instances. This instance counts every failure in memory; once `share` is called
  * (REDIS_URL set) it counts them in Redis too, under `hostpanel:<namespace>:<keyPrefix>` (the
- * namespace is the database the instances share), and Redis's count, the instances' sum, decides. While
- * Redis stalls or is away (redisOrMemory, src/http/rate-limit.ts) this instance's own count decides, so
- * an outage in the middle of a guessing run gives no key more tries on this instance than it had left.
+ * namespace is the database the instances share), and Redis's count, the instances' sum, decides. Each
+ * count Redis answers becomes this instance's own count of that key. While Redis stalls or is away
+ * (redisOrMemory, src/http/rate-limit.ts) this instance's own count decides, so an outage in the middle
+ * of a guessing run gives no key more tries on this instance than all the instances had left when it
+ * last heard from Redis, and a count another instance's success cleared is clear here too once Redis
+ * has answered for that key.
  */
 export class FailureCounts {
   private readonly memory: RateLimiterMemory;
@@ -39,28 +42,44 @@ export class FailureCounts {
 
   /** Rejects with a RateLimiterRes when the key's points are used up. */
   consume(key: string, points = 1): Promise<RateLimiterRes> {
-    return this.both((store) => store.consume(key, points));
+    return this.both(key, (store) => store.consume(key, points));
   }
 
   penalty(key: string, points = 1): Promise<RateLimiterRes> {
-    return this.both((store) => store.penalty(key, points));
+    return this.both(key, (store) => store.penalty(key, points));
   }
 
   get(key: string): Promise<RateLimiterRes | null> {
-    return this.both((store) => store.get(key));
+    return this.both(key, (store) => store.get(key));
   }
 
   delete(key: string): Promise<boolean> {
-    return this.both((store) => store.delete(key));
+    return this.both(key, (store) => store.delete(key));
   }
 
   /** `op` on this instance's count and, when shared, on Redis's: Redis's outcome when it answers, else this instance's. */
-  private both<T>(op: (store: RateLimiterAbstract) => Promise<T>): Promise<T> {
+  private both<T>(key: string, op: (store: RateLimiterAbstract) => Promise<T>): Promise<T> {
     const local = op(this.memory);
     const shared = this.shared;
     if (!shared) return local;
     local.catch(() => undefined); // a refusal here is this instance's answer only when Redis does not answer
-    return shared.pick(() => op(shared.store), () => local);
+    return shared.pick(() => {
+      const answer = op(shared.store);
+      answer.then(
+        (res) => this.mirror(key, res),
+        (res: unknown) => this.mirror(key, res),
+      );
+      return answer;
+    }, () => local);
+  }
+
+  /**
+   * A count Redis answered (consume's, penalty's, get's; a refusal carries one too) becomes this
+   * instance's count of `key`; none there (get's null) clears it here.
+   */
+  private mirror(key: string, res: unknown): void {
+    if (res === null) void this.memory.delete(key);
+    else if (res instanceof RateLimiterRes && res.msBeforeNext > 0) void this.memory.set(key, res.consumedPoints, Math.ceil(res.msBeforeNext / 1000));
   }
 }
 

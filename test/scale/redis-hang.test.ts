@@ -4,11 +4,14 @@
  * counted in memory meanwhile, REST and GraphQL alike. Needs REDIS_URL; without it the test is
  * skipped (and says so).
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import Redis from 'ioredis';
 import { SIGNIN_FAILURES } from '../../src/services/signin-throttle.js';
 import { HoldingProxy } from '../support/redis-proxy.js';
 import { redisOnly } from '../support/redis-only.js';
 import { startTestPlatform, type TestPlatform } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 const { redisUrl: REDIS_URL, describeRedis } = redisOnly('test/scale/redis-hang.test.ts', 'to make hang');
 
@@ -22,6 +25,19 @@ async function answered(p: TestPlatform, method: string, path: string, token: st
   });
   await res.text();
   return { status: res.status, remaining: res.headers.get('x-ratelimit-remaining') };
+}
+
+/** The count Redis holds under the one key matching `pattern` (0 when there is none). */
+async function redisCount(pattern: string): Promise<number> {
+  const direct = new Redis(REDIS_URL, { lazyConnect: true });
+  try {
+    await direct.connect();
+    const keys = await direct.keys(pattern);
+    expect(keys.length).toBeLessThanOrEqual(1);
+    return keys.length ? Number(await direct.get(keys[0]!)) : 0;
+  } finally {
+    direct.disconnect();
+  }
 }
 
 describeRedis('a Redis that hangs under the rate limiter', () => {
@@ -66,15 +82,7 @@ describeRedis('a Redis that hangs under the rate limiter', () => {
     const signin = (password: string) => p.request('POST', '/api/v1/auth/signin', { body: { email: u.email, password } });
     const before = 4;
     for (let i = 0; i < before; i++) expect((await signin(`wrong-${i}`)).status).toBe(401);
-    const direct = new Redis(REDIS_URL, { lazyConnect: true });
-    try {
-      await direct.connect();
-      const keys = await direct.keys(`hostpanel:${p.dbName}:signin-failures*`);
-      expect(keys).toHaveLength(1);
-      expect(Number(await direct.get(keys[0]!))).toBe(before);
-    } finally {
-      direct.disconnect();
-    }
+    expect(await redisCount(`hostpanel:${p.dbName}:signin-failures*`)).toBe(before);
 
     proxy.hold();
     try {
@@ -85,6 +93,37 @@ describeRedis('a Redis that hangs under the rate limiter', () => {
       expect((await signin(u.password)).status).toBe(429);
     } finally {
       proxy.release();
+    }
+  }, 60_000);
+
+  test("an instance that loses Redis keeps counting from all the instances' failures, not only its own", async () => {
+    // a second instance on the same database, its Redis reached directly (it never hangs)
+    const masterKey = readFileSync(path.join(p.config.dataDir, 'keys', 'master.key'), 'utf8').trim();
+    const other = await startTestPlatform({}, { REDIS_URL, MASTER_KEY: masterKey }, { database: p.dbName });
+    try {
+      const signinAs = (at: TestPlatform, email: string, password: string) => at.request('POST', '/api/v1/auth/signin', { body: { email, password } });
+      const counted = (email: string) => redisCount(`hostpanel:${p.dbName}:signin-failures:${email}`);
+      // after the hang above, this instance leaves Redis aside for a few seconds: wait until its sign-in failures are counted there again
+      const probe = await p.newUser('probe');
+      await until(async () => (await signinAs(p, probe.email, 'wrong'), (await counted(probe.email)) > 0) || null, 20_000, 'sign-in failures counted in Redis again', 1000);
+      const u = await p.newUser('guessed-twice');
+      const signinAt = (at: TestPlatform, password: string) => signinAs(at, u.email, password);
+      const elsewhere = 6;
+      for (let i = 0; i < elsewhere; i++) expect((await signinAt(other, `wrong-there-${i}`)).status).toBe(401);
+      // one failure here while Redis answers: its count, the instances' sum, becomes this instance's own
+      expect((await signinAt(p, 'wrong-here')).status).toBe(401);
+      expect(await counted(u.email)).toBe(elsewhere + 1);
+
+      proxy.hold();
+      try {
+        const during: number[] = [];
+        for (let i = 0; i < SIGNIN_FAILURES; i++) during.push((await signinAt(p, `wrong-during-${i}`)).status);
+        expect(during.filter((s) => s === 401)).toHaveLength(SIGNIN_FAILURES - elsewhere - 1);
+      } finally {
+        proxy.release();
+      }
+    } finally {
+      await other.stop();
     }
   }, 60_000);
 });
