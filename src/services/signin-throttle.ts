@@ -65,10 +65,8 @@ export class FailureCounts {
     local.catch(() => undefined); // a refusal here is this instance's answer only when Redis does not answer
     return shared.pick(() => {
       const answer = op(shared.store);
-      answer.then(
-        (res) => this.mirror(key, res),
-        (res: unknown) => this.mirror(key, res),
-      );
+      const mirror = (res: unknown) => this.mirror(key, res);
+      answer.then(mirror, mirror); // a refusal carries Redis's count too
       return answer;
     }, () => local);
   }
