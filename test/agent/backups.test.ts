@@ -14,6 +14,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { gunzipSync } from 'node:zlib';
 import { list as tarList } from 'tar';
+import { READ_AHEAD } from '../../src/agent/backups/backup';
 import { signRequest, type BackupReport, type RestoreReport } from '../../src/shared/node-protocol';
 import { createServer, newId, power, specFor, startHarness, startRunning, waitFor, waitStatus, type Harness } from './helpers';
 
@@ -282,9 +283,12 @@ test('an entry deleted, or replaced by a folder or a link, after the backup list
   mkdirSync(at('c'), { recursive: true });
   own(live);
   own(at('c'));
-  // larger than what the agent reads at once: it is still storing a.big when it is seen storing it
+  // larger than what the agent reads at once: it is still storing a.big when it is seen storing it.
+  // The agent reads READ_AHEAD files at once and starts the next when the first of them is stored:
+  // the small a files fill the rest of that window, so no b file is opened before a.big is stored.
   writeFileSync(at('a.big'), randomBytes(16 * 1024 * 1024));
-  for (const name of ['a.big', 'b.dat', 'b2.dat', 'b3.dat']) {
+  const fillers = Array.from({ length: READ_AHEAD - 1 }, (_, i) => `a${i + 1}`);
+  for (const name of ['a.big', ...fillers, 'b.dat', 'b2.dat', 'b3.dat']) {
     if (name !== 'a.big') writeFileSync(at(name), name);
     own(at(name));
   }
@@ -324,7 +328,7 @@ test('an entry deleted, or replaced by a folder or a link, after the backup list
     const done = await backupEnd('b-live');
     expect([done.status, done.error]).toEqual(['completed', undefined]);
     const manifest = JSON.parse(readFileSync(path.join(store, 'manifests', 'b-live.json'), 'utf8'));
-    expect(manifest.entries.map((e: any) => `${e.type} ${e.path}`)).toEqual(['directory /live', 'file /live/a.big', 'directory /live/c']);
+    expect(manifest.entries.map((e: any) => `${e.type} ${e.path}`)).toEqual(['directory /live', 'file /live/a.big', ...fillers.map((f) => `file /live/${f}`), 'directory /live/c']);
   } finally {
     rmSync(live, { recursive: true });
     await h.request('DELETE', `/api/servers/${id}/backups/b-live`);
