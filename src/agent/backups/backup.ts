@@ -36,7 +36,7 @@ const RACY_MS = 2_000;
 /**
  * How many of a backup's files are read and stored at once. Each is a request to the server's file
  * worker and a file in the store: one at a time, a backup of many small files waited on every round
- * trip in turn (3,000 files took minutes on a busy node).
+ * trip in turn (3,000 files: 20 s on an idle 2-core machine, over 100 s on a busy one).
  */
 export const READ_AHEAD = 8;
 
